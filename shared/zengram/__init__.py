@@ -1,0 +1,3 @@
+"""Zengram: shared long-term memory for AI agents."""
+
+__version__ = "0.1.0"

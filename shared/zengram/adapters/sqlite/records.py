@@ -1,0 +1,323 @@
+"""The embedded `RecordStore`: one SQLite table, partial unique indexes backing dedup and supersede."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from zengram.adapters.sqlite.database import SQLiteDatabase
+from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.models import (
+    Memory,
+    MemoryChanges,
+    MemoryType,
+    RecordQuery,
+    WriteKind,
+    WriteOutcome,
+    format_timestamp,
+    parse_timestamp,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    source_agent TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    importance TEXT NOT NULL,
+    knowledge_category TEXT,
+    key TEXT,
+    subject TEXT,
+    status_value TEXT,
+    metadata TEXT NOT NULL,
+    valid_from TEXT,
+    valid_to TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    active INTEGER NOT NULL,
+    supersedes TEXT,
+    superseded_by TEXT,
+    superseded_at TEXT,
+    deleted_at TEXT,
+    deleted_by TEXT,
+    delete_reason TEXT,
+    observed_by TEXT NOT NULL,
+    observation_count INTEGER NOT NULL,
+    last_observed_at TEXT,
+    access_count INTEGER NOT NULL,
+    last_accessed_at TEXT,
+    confidence REAL NOT NULL,
+    consolidated INTEGER NOT NULL,
+    revision INTEGER NOT NULL,
+    index_pending INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS memories_active_hash
+    ON memories (client_id, type, content_hash) WHERE active = 1;
+CREATE UNIQUE INDEX IF NOT EXISTS memories_active_fact_key
+    ON memories (client_id, key) WHERE active = 1 AND type = 'fact' AND key IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS memories_active_status_subject
+    ON memories (client_id, subject) WHERE active = 1 AND type = 'status' AND subject IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_by_created ON memories (created_at, id);
+CREATE INDEX IF NOT EXISTS memories_by_client_created ON memories (client_id, created_at);
+CREATE INDEX IF NOT EXISTS memories_by_key ON memories (client_id, key) WHERE key IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_by_subject ON memories (client_id, subject) WHERE subject IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_pending ON memories (index_pending) WHERE index_pending = 1;
+"""
+
+_TIMESTAMP_FIELDS = ("valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
+                     "last_observed_at", "last_accessed_at")
+_JSON_FIELDS = ("metadata", "observed_by")
+_BOOL_FIELDS = ("active", "consolidated")
+_COLUMNS = [*Memory.model_fields, "index_pending"]
+_INSERT = f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+
+
+def _to_row(memory: Memory) -> list[Any]:
+    values = memory.model_dump()
+    for name in _TIMESTAMP_FIELDS:
+        values[name] = format_timestamp(values[name]) if values[name] is not None else None
+    for name in _JSON_FIELDS:
+        values[name] = json.dumps(values[name], ensure_ascii=False)
+    for name in _BOOL_FIELDS:
+        values[name] = int(values[name])
+    values["index_pending"] = 1
+    return [values[name] for name in _COLUMNS]
+
+
+def _from_row(row: sqlite3.Row) -> Memory:
+    values = {name: row[name] for name in Memory.model_fields}
+    for name in _TIMESTAMP_FIELDS:
+        values[name] = parse_timestamp(values[name]) if values[name] is not None else None
+    for name in _JSON_FIELDS:
+        values[name] = json.loads(values[name])
+    for name in _BOOL_FIELDS:
+        values[name] = bool(values[name])
+    return Memory.model_validate(values)
+
+
+class SQLiteRecordStore:
+    """Source of truth for the embedded host. Every write runs in one `BEGIN IMMEDIATE` transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = SQLiteDatabase(path, SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:
+        with self._db.transaction() as tx:
+            existing = self._active_duplicate(tx, memory.client_id, memory.type.value, memory.content_hash)
+            if existing is not None:
+                return self._observe(tx, existing, memory, max_observers)
+            superseded = self._supersede_holder(tx, memory, at=memory.created_at)
+            if superseded is not None:
+                memory = memory.model_copy(update={"supersedes": superseded.id})
+            tx.execute(_INSERT, _to_row(memory))
+            return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
+
+    def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
+        with self._db.transaction() as tx:
+            current = self._require(tx, memory_id)
+            if current.is_deleted:
+                raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
+            if changes.content_hash and changes.content_hash != current.content_hash and current.active:
+                duplicate = self._active_duplicate(tx, current.client_id, current.type.value, changes.content_hash)
+                if duplicate is not None:
+                    raise Conflict(f"content: duplicates active memory {duplicate.id}")
+            updates = {name: value for name, value in changes.model_dump().items() if value is not None}
+            updated = current.model_copy(update={**updates, "updated_at": at, "revision": current.revision + 1})
+            self._write(tx, updated)
+            return updated
+
+    def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
+        with self._db.transaction() as tx:
+            current = self._require(tx, memory_id)
+            if current.is_deleted:
+                return current
+            deleted = current.model_copy(update={
+                "active": False, "deleted_at": at, "deleted_by": by, "delete_reason": reason,
+                "updated_at": at, "revision": current.revision + 1,
+            })
+            self._write(tx, deleted)
+            return deleted
+
+    def restore(self, memory_id: str, at: datetime) -> list[Memory]:
+        with self._db.transaction() as tx:
+            current = self._require(tx, memory_id)
+            if current.is_deleted:
+                raise Conflict(f"memory {memory_id} is deleted and cannot be restored")
+            if current.active:
+                return [current]
+            duplicate = self._active_duplicate(tx, current.client_id, current.type.value, current.content_hash)
+            if duplicate is not None:
+                raise Conflict(f"memory {duplicate.id} with the same content is active")
+            displaced = self._supersede_holder(tx, current, at=at)
+            restored = current.model_copy(update={
+                "active": True, "superseded_by": None, "superseded_at": None, "valid_to": None,
+                "updated_at": at, "revision": current.revision + 1,
+            })
+            self._write(tx, restored)
+            return [restored] + ([displaced] if displaced else [])
+
+    def record_access(self, memory_ids: Sequence[str], at: datetime) -> None:
+        if not memory_ids:
+            return
+        stamp = format_timestamp(at)
+        counts = Counter(memory_ids)
+        with self._db.transaction() as tx:
+            tx.executemany(
+                "UPDATE memories SET access_count = access_count + ?, "
+                "last_accessed_at = MAX(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
+                [(count, stamp, memory_id) for memory_id, count in counts.items()],
+            )
+
+    def mark_indexed(self, revisions: dict[str, int]) -> None:
+        if not revisions:
+            return
+        with self._db.transaction() as tx:
+            tx.executemany(
+                "UPDATE memories SET index_pending = 0 WHERE id = ? AND revision = ?",
+                list(revisions.items()),
+            )
+
+    # -- reads ----------------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory | None:
+        row = self._db.connection().execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return _from_row(row) if row else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        found: dict[str, Memory] = {}
+        unique_ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(unique_ids), 500):
+            chunk = unique_ids[start:start + 500]
+            placeholders = ", ".join("?" for _ in chunk)
+            rows = self._db.connection().execute(
+                f"SELECT * FROM memories WHERE id IN ({placeholders})", chunk
+            ).fetchall()
+            found.update((row["id"], _from_row(row)) for row in rows)
+        return found
+
+    def find_active_duplicate(self, client_id: str, type_: str, content_hash: str) -> Memory | None:
+        return self._active_duplicate(self._db.connection(), client_id, type_, content_hash)
+
+    def query(self, query: RecordQuery) -> list[Memory]:
+        clauses, params = ["deleted_at IS NULL"], []
+        if not query.include_inactive:
+            clauses.append("active = 1")
+        for column in ("type", "source_agent", "client_id", "category", "key", "subject"):
+            value = getattr(query, column)
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(str(value))
+        if query.since is not None:
+            clauses.append("created_at >= ?")
+            params.append(format_timestamp(query.since))
+        sql = (f"SELECT * FROM memories WHERE {' AND '.join(clauses)} "
+               "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?")
+        rows = self._db.connection().execute(sql, [*params, query.limit, query.offset]).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]:
+        condition = "" if include_deleted else "AND deleted_at IS NULL"
+        last_key = ("", "")
+        while True:
+            rows = self._db.connection().execute(
+                f"SELECT * FROM memories WHERE (created_at, id) > (?, ?) {condition} "
+                "ORDER BY created_at, id LIMIT ?", (*last_key, batch_size),
+            ).fetchall()
+            if not rows:
+                return
+            yield from (_from_row(row) for row in rows)
+            last_key = (rows[-1]["created_at"], rows[-1]["id"])
+
+    def pending_index(self, limit: int) -> list[Memory]:
+        rows = self._db.connection().execute(
+            "SELECT * FROM memories WHERE index_pending = 1 ORDER BY updated_at LIMIT ?", (limit,)
+        ).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def count(self) -> int:
+        return int(self._db.connection().execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _active_duplicate(
+        connection: sqlite3.Connection, client_id: str, type_: str, content_hash: str
+    ) -> Memory | None:
+        row = connection.execute(
+            "SELECT * FROM memories WHERE client_id = ? AND type = ? AND content_hash = ? AND active = 1",
+            (client_id, type_, content_hash),
+        ).fetchone()
+        return _from_row(row) if row else None
+
+    @staticmethod
+    def _require(connection: sqlite3.Connection, memory_id: str) -> Memory:
+        row = connection.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return _from_row(row)
+
+    def _observe(
+        self, tx: sqlite3.Connection, existing: Memory, incoming: Memory, max_observers: int
+    ) -> WriteOutcome:
+        agent = incoming.source_agent
+        if agent == existing.source_agent or agent in existing.observed_by:
+            return WriteOutcome(kind=WriteKind.DEDUPLICATED, memory=existing)
+        observers = existing.observed_by + ([agent] if len(existing.observed_by) < max_observers else [])
+        corroborated = existing.model_copy(update={
+            "observed_by": observers,
+            "observation_count": existing.observation_count + 1,
+            "last_observed_at": incoming.created_at,
+        })
+        tx.execute(
+            "UPDATE memories SET observed_by = ?, observation_count = ?, last_observed_at = ? WHERE id = ?",
+            (json.dumps(observers), corroborated.observation_count,
+             format_timestamp(incoming.created_at), existing.id),
+        )
+        return WriteOutcome(kind=WriteKind.CORROBORATED, memory=corroborated)
+
+    def _supersede_holder(self, tx: sqlite3.Connection, memory: Memory, *, at: datetime) -> Memory | None:
+        """Supersedes the active fact with `memory.key` (or status with its subject) in the same client."""
+        label_column, label = _supersede_label(memory)
+        if label is None:
+            return None
+        row = tx.execute(
+            f"SELECT * FROM memories WHERE client_id = ? AND type = ? AND {label_column} = ? "
+            "AND active = 1 AND id != ?",
+            (memory.client_id, memory.type.value, label, memory.id),
+        ).fetchone()
+        if row is None:
+            return None
+        holder = _from_row(row)
+        superseded = holder.model_copy(update={
+            "active": False, "superseded_by": memory.id, "superseded_at": at, "valid_to": at,
+            "updated_at": at, "revision": holder.revision + 1,
+        })
+        self._write(tx, superseded)
+        return superseded
+
+    @staticmethod
+    def _write(tx: sqlite3.Connection, memory: Memory) -> None:
+        """Replaces the whole row and marks it for indexing."""
+        tx.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
+        tx.execute(_INSERT, _to_row(memory))
+
+
+def _supersede_label(memory: Memory) -> tuple[str, str | None]:
+    if memory.type is MemoryType.FACT:
+        return "key", memory.key
+    if memory.type is MemoryType.STATUS:
+        return "subject", memory.subject
+    return "key", None

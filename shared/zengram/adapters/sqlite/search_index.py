@@ -1,0 +1,368 @@
+"""The embedded `SearchIndex`: FTS5 for BM25, an exact numpy matrix for cosine, one SQLite file.
+
+The file keeps vectors and filter fields so a restart reloads the matrix without re-embedding; the
+record store remains the source of truth (`zengram reindex` rebuilds this file from it).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from zengram.adapters.sqlite.database import SQLiteDatabase
+from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.domain.text import search_terms, words
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS docs (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    vector BLOB NOT NULL,
+    type TEXT NOT NULL,
+    source_agent TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    category TEXT NOT NULL,
+    knowledge_category TEXT,
+    active INTEGER NOT NULL,
+    valid_from REAL NOT NULL,
+    valid_to REAL,
+    created_at REAL NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
+"""
+
+CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
+_ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "created_at")
+_NO_END = math.inf
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    return moment.timestamp() if moment is not None else None
+
+
+def _attribute_values(attributes: IndexAttributes) -> list[object]:
+    return [attributes.type, attributes.source_agent, attributes.client_id, attributes.category,
+            attributes.knowledge_category, int(attributes.active), _epoch(attributes.valid_from),
+            _epoch(attributes.valid_to), _epoch(attributes.created_at)]
+
+
+@dataclass
+class _Snapshot:
+    """The arrays a search reads; replaced (not mutated) when the matrix grows."""
+
+    size: int
+    vectors: npt.NDArray[np.float32]
+    alive: npt.NDArray[np.bool_]
+    active: npt.NDArray[np.bool_]
+    valid_from: npt.NDArray[np.float64]
+    valid_to: npt.NDArray[np.float64]
+    codes: dict[str, npt.NDArray[np.int32]]
+
+
+class _VectorMatrix:
+    """Rows of unit vectors with their filter fields as arrays, so filtering is a vectorised mask."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.ids: list[str] = []
+        self.row_of: dict[str, int] = {}
+        self.vocabulary: dict[str, dict[str | None, int]] = {name: {} for name in CATEGORICAL_FIELDS}
+        self._lock = threading.Lock()
+        self._snapshot = self._allocate(0, 1024)
+
+    def _allocate(self, size: int, capacity: int) -> _Snapshot:
+        return _Snapshot(
+            size=size,
+            vectors=np.zeros((capacity, self.dimension), dtype=np.float32),
+            alive=np.zeros(capacity, dtype=bool),
+            active=np.zeros(capacity, dtype=bool),
+            valid_from=np.zeros(capacity, dtype=np.float64),
+            valid_to=np.full(capacity, _NO_END, dtype=np.float64),
+            codes={name: np.full(capacity, -1, dtype=np.int32) for name in CATEGORICAL_FIELDS},
+        )
+
+    def snapshot(self) -> _Snapshot:
+        return self._snapshot
+
+    def code(self, field: str, value: str | None) -> int | None:
+        return self.vocabulary[field].get(value)
+
+    def put(self, memory_id: str, vector: npt.NDArray[np.float32] | None, attributes: IndexAttributes) -> None:
+        with self._lock:
+            row = self.row_of.get(memory_id)
+            if row is None:
+                if vector is None:
+                    return
+                row = self._append_row(memory_id)
+            snap = self._snapshot
+            if vector is not None:
+                snap.vectors[row] = vector
+            snap.alive[row] = True
+            snap.active[row] = attributes.active
+            snap.valid_from[row] = attributes.valid_from.timestamp()
+            snap.valid_to[row] = attributes.valid_to.timestamp() if attributes.valid_to else _NO_END
+            for name in CATEGORICAL_FIELDS:
+                value = getattr(attributes, name)
+                snap.codes[name][row] = self.vocabulary[name].setdefault(value, len(self.vocabulary[name]))
+
+    def remove(self, memory_id: str) -> None:
+        with self._lock:
+            row = self.row_of.get(memory_id)
+            if row is not None:
+                self._snapshot.alive[row] = False
+
+    def _append_row(self, memory_id: str) -> int:
+        snap = self._snapshot
+        if snap.size == len(snap.alive):
+            grown = self._allocate(snap.size, len(snap.alive) * 2)
+            for name in ("vectors", "alive", "active", "valid_from", "valid_to"):
+                getattr(grown, name)[: snap.size] = getattr(snap, name)[: snap.size]
+            for name in CATEGORICAL_FIELDS:
+                grown.codes[name][: snap.size] = snap.codes[name][: snap.size]
+            snap = grown
+        row = snap.size
+        self.ids.append(memory_id)
+        self.row_of[memory_id] = row
+        # Publish the new size last: a concurrent search sees either the old or the new row set.
+        self._snapshot = _Snapshot(row + 1, snap.vectors, snap.alive, snap.active, snap.valid_from,
+                                   snap.valid_to, snap.codes)
+        return row
+
+
+class EmbeddedSearchIndex:
+    """Exact k-NN over a numpy matrix and BM25 over FTS5, persisted in one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = SQLiteDatabase(path, SCHEMA)
+        self._matrix: _VectorMatrix | None = None
+        self._load()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- model binding --------------------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str | None:
+        return self._meta("model_id")
+
+    @property
+    def dimension(self) -> int | None:
+        value = self._meta("dimension")
+        return int(value) if value is not None else None
+
+    def bind_model(self, model_id: str, dimension: int) -> None:
+        with self._db.transaction() as tx:
+            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model_id', ?)", (model_id,))
+            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('dimension', ?)", (str(dimension),))
+        if self._matrix is None or self._matrix.dimension != dimension:
+            self._matrix = _VectorMatrix(dimension)
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        if not documents:
+            return
+        matrix = self._require_matrix(documents[0].vector.shape[-1])
+        with self._db.transaction() as tx:
+            for document in documents:
+                self._write_document(tx, document)
+        for document in documents:
+            matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes)
+
+    def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
+        if not updates:
+            return
+        assignments = ", ".join(f"{column} = ?" for column in _ATTRIBUTE_COLUMNS)
+        with self._db.transaction() as tx:
+            tx.executemany(
+                f"UPDATE docs SET {assignments} WHERE id = ?",
+                [[*_attribute_values(attributes), memory_id] for memory_id, attributes in updates.items()],
+            )
+        if self._matrix is not None:
+            for memory_id, attributes in updates.items():
+                self._matrix.put(memory_id, None, attributes)
+
+    def delete(self, memory_ids: Sequence[str]) -> None:
+        with self._db.transaction() as tx:
+            for memory_id in memory_ids:
+                row = tx.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
+                if row is not None:
+                    tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
+                    tx.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
+        if self._matrix is not None:
+            for memory_id in memory_ids:
+                self._matrix.remove(memory_id)
+
+    def clear(self) -> None:
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM docs")
+            tx.execute("DELETE FROM docs_fts")
+            tx.execute("DELETE FROM meta")
+        self._matrix = None
+
+    # -- searches -------------------------------------------------------------------------------------
+
+    def vector_search(self, vector: npt.NDArray[np.float32], filters: SearchFilters, k: int) -> list[IndexHit]:
+        matrix = self._matrix
+        if matrix is None or k <= 0:
+            return []
+        snap = matrix.snapshot()
+        mask = self._mask(matrix, snap, filters)
+        if mask is None:
+            return []
+        rows = np.flatnonzero(mask)
+        if rows.size == 0:
+            return []
+        scores = snap.vectors[rows] @ np.asarray(vector, dtype=np.float32)
+        take = min(k, rows.size)
+        best = np.argpartition(-scores, take - 1)[:take] if take < rows.size else np.arange(rows.size)
+        hits = [IndexHit(id=matrix.ids[rows[i]], score=float(scores[i])) for i in best]
+        hits.sort(key=lambda hit: (-hit.score, hit.id))
+        return hits
+
+    def keyword_search(self, text: str, filters: SearchFilters, k: int) -> list[IndexHit]:
+        terms = search_terms(text)
+        if not terms or k <= 0:
+            return []
+        match = " OR ".join(f'"{term}"' for term in terms)
+        clauses, params = self._sql_filters(filters)
+        where = "".join(f" AND {clause}" for clause in clauses)
+        rows = self._db.connection().execute(
+            "SELECT docs.id AS id, -bm25(docs_fts) AS score FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
+            f"WHERE docs_fts MATCH ?{where} ORDER BY bm25(docs_fts), docs.id LIMIT ?",
+            [match, *params, k],
+        ).fetchall()
+        return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
+
+    def count(self) -> int:
+        return int(self._db.connection().execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    def _meta(self, key: str) -> str | None:
+        row = self._db.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def _require_matrix(self, dimension: int) -> _VectorMatrix:
+        if self._matrix is None:
+            raise RuntimeError("bind_model() must be called before the first upsert")
+        if self._matrix.dimension != dimension:
+            raise ValueError(f"vector has {dimension} dimensions; the index holds {self._matrix.dimension}")
+        return self._matrix
+
+    def _load(self) -> None:
+        """Reads every stored vector into the matrix (a restart must not re-embed)."""
+        dimension = self.dimension
+        if dimension is None:
+            return
+        matrix = _VectorMatrix(dimension)
+        cursor = self._db.connection().execute(
+            f"SELECT id, vector, {', '.join(_ATTRIBUTE_COLUMNS)} FROM docs ORDER BY rowid"
+        )
+        for row in cursor:
+            vector = np.frombuffer(row["vector"], dtype=np.float32)
+            matrix.put(row["id"], vector, _attributes_from_row(row))
+        self._matrix = matrix
+
+    def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> None:
+        blob = np.asarray(document.vector, dtype=np.float32).tobytes()
+        values = _attribute_values(document.attributes)
+        existing = tx.execute("SELECT rowid FROM docs WHERE id = ?", (document.id,)).fetchone()
+        if existing is None:
+            cursor = tx.execute(
+                f"INSERT INTO docs (id, vector, {', '.join(_ATTRIBUTE_COLUMNS)}) "
+                f"VALUES (?, ?, {', '.join('?' for _ in _ATTRIBUTE_COLUMNS)})",
+                [document.id, blob, *values],
+            )
+            rowid = cursor.lastrowid
+        else:
+            rowid = existing[0]
+            assignments = ", ".join(f"{column} = ?" for column in _ATTRIBUTE_COLUMNS)
+            tx.execute(f"UPDATE docs SET vector = ?, {assignments} WHERE rowid = ?", [blob, *values, rowid])
+            tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (rowid,))
+        tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (rowid, document.text))
+
+    def _mask(self, matrix: _VectorMatrix, snap: _Snapshot, filters: SearchFilters) -> npt.NDArray[np.bool_] | None:
+        size = snap.size
+        mask = snap.alive[:size].copy()
+        if not (filters.include_inactive or filters.at_time):
+            mask &= snap.active[:size]
+        for name in CATEGORICAL_FIELDS:
+            wanted = getattr(filters, name)
+            if wanted is None:
+                continue
+            code = matrix.code(name, wanted)
+            if code is None:
+                return None
+            mask &= snap.codes[name][:size] == code
+        if filters.at_time is not None:
+            moment = filters.at_time.timestamp()
+            mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
+        if filters.entity is not None:
+            mask &= self._entity_rows(matrix, filters.entity, size)
+        return mask
+
+    def _entity_rows(self, matrix: _VectorMatrix, entity: str, size: int) -> npt.NDArray[np.bool_]:
+        rows = np.zeros(size, dtype=bool)
+        phrase = _phrase(entity)
+        if phrase is None:
+            return rows
+        for (memory_id,) in self._db.connection().execute(
+            "SELECT docs.id FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid WHERE docs_fts MATCH ?",
+            (phrase,),
+        ):
+            row = matrix.row_of.get(memory_id)
+            if row is not None and row < size:
+                rows[row] = True
+        return rows
+
+    @staticmethod
+    def _sql_filters(filters: SearchFilters) -> tuple[list[str], list[object]]:
+        clauses: list[str] = []
+        params: list[object] = []
+        if not (filters.include_inactive or filters.at_time):
+            clauses.append("docs.active = 1")
+        for name in CATEGORICAL_FIELDS:
+            value = getattr(filters, name)
+            if value is not None:
+                clauses.append(f"docs.{name} = ?")
+                params.append(value)
+        if filters.at_time is not None:
+            clauses.append("docs.valid_from <= ? AND (docs.valid_to IS NULL OR docs.valid_to > ?)")
+            params += [filters.at_time.timestamp()] * 2
+        if filters.entity is not None:
+            phrase = _phrase(filters.entity)
+            clauses.append("docs.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)" if phrase else "0")
+            if phrase:
+                params.append(phrase)
+        return clauses, params
+
+
+def _phrase(text: str) -> str | None:
+    """An FTS5 phrase query for a name: "Next.js" → `"next js"`."""
+    tokens = words(text)
+    return '"' + " ".join(tokens) + '"' if tokens else None
+
+
+def _attributes_from_row(row: sqlite3.Row) -> IndexAttributes:
+    from datetime import UTC
+
+    def moment(value: float | None) -> datetime | None:
+        return datetime.fromtimestamp(value, UTC) if value is not None else None
+
+    return IndexAttributes(
+        type=row["type"], source_agent=row["source_agent"], client_id=row["client_id"],
+        category=row["category"], knowledge_category=row["knowledge_category"], active=bool(row["active"]),
+        valid_from=moment(row["valid_from"]) or datetime.fromtimestamp(0, UTC),
+        valid_to=moment(row["valid_to"]), created_at=moment(row["created_at"]) or datetime.fromtimestamp(0, UTC),
+    )

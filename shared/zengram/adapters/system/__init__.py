@@ -1,0 +1,12 @@
+"""Adapters to the local system: the clock."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from zengram.domain.models import utc_now
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return utc_now()

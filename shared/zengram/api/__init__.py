@@ -1,0 +1,1 @@
+"""HTTP layer: one APIRouter per endpoint group, shared middleware, one error mapper."""

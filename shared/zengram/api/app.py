@@ -1,0 +1,36 @@
+"""The app factory every host uses: the embedded server with all routers, each Lambda with one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+
+from zengram import __version__
+from zengram.api.errors import install_error_handlers
+from zengram.api.middleware import ApiKeyMiddleware, RequestIdMiddleware
+from zengram.bootstrap import ContainerProvider
+
+
+def create_app(
+    routers: Sequence[APIRouter],
+    provider: ContainerProvider,
+    expected_key: Callable[[], str],
+    **fastapi_options: Any,
+) -> FastAPI:
+    app = FastAPI(
+        title="Zengram",
+        version=__version__,
+        description="Shared long-term memory for AI agents (Zengram v4 API).",
+        docs_url=None,
+        redoc_url=None,
+        **fastapi_options,
+    )
+    app.state.provider = provider
+    for router in routers:
+        app.include_router(router)
+    install_error_handlers(app)
+    app.add_middleware(ApiKeyMiddleware, expected_key=expected_key)
+    app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
+    return app

@@ -1,0 +1,53 @@
+"""The one error mapper: every failure leaves as `{"error": "..."}` with a documented status."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from zengram.domain.errors import ZengramError
+
+logger = logging.getLogger(__name__)
+
+
+def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status_code, headers=headers)
+
+
+def describe_validation_errors(errors: Sequence[Any]) -> str:
+    """Turns pydantic's error list into one sentence that names the field: `limit: ...`."""
+    first = errors[0] if errors else {}
+    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path", "header")]
+    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
+    if first.get("type") == "json_invalid":
+        return "body: invalid JSON"
+    if location and not message.startswith(f"{location[0]}:"):
+        return f"{'.'.join(location)}: {message}"
+    if not location and first.get("type") == "missing":
+        return "body: a JSON object is required"
+    return message
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ZengramError)
+    async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
+        return error_response(exc.status_code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(400, describe_validation_errors(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal server error")

@@ -1,0 +1,1 @@
+"""One APIRouter per endpoint group; each becomes one Lambda function on AWS."""

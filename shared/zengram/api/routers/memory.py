@@ -1,0 +1,114 @@
+"""The Zengram core: store, search, query, update, delete, restore."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, BackgroundTasks, Body, Query
+from fastapi.responses import JSONResponse
+
+from zengram.api.deps import MemoryServiceDep
+from zengram.api.schemas import (
+    CONFLICT,
+    ERROR_RESPONSES,
+    NOT_FOUND,
+    DeleteBody,
+    QueryBody,
+    RestoreBody,
+    SearchBody,
+    StoreBody,
+    StoredIn,
+    UpdateBody,
+    full_record,
+    search_hit,
+)
+from zengram.domain.models import RecordQuery, WriteKind, format_timestamp
+from zengram.domain.requests import DeleteRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
+
+router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
+
+DEFAULT_AGENT = "claude-code"  # Zengram v4 attributes writes without an agent to its single admin identity
+
+
+@router.post("/memory", status_code=201, response_model=StoreBody, responses={200: {"model": StoreBody}})
+def store_memory(draft: MemoryDraft, memories: MemoryServiceDep) -> JSONResponse:
+    result = memories.store(draft)
+    memory = result.memory
+    base = {"id": memory.id, "type": memory.type.value, "content_hash": memory.content_hash}
+    if result.kind is WriteKind.DEDUPLICATED:
+        body = {**base, "deduplicated": True, "observed_by": memory.observed_by,
+                "observation_count": memory.observation_count,
+                "message": "Exact duplicate from same agent -- returning existing memory"}
+        return JSONResponse(body, status_code=200)
+    if result.kind is WriteKind.CORROBORATED:
+        body = {**base, "deduplicated": False, "corroborated": True, "observed_by": memory.observed_by,
+                "observation_count": memory.observation_count,
+                "message": f"Cross-agent corroboration recorded -- now observed by "
+                           f"{memory.observation_count} agents"}
+        return JSONResponse(body, status_code=200)
+    body = {**base, "deduplicated": False, "supersedes": memory.supersedes,
+            "stored_in": StoredIn(vector=result.indexed, structured_db=True).model_dump()}
+    if result.warnings:
+        body["warning"] = "; ".join(result.warnings)
+    return JSONResponse(body, status_code=201)
+
+
+@router.get("/memory/search", response_model=SearchBody, response_model_exclude_none=True)
+def search_memories(
+    request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks
+) -> SearchBody:
+    result = memories.search(request)
+    background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
+    body = SearchBody(
+        query=result.query,
+        count=len(result.hits),
+        results=[search_hit(hit, request.format.value) for hit in result.hits],
+    )
+    if request.format.value == "full":
+        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts}
+    return body
+
+
+@router.get("/memory/query", response_model=QueryBody)
+def query_memories(request: Annotated[StructuredQuery, Query()], memories: MemoryServiceDep) -> QueryBody:
+    found = memories.query(RecordQuery(
+        type=request.type.memory_type, source_agent=request.source_agent, client_id=request.client_id,
+        category=request.category, key=request.key, subject=request.subject, since=request.since,
+        include_inactive=request.include_superseded, limit=request.limit, offset=request.offset,
+    ))
+    return QueryBody(type=request.type.value, count=len(found), results=[full_record(m) for m in found])
+
+
+@router.get("/memory/{memory_id}", responses=NOT_FOUND)
+def get_memory(memory_id: str, memories: MemoryServiceDep) -> dict[str, object]:
+    return full_record(memories.get(memory_id))
+
+
+@router.patch("/memory/{memory_id}", response_model=UpdateBody, responses={**NOT_FOUND, **CONFLICT})
+def update_memory(memory_id: str, patch: MemoryPatch, memories: MemoryServiceDep) -> UpdateBody:
+    result = memories.update(memory_id, patch)
+    return UpdateBody(id=memory_id, updated=True, updated_at=format_timestamp(result.memory.updated_at),
+                      updated_fields=result.updated_fields)
+
+
+@router.delete("/memory/{memory_id}", response_model=DeleteBody, responses=NOT_FOUND)
+def delete_memory(
+    memory_id: str, memories: MemoryServiceDep, body: Annotated[DeleteRequest | None, Body()] = None
+) -> DeleteBody:
+    request = body or DeleteRequest()
+    deleted = memories.delete(memory_id, by=request.source_agent or DEFAULT_AGENT, reason=request.reason)
+    assert deleted.deleted_at is not None and deleted.deleted_by is not None
+    return DeleteBody(id=memory_id, deleted=True, deleted_at=format_timestamp(deleted.deleted_at),
+                      deleted_by=deleted.deleted_by, reason=deleted.delete_reason)
+
+
+@router.post("/memory/{memory_id}/restore", response_model=RestoreBody, responses={**NOT_FOUND, **CONFLICT})
+def restore_memory(memory_id: str, memories: MemoryServiceDep) -> RestoreBody:
+    before = memories.get(memory_id)
+    changed = memories.restore(memory_id)
+    if before.active:
+        return RestoreBody(id=memory_id, restored=False, active=True, superseded=[],
+                           message="memory is already active")
+    displaced = [memory.id for memory in changed[1:]]
+    return RestoreBody(id=memory_id, restored=True, active=True, superseded=displaced,
+                       message="memory restored" + (f"; superseded {', '.join(displaced)}" if displaced else ""))

@@ -1,0 +1,1 @@
+"""Pure domain: models, errors, scoring. No I/O here."""

@@ -1,0 +1,71 @@
+"""Content hygiene: credential scrubbing, the content hash, metadata limits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# Each pattern matches a credential; the whole match is replaced, except for labelled secrets
+# (`password: x`), where the label is kept so the text still reads naturally.
+_WHOLE_MATCH_PATTERNS = [
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key id
+    re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}"),  # OpenAI / Anthropic keys
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),  # GitHub tokens
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
+    re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),  # Google API keys
+    re.compile(r"\b(?:sk|pk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b"),  # Stripe keys
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWTs
+    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password in URLs
+]
+_BEARER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+_LABELLED_SECRET = re.compile(
+    r"""(?ix)
+    \b(password|passwd|pwd|passphrase|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?key|
+       secret[_-]?key|auth[_-]?token|access[_-]?token|refresh[_-]?token|private[_-]?key|x-api-key)
+    (["']?\s*[:=]\s*|\s+is\s+)
+    (["']?)([^\s"',;]{4,})\3
+    """
+)
+
+
+def scrub_credentials(text: str) -> str:
+    """Replaces anything that looks like a credential with `[REDACTED]`."""
+    for pattern in _WHOLE_MATCH_PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _LABELLED_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}{m.group(3)}", text)
+
+
+def scrub_value(value: Any) -> Any:
+    """Scrubs every string inside a JSON-like value (metadata)."""
+    if isinstance(value, str):
+        return scrub_credentials(value)
+    if isinstance(value, dict):
+        return {key: scrub_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrub_value(item) for item in value]
+    return value
+
+
+def content_hash(scrubbed_content: str) -> str:
+    """First 16 hex characters of SHA-256 of the (already scrubbed) content."""
+    return hashlib.sha256(scrubbed_content.encode("utf-8")).hexdigest()[:16]
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of objects and arrays: a scalar is 0, `{"a": 1}` is 1."""
+    if isinstance(value, dict):
+        return 1 + max((json_depth(item) for item in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((json_depth(item) for item in value), default=0)
+    return 0
+
+
+def json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))

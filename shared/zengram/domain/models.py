@@ -1,0 +1,170 @@
+"""The memory record and the values around it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+
+GLOBAL_CLIENT = "global"
+
+
+class MemoryType(StrEnum):
+    EVENT = "event"
+    FACT = "fact"
+    DECISION = "decision"
+    STATUS = "status"
+
+
+class Category(StrEnum):
+    SEMANTIC = "semantic"
+    EPISODIC = "episodic"
+    PROCEDURAL = "procedural"
+
+
+class Importance(StrEnum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class KnowledgeCategory(StrEnum):
+    BRAND = "brand"
+    STRATEGY = "strategy"
+    MEETING = "meeting"
+    CONTENT = "content"
+    TECHNICAL = "technical"
+    RELATIONSHIP = "relationship"
+    GENERAL = "general"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """Naive timestamps are taken as UTC; aware ones are converted to UTC."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def format_timestamp(moment: datetime) -> str:
+    """ISO 8601 in UTC with millisecond precision and a `Z`: sorts as text, reads like Zengram's."""
+    utc = as_utc(moment)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Inverse of `format_timestamp`; accepts any ISO 8601 form Python understands."""
+    return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")))
+
+
+class Memory(BaseModel):
+    """One memory as the record store holds it: the source of truth."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    type: MemoryType
+    content: str
+    content_hash: str
+    source_agent: str
+    client_id: str = GLOBAL_CLIENT
+    category: Category = Category.EPISODIC
+    importance: Importance = Importance.MEDIUM
+    knowledge_category: KnowledgeCategory | None = None
+    key: str | None = None
+    subject: str | None = None
+    status_value: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+    active: bool = True
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    deleted_at: datetime | None = None
+    deleted_by: str | None = None
+    delete_reason: str | None = None
+    observed_by: list[str] = Field(default_factory=list)
+    observation_count: int = 1
+    last_observed_at: datetime | None = None
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    confidence: float = 1.0
+    consolidated: bool = False
+    revision: int = 1
+
+    @field_serializer(
+        "valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
+        "last_observed_at", "last_accessed_at", when_used="json",
+    )
+    def _timestamp_text(self, moment: datetime | None) -> str | None:
+        return format_timestamp(moment) if moment is not None else None
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.superseded_by is not None and not self.active
+
+    def index_text(self) -> str:
+        """The text the keyword path indexes: content plus the labels a caller may search by."""
+        parts = [self.content, self.key, self.subject, self.status_value]
+        return "\n".join(part for part in parts if part)
+
+    def valid_at(self, moment: datetime) -> bool:
+        """True when the memory held at `moment`: started by then and not yet ended."""
+        started = self.valid_from or self.created_at
+        return started <= moment and (self.valid_to is None or self.valid_to > moment)
+
+
+class MemoryChanges(BaseModel):
+    """A partial update as PATCH applies it. `None` means "leave as is"."""
+
+    content: str | None = None
+    content_hash: str | None = None
+    importance: Importance | None = None
+    knowledge_category: KnowledgeCategory | None = None
+    metadata: dict[str, Any] | None = None
+
+    def changed_fields(self) -> list[str]:
+        return [name for name in ("content", "importance", "knowledge_category", "metadata")
+                if getattr(self, name) is not None]
+
+
+class WriteKind(StrEnum):
+    CREATED = "created"
+    DEDUPLICATED = "deduplicated"
+    CORROBORATED = "corroborated"
+
+
+class WriteOutcome(BaseModel):
+    """What `RecordStore.create_or_corroborate` did, atomically."""
+
+    kind: WriteKind
+    memory: Memory
+    superseded: Memory | None = None
+
+
+class RecordQuery(BaseModel):
+    """Structured lookup over the record store (GET /memory/query and maintenance)."""
+
+    type: MemoryType | None = None
+    source_agent: str | None = None
+    client_id: str | None = None
+    category: Category | None = None
+    key: str | None = None
+    subject: str | None = None
+    since: datetime | None = None
+    include_inactive: bool = False
+    limit: int = 50
+    offset: int = 0

@@ -1,0 +1,169 @@
+"""What callers ask for, validated once here so every entry point (HTTP, import, CLI) applies the
+same limits. Field names match the Zengram v4 API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from zengram.domain.content import json_depth, json_size
+from zengram.domain.models import (
+    GLOBAL_CLIENT,
+    Category,
+    Importance,
+    KnowledgeCategory,
+    MemoryType,
+    as_utc,
+)
+
+MAX_CONTENT_CHARS = 10_000
+MAX_METADATA_BYTES = 10 * 1024
+MAX_METADATA_DEPTH = 3
+MAX_SEARCH_LIMIT = 100
+AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+CLIENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+
+
+def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
+    if json_depth(value) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels")
+    if json_size(value) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata may be at most {MAX_METADATA_BYTES} bytes as JSON")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), AfterValidator(_not_blank)]
+AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
+ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
+Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits)]
+Timestamp = Annotated[datetime, AfterValidator(as_utc)]
+
+
+class MemoryDraft(BaseModel):
+    """Body of POST /memory."""
+
+    model_config = ConfigDict(extra="ignore", use_enum_values=False)
+
+    type: MemoryType
+    content: Content
+    source_agent: AgentName
+    client_id: ClientId | None = None
+    category: Category = Category.EPISODIC
+    importance: Importance = Importance.MEDIUM
+    knowledge_category: KnowledgeCategory | None = None
+    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    status_value: Annotated[str, StringConstraints(max_length=256)] | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
+
+    @model_validator(mode="after")
+    def _fields_fit_the_type(self) -> Self:
+        if self.key is not None and self.type is not MemoryType.FACT:
+            raise ValueError("key: only facts take a key")
+        if (self.subject is not None or self.status_value is not None) and self.type is not MemoryType.STATUS:
+            raise ValueError("subject: only statuses take a subject and status_value")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to: must be later than valid_from")
+        return self
+
+    @property
+    def resolved_client_id(self) -> str:
+        return self.client_id or GLOBAL_CLIENT
+
+
+class MemoryPatch(BaseModel):
+    """Body of PATCH /memory/{id}: at least one field."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    content: Content | None = None
+    importance: Importance | None = None
+    knowledge_category: KnowledgeCategory | None = None
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one_field(self) -> Self:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError("body: give at least one of content, importance, knowledge_category, metadata")
+        return self
+
+
+class SearchFormat(StrEnum):
+    COMPACT = "compact"
+    FULL = "full"
+    INDEX = "index"
+
+
+class SearchRequest(BaseModel):
+    """Query of GET /memory/search."""
+
+    q: Annotated[str, StringConstraints(min_length=1, max_length=2_000), AfterValidator(_not_blank)]
+    type: MemoryType | None = None
+    source_agent: AgentName | None = None
+    client_id: ClientId | None = None
+    category: Category | None = None
+    knowledge_category: KnowledgeCategory | None = None
+    entity: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
+    format: SearchFormat = SearchFormat.COMPACT
+    include_superseded: bool = False
+    at_time: Timestamp | None = None
+
+
+class QueryType(StrEnum):
+    EVENTS = "events"
+    FACTS = "facts"
+    DECISIONS = "decisions"
+    STATUSES = "statuses"
+
+    @property
+    def memory_type(self) -> MemoryType:
+        return {
+            QueryType.EVENTS: MemoryType.EVENT,
+            QueryType.FACTS: MemoryType.FACT,
+            QueryType.DECISIONS: MemoryType.DECISION,
+            QueryType.STATUSES: MemoryType.STATUS,
+        }[self]
+
+
+class StructuredQuery(BaseModel):
+    """Query of GET /memory/query: a database lookup, no ranking."""
+
+    type: QueryType
+    source_agent: AgentName | None = None
+    category: Category | None = None
+    client_id: ClientId | None = None
+    since: Timestamp | None = None
+    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    include_superseded: bool = False
+    limit: int = Field(default=50, ge=1, le=500)
+    offset: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _labels_fit_the_type(self) -> Self:
+        if self.key is not None and self.type is not QueryType.FACTS:
+            raise ValueError("key: only type=facts can be queried by key")
+        if self.subject is not None and self.type is not QueryType.STATUSES:
+            raise ValueError("subject: only type=statuses can be queried by subject")
+        return self
+
+
+class DeleteRequest(BaseModel):
+    """Optional body of DELETE /memory/{id}."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    reason: Annotated[str, StringConstraints(max_length=1_000)] | None = None
+    source_agent: AgentName | None = None

@@ -1,0 +1,135 @@
+"""Ranking: reciprocal rank fusion and Zengram's `effective_score`. Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from zengram.domain.models import Importance, Memory, MemoryType
+
+IMPORTANCE_WEIGHTS: dict[Importance, float] = {
+    Importance.CRITICAL: 1.0,
+    Importance.HIGH: 0.85,
+    Importance.MEDIUM: 0.7,
+    Importance.LOW: 0.5,
+}
+DECAYING_TYPES = frozenset({MemoryType.FACT, MemoryType.STATUS})
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    rrf_k: int = 60
+    decay_factor: float = 0.98
+    similarity_floor: float = 0.55
+    vector_weight: float = 0.6
+    access_boost_slope: float = 0.3
+    access_boost_cap: float = 2.0
+
+
+@dataclass
+class Candidate:
+    """One memory id as the retrieval paths saw it: cosine from the vector path, ranks from each path."""
+
+    id: str
+    cosine: float | None = None
+    ranks: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> list[str]:
+        return sorted(self.ranks)
+
+
+def fuse(paths: dict[str, Sequence[tuple[str, float]]]) -> dict[str, Candidate]:
+    """Collects each path's ranked (id, score) hits into candidates; ranks are 1-based.
+
+    The vector path's score is kept as the cosine; keyword scores only contribute their rank.
+    """
+    candidates: dict[str, Candidate] = {}
+    for path, hits in paths.items():
+        for rank, (memory_id, score) in enumerate(hits, start=1):
+            candidate = candidates.setdefault(memory_id, Candidate(memory_id))
+            candidate.ranks[path] = rank
+            if path == "vector":
+                candidate.cosine = score
+    return candidates
+
+
+def rrf_score(candidate: Candidate, k: int) -> float:
+    return sum(1.0 / (k + rank) for rank in candidate.ranks.values())
+
+
+def similarity(cosine: float | None, floor: float) -> float:
+    """Maps cosine [-1, 1] to [0, 1]; keyword-only hits and weak matches get the floor."""
+    if cosine is None:
+        return floor
+    return max(0.5 + cosine / 2.0, floor)
+
+
+def effective_confidence(memory: Memory, now: datetime, decay_factor: float) -> float:
+    """Facts and statuses fade by `decay_factor` per day since last use; other types never decay."""
+    if memory.type not in DECAYING_TYPES:
+        return memory.confidence
+    last_touched = memory.last_accessed_at or memory.created_at
+    days = max((now - last_touched).total_seconds(), 0.0) / SECONDS_PER_DAY
+    return float(memory.confidence * decay_factor**days)
+
+
+def access_boost(access_count: int, config: ScoringConfig) -> float:
+    return min(1.0 + config.access_boost_slope * math.log2(access_count + 1), config.access_boost_cap)
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    memory: Memory
+    score: float
+    effective_score: float
+    sources: list[str]
+
+
+def score_candidates(
+    candidates: dict[str, Candidate],
+    memories: dict[str, Memory],
+    *,
+    now: datetime,
+    multi_path: bool,
+    config: ScoringConfig,
+    temporal_boost: float = 1.0,
+) -> list[ScoredMemory]:
+    """Scores every candidate whose memory is known, best first (ties: newer first, then id)."""
+    known = [c for c in candidates.values() if c.id in memories]
+    max_rrf = max((rrf_score(c, config.rrf_k) for c in known), default=0.0)
+    scored = [
+        _score_one(c, memories[c.id], max_rrf, now=now, multi_path=multi_path, config=config,
+                   temporal_boost=temporal_boost)
+        for c in known
+    ]
+    scored.sort(key=lambda s: (-s.effective_score, -s.memory.created_at.timestamp(), s.memory.id))
+    return scored
+
+
+def _score_one(
+    candidate: Candidate,
+    memory: Memory,
+    max_rrf: float,
+    *,
+    now: datetime,
+    multi_path: bool,
+    config: ScoringConfig,
+    temporal_boost: float,
+) -> ScoredMemory:
+    sim = similarity(candidate.cosine, config.similarity_floor)
+    if multi_path and max_rrf > 0:
+        blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf_score(candidate, config.rrf_k) / max_rrf
+    else:
+        blended = sim
+    effective = (
+        blended
+        * effective_confidence(memory, now, config.decay_factor)
+        * access_boost(memory.access_count, config)
+        * temporal_boost
+        * IMPORTANCE_WEIGHTS[memory.importance]
+    )
+    return ScoredMemory(memory, round(blended, 4), round(effective, 4), candidate.sources)

@@ -1,0 +1,79 @@
+"""Values exchanged with the search index: what a document carries, how a search filters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from zengram.domain.models import Memory
+
+
+class IndexAttributes(BaseModel):
+    """The filterable fields of an indexed memory. Everything else is read from the record store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str
+    source_agent: str
+    client_id: str
+    category: str
+    knowledge_category: str | None = None
+    active: bool = True
+    valid_from: datetime
+    valid_to: datetime | None = None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, memory: Memory) -> IndexAttributes:
+        return cls(
+            type=memory.type.value,
+            source_agent=memory.source_agent,
+            client_id=memory.client_id,
+            category=memory.category.value,
+            knowledge_category=memory.knowledge_category.value if memory.knowledge_category else None,
+            active=memory.active,
+            valid_from=memory.valid_from or memory.created_at,
+            valid_to=memory.valid_to,
+            created_at=memory.created_at,
+        )
+
+
+@dataclass(frozen=True)
+class IndexDocument:
+    """A memory as the search index stores it: id, text for BM25, vector for k-NN, filter fields."""
+
+    id: str
+    text: str
+    vector: npt.NDArray[np.float32]
+    attributes: IndexAttributes
+
+
+class SearchFilters(BaseModel):
+    """Filters every search path applies inside the index, before ranking.
+
+    `entity` is a whole-phrase, case-insensitive match on the indexed text.
+    Inactive (superseded) documents are excluded unless `include_inactive`; `at_time` keeps documents
+    valid at that moment (valid_from ≤ T < valid_to), inactive ones included.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    type: str | None = None
+    source_agent: str | None = None
+    client_id: str | None = None
+    category: str | None = None
+    knowledge_category: str | None = None
+    entity: str | None = None
+    include_inactive: bool = False
+    at_time: datetime | None = None
+
+
+class IndexHit(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    score: float

@@ -1,0 +1,1 @@
+"""The single-process host: every router in one FastAPI app over local storage."""

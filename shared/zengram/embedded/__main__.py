@@ -1,0 +1,3 @@
+from zengram.embedded.cli import main
+
+main()

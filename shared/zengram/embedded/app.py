@@ -1,0 +1,30 @@
+"""The embedded app: all routers, one container over the data folder."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from zengram.api.app import create_app
+from zengram.api.routers import health, memory
+from zengram.bootstrap import Container, ContainerProvider, build_container
+from zengram.embedded.keys import resolve_api_key
+from zengram.settings import Settings
+
+ROUTERS = [health.router, memory.router]
+
+
+def build_embedded_app(settings: Settings, container: Container | None = None) -> FastAPI:
+    """`container` lets tests and benchmarks pass one wired with their own embedder or clock."""
+    key, _ = resolve_api_key(settings)
+    provider = ContainerProvider(lambda: container or build_container(settings))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        provider.get()  # fail at startup (e.g. embedding mismatch), not on the first request
+        yield
+        provider.close()
+
+    return create_app(ROUTERS, provider, expected_key=lambda: key, lifespan=lifespan)

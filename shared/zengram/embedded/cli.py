@@ -1,0 +1,87 @@
+"""`zengram`: run the embedded server and look after its data folder."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from zengram.bootstrap import build_container
+from zengram.domain.errors import EmbeddingMismatch
+from zengram.embedded.keys import resolve_api_key
+from zengram.settings import Settings
+
+app = typer.Typer(help="Zengram: shared long-term memory for AI agents.", no_args_is_help=True)
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Data folder (default: ZENGRAM_DATA_DIR or ./.zengram)")
+]
+
+
+def _settings(data_dir: Path | None, **overrides: object) -> Settings:
+    settings = Settings()
+    updates = {name: value for name, value in {"data_dir": data_dir, **overrides}.items() if value is not None}
+    return settings.model_copy(update=updates)
+
+
+@app.command()
+def serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Address to bind")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on")] = None,
+) -> None:
+    """Start the embedded server (all endpoints, local storage, offline embeddings)."""
+    import uvicorn
+
+    from zengram.embedded.app import build_embedded_app
+
+    settings = _settings(data_dir, host=host, port=port)
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _, key_file = resolve_api_key(settings)
+    if key_file is not None:
+        typer.echo(f"API key: stored in {key_file} (cat it; send it as the x-api-key header)")
+    else:
+        typer.echo("API key: taken from BRAIN_API_KEY")
+    typer.echo(f"Data: {settings.data_dir.resolve()}  Listening: http://{settings.host}:{settings.port}")
+    try:
+        container = build_container(settings)
+    except EmbeddingMismatch as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+    uvicorn.run(build_embedded_app(settings, container), host=settings.host, port=settings.port,
+                log_level=settings.log_level.lower())
+
+
+@app.command()
+def reindex(data_dir: DataDir = None) -> None:
+    """Rebuild the search index from the record store, re-embedding with the configured model."""
+    settings = _settings(data_dir)
+    from zengram.adapters.sqlite import EmbeddedSearchIndex
+
+    EmbeddedSearchIndex(settings.index_path).clear()  # lets the container open whatever was there
+    container = build_container(settings)
+    try:
+        total = container.memory.index_sync.reindex(
+            on_progress=lambda done: typer.echo(f"\rindexed {done}", nl=False)
+        )
+    finally:
+        container.close()
+    typer.echo(f"\rindexed {total} memories with {container.embedder.model_id}")
+
+
+@app.command()
+def keys(data_dir: DataDir = None) -> None:
+    """Show where the API key comes from."""
+    settings = _settings(data_dir)
+    _, key_file = resolve_api_key(settings)
+    typer.echo(f"key file: {key_file}" if key_file else "key: from the BRAIN_API_KEY environment variable")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

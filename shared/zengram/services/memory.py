@@ -1,0 +1,218 @@
+"""Storing, finding, changing and forgetting memories: the Zengram core use cases."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.errors import NotFound
+from zengram.domain.models import (
+    Memory,
+    MemoryChanges,
+    MemoryType,
+    RecordQuery,
+    WriteKind,
+)
+from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
+from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
+from zengram.domain.search import IndexHit, SearchFilters
+from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
+from zengram.services.embedding import QueryVectorCache
+from zengram.services.indexing import IndexSync
+
+MAX_PATH_FETCH = 50
+
+
+@dataclass(frozen=True)
+class StoreResult:
+    kind: WriteKind
+    memory: Memory
+    superseded: Memory | None = None
+    indexed: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    hits: list[ScoredMemory]
+    multi_path: bool
+    path_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    memory: Memory
+    updated_fields: list[str]
+
+
+class MemoryService:
+    def __init__(
+        self,
+        store: RecordStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        clock: Clock,
+        executor: Executor,
+        *,
+        scoring: ScoringConfig,
+        max_observers: int = 20,
+    ) -> None:
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._clock = clock
+        self._executor = executor
+        self._scoring = scoring
+        self._max_observers = max_observers
+        self._queries = QueryVectorCache(embedder)
+        self.index_sync = IndexSync(store, index, embedder)
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def store(self, draft: MemoryDraft) -> StoreResult:
+        """Scrubs, hashes, dedups or corroborates, supersedes by key/subject, then indexes."""
+        now = self._clock.now()
+        content = scrub_credentials(draft.content)
+        memory = Memory(
+            id=str(uuid.uuid4()),
+            type=draft.type,
+            content=content,
+            content_hash=content_hash(content),
+            source_agent=draft.source_agent,
+            client_id=draft.resolved_client_id,
+            category=draft.category,
+            importance=draft.importance,
+            knowledge_category=draft.knowledge_category,
+            key=draft.key,
+            subject=draft.subject,
+            status_value=scrub_credentials(draft.status_value) if draft.status_value else None,
+            metadata=scrub_value(draft.metadata),
+            valid_from=draft.valid_from,
+            valid_to=draft.valid_to,
+            created_at=now,
+            updated_at=now,
+            observed_by=[draft.source_agent],
+            last_observed_at=now,
+        )
+        # Embed outside the store's transaction (it is the slow part), but not for a known duplicate.
+        if self._store.find_active_duplicate(memory.client_id, memory.type.value, memory.content_hash) is None:
+            vector = self._embedder.embed([memory.index_text()])[0]
+        else:
+            vector = None
+        outcome = self._store.create_or_corroborate(memory, max_observers=self._max_observers)
+        if outcome.kind is not WriteKind.CREATED:
+            return StoreResult(outcome.kind, outcome.memory)
+        stored = outcome.memory
+        if vector is None:  # the duplicate vanished between the check and the write
+            vector = self._embedder.embed([stored.index_text()])[0]
+        indexed = self.index_sync.index_new(stored, vector)
+        if outcome.superseded is not None:
+            indexed = self.index_sync.refresh_attributes([outcome.superseded]) and indexed
+        return StoreResult(WriteKind.CREATED, stored, outcome.superseded, indexed, _warnings(stored))
+
+    def update(self, memory_id: str, patch: MemoryPatch) -> UpdateResult:
+        changes = MemoryChanges(
+            importance=patch.importance,
+            knowledge_category=patch.knowledge_category,
+            metadata=scrub_value(patch.metadata) if patch.metadata is not None else None,
+        )
+        if patch.content is not None:
+            content = scrub_credentials(patch.content)
+            changes = changes.model_copy(update={"content": content, "content_hash": content_hash(content)})
+        updated = self._store.update(memory_id, changes, self._clock.now())
+        if patch.content is not None:
+            self.index_sync.refresh([updated])
+        else:
+            self.index_sync.refresh_attributes([updated])
+        return UpdateResult(updated, changes.changed_fields())
+
+    def delete(self, memory_id: str, *, by: str, reason: str | None) -> Memory:
+        deleted = self._store.soft_delete(memory_id, by, reason, self._clock.now())
+        self.index_sync.refresh_attributes([deleted])
+        return deleted
+
+    def restore(self, memory_id: str) -> list[Memory]:
+        changed = self._store.restore(memory_id, self._clock.now())
+        self.index_sync.refresh_attributes(changed)
+        return changed
+
+    def reinforce(self, memory_ids: list[str]) -> None:
+        """Counts each returned hit as an access (run after the response is sent)."""
+        self._store.record_access(memory_ids, self._clock.now())
+
+    # -- reads ----------------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        memory = self._store.get(memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return memory
+
+    def query(self, query: RecordQuery) -> list[Memory]:
+        return self._store.query(query)
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Vector and keyword paths in parallel, fused by RRF, ranked by `effective_score`."""
+        filters = SearchFilters(
+            type=request.type.value if request.type else None,
+            source_agent=request.source_agent,
+            client_id=request.client_id,
+            category=request.category.value if request.category else None,
+            knowledge_category=request.knowledge_category.value if request.knowledge_category else None,
+            entity=request.entity,
+            include_inactive=request.include_superseded,
+            at_time=request.at_time,
+        )
+        fetch = max(request.limit, min(2 * request.limit, MAX_PATH_FETCH))
+        multi_path = request.entity is None  # an entity filter narrows to the vector path, as Zengram does
+        keyword_future = (
+            self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if multi_path else None
+        )
+        paths: dict[str, list[IndexHit]] = {
+            "vector": self._index.vector_search(self._queries.vector(request.q), filters, fetch)
+        }
+        if keyword_future is not None:
+            paths["keyword"] = keyword_future.result()
+        candidates = fuse({path: [(hit.id, hit.score) for hit in hits] for path, hits in paths.items()})
+        memories = {
+            memory_id: memory
+            for memory_id, memory in self._store.get_many(list(candidates)).items()
+            if _still_matches(memory, request)
+        }
+        scored = score_candidates(
+            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring
+        )
+        return SearchResult(
+            query=request.q,
+            hits=scored[: request.limit],
+            multi_path=multi_path,
+            path_counts={path: len(hits) for path, hits in paths.items()},
+        )
+
+
+def _still_matches(memory: Memory, request: SearchRequest) -> bool:
+    """The record store has the last word: a stale index entry never leaks a deleted, superseded
+    or other-tenant memory into results."""
+    if memory.is_deleted:
+        return False
+    if request.at_time is not None:
+        if not memory.valid_at(request.at_time):
+            return False
+    elif not memory.active and not request.include_superseded:
+        return False
+    checks = {
+        "type": request.type, "source_agent": request.source_agent, "client_id": request.client_id,
+        "category": request.category, "knowledge_category": request.knowledge_category,
+    }
+    return all(wanted is None or getattr(memory, name) == wanted for name, wanted in checks.items())
+
+
+def _warnings(memory: Memory) -> list[str]:
+    if memory.type is MemoryType.FACT and memory.key is None:
+        return ["fact stored without a key: it will never be superseded; give a key to upsert"]
+    if memory.type is MemoryType.STATUS and memory.subject is None:
+        return ["status stored without a subject: it will never be superseded; give a subject to upsert"]
+    return []
