@@ -18,6 +18,9 @@ import numpy.typing as npt
 Floats = npt.NDArray[np.float32]
 Ints = npt.NDArray[np.int64]
 
+# Attention is computed for stacks of at most this many scores (1 MB), so they stay in cache.
+_ATTENTION_BLOCK_SCORES = 1 << 18
+
 
 @dataclass(frozen=True)
 class BertConfig:
@@ -110,8 +113,8 @@ def mean_pooled(weights: BertWeights, config: BertConfig, sequences: Sequence[In
     for layer in weights.layers:
         hidden = _encoder_layer(layer, config, hidden, lengths)
     starts = np.cumsum([0, *lengths[:-1]])
-    sums = np.add.reduceat(hidden, starts, axis=0)
-    pooled: Floats = sums / np.asarray(lengths, dtype=np.float32)[:, None]
+    pooled: Floats = np.add.reduceat(hidden, starts, axis=0)
+    pooled /= np.asarray(lengths, dtype=np.float32)[:, None]
     return pooled
 
 
@@ -124,17 +127,17 @@ def _embed(weights: BertWeights, config: BertConfig, sequences: Sequence[Ints]) 
 
 
 def _encoder_layer(layer: LayerWeights, config: BertConfig, hidden: Floats, lengths: list[int]) -> Floats:
-    qkv = hidden @ layer.qkv_w
+    qkv: Floats = hidden @ layer.qkv_w
     qkv += layer.qkv_b
     context = _attention(qkv, config, lengths)
-    attended = context @ layer.attn_out_w
+    attended: Floats = context @ layer.attn_out_w
     attended += layer.attn_out_b
     attended += hidden
     hidden = _layer_norm(attended, layer.attn_norm_w, layer.attn_norm_b, config.layer_norm_eps)
-    inner = hidden @ layer.ffn_in_w
+    inner: Floats = hidden @ layer.ffn_in_w
     inner += layer.ffn_in_b
     _gelu_in_place(inner)
-    out = inner @ layer.ffn_out_w
+    out: Floats = inner @ layer.ffn_out_w
     out += layer.ffn_out_b
     out += hidden
     return _layer_norm(out, layer.ffn_norm_w, layer.ffn_norm_b, config.layer_norm_eps)
@@ -143,8 +146,7 @@ def _encoder_layer(layer: LayerWeights, config: BertConfig, hidden: Floats, leng
 def _attention(qkv: Floats, config: BertConfig, lengths: list[int]) -> Floats:
     """Multi-head self-attention over packed sequences; each sequence attends only to itself.
 
-    Runs of equal-length sequences are stacked into one batched matmul (callers sort by length), in
-    stacks small enough that the score matrices stay in cache.
+    Runs of equal-length sequences are stacked into one batched matmul (callers sort by length).
     """
     context = np.empty((qkv.shape[0], config.hidden_size), dtype=np.float32)
     start = 0
@@ -158,9 +160,6 @@ def _attention(qkv: Floats, config: BertConfig, lengths: list[int]) -> Floats:
     return context
 
 
-_ATTENTION_BLOCK_SCORES = 1 << 18
-
-
 def _attend(qkv: Floats, config: BertConfig, length: int) -> Floats:
     """Attention for a stack of sequences that all have `length` tokens; returns (rows, hidden)."""
     count = qkv.shape[0] // length
@@ -169,7 +168,7 @@ def _attend(qkv: Floats, config: BertConfig, length: int) -> Floats:
     query, key, value = split
     scores = query @ key.transpose(0, 1, 3, 2)
     _softmax_in_place(scores)
-    mixed = scores @ value
+    mixed: Floats = scores @ value
     return mixed.transpose(0, 2, 1, 3).reshape(count * length, config.hidden_size)
 
 
@@ -180,7 +179,7 @@ def _softmax_in_place(scores: Floats) -> None:
 
 
 def _layer_norm(x: Floats, weight: Floats, bias: Floats, eps: float) -> Floats:
-    centred = x - x.mean(axis=-1, keepdims=True)
+    centred: Floats = x - x.mean(axis=-1, keepdims=True)
     variance = np.mean(np.square(centred), axis=-1, keepdims=True)
     centred /= np.sqrt(variance + np.float32(eps))
     centred *= weight

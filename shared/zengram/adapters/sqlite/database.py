@@ -17,6 +17,9 @@ class SQLiteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._registry_lock = threading.Lock()
+        # Writers in this process queue here instead of in SQLite's busy handler, which sleeps in
+        # growing steps and turns contention into long stalls.
+        self._write_lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self.connection().executescript(schema)
 
@@ -41,13 +44,14 @@ class SQLiteDatabase:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: takes the write lock up front so check-then-write is atomic."""
         connection = self.connection()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+        with self._write_lock:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            connection.execute("COMMIT")
 
     def close(self) -> None:
         with self._registry_lock:

@@ -1,0 +1,58 @@
+"""Fixtures shared by every suite."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from zengram.bootstrap import Container, build_container
+from zengram.embedded.app import build_embedded_app
+from zengram.ports import Embedder
+from zengram.settings import Settings
+
+from tests.support import API_KEY, HashingEmbedder, TickingClock
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real offline model, loaded once per session."""
+    from zengram.adapters.minilm import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    return embedder
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", api_key=API_KEY)
+
+
+@pytest.fixture
+def clock() -> TickingClock:
+    return TickingClock()
+
+
+@pytest.fixture
+def container(settings: Settings, minilm: Embedder, clock: TickingClock) -> Iterator[Container]:
+    built = build_container(settings, embedder=minilm, clock=clock)
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def client(settings: Settings, container: Container) -> Iterator[TestClient]:
+    """The embedded app over HTTP (in-process), authenticated, with the real embedding model."""
+    app = build_embedded_app(settings, container)
+    with TestClient(app, headers={"x-api-key": API_KEY}) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def hashing_container(settings: Settings, clock: TickingClock) -> Iterator[Container]:
+    """A container with a cheap deterministic embedder, for tests about mechanics rather than meaning."""
+    built = build_container(settings, embedder=HashingEmbedder(), clock=clock)
+    yield built
+    built.close()

@@ -1,0 +1,260 @@
+"""The `RecordStore` contract (see zengram.ports.RecordStore), for every adapter."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from zengram.domain.content import content_hash
+from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.models import Importance, Memory, MemoryChanges, MemoryType, RecordQuery, WriteKind
+from zengram.ports import RecordStore
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def make_memory(content: str = "Acme deploys on Fridays", *, at: datetime = T0, **fields: Any) -> Memory:
+    values: dict[str, Any] = {
+        "id": str(uuid.uuid4()), "type": MemoryType.EVENT, "source_agent": "claude-code", "client_id": "acme",
+        "created_at": at, "updated_at": at, "observed_by": [fields.get("source_agent", "claude-code")],
+    }
+    values.update(fields)
+    return Memory(content=content, content_hash=content_hash(content), **values)
+
+
+def test_created_memory_reads_back_with_every_field(record_store: RecordStore) -> None:
+    memory = make_memory(
+        "Deploy pipeline is green", type=MemoryType.STATUS, subject="deploy-pipeline", status_value="green",
+        importance=Importance.HIGH, metadata={"ticket": {"id": 7, "tags": ["ci"]}},
+        valid_from=T0 - timedelta(days=1), valid_to=T0 + timedelta(days=1),
+    )
+    outcome = record_store.create_or_corroborate(memory, max_observers=20)
+    assert outcome.kind is WriteKind.CREATED
+    assert record_store.get(memory.id) == memory
+    assert record_store.get_many([memory.id, "missing"]) == {memory.id: memory}
+    assert record_store.count() == 1
+
+
+def test_same_agent_same_content_is_deduplicated(record_store: RecordStore) -> None:
+    first = make_memory()
+    record_store.create_or_corroborate(first, max_observers=20)
+    outcome = record_store.create_or_corroborate(make_memory(), max_observers=20)
+    assert outcome.kind is WriteKind.DEDUPLICATED
+    assert outcome.memory.id == first.id
+    assert record_store.count() == 1
+
+
+def test_dedup_is_scoped_to_client_and_type(record_store: RecordStore) -> None:
+    record_store.create_or_corroborate(make_memory(), max_observers=20)
+    other_client = record_store.create_or_corroborate(make_memory(client_id="globex"), max_observers=20)
+    other_type = record_store.create_or_corroborate(make_memory(type=MemoryType.DECISION), max_observers=20)
+    assert other_client.kind is WriteKind.CREATED
+    assert other_type.kind is WriteKind.CREATED
+
+
+def test_another_agent_corroborates_up_to_the_observer_cap(record_store: RecordStore) -> None:
+    first = make_memory()
+    record_store.create_or_corroborate(first, max_observers=3)
+    for agent in ("n8n", "cursor", "codex", "gemini"):
+        outcome = record_store.create_or_corroborate(
+            make_memory(source_agent=agent, at=T0 + timedelta(minutes=1)), max_observers=3)
+        assert outcome.kind is WriteKind.CORROBORATED
+    stored = record_store.get(first.id)
+    assert stored is not None
+    assert stored.observed_by == ["claude-code", "n8n", "cursor"]
+    assert stored.observation_count == 5
+    assert stored.last_observed_at == T0 + timedelta(minutes=1)
+    again = record_store.create_or_corroborate(make_memory(source_agent="n8n"), max_observers=3)
+    assert again.kind is WriteKind.DEDUPLICATED
+
+
+def test_fact_with_same_key_supersedes_within_the_client_only(record_store: RecordStore) -> None:
+    old = make_memory("Stack is Next.js 14", type=MemoryType.FACT, key="stack")
+    elsewhere = make_memory("Stack is Rails", type=MemoryType.FACT, key="stack", client_id="globex")
+    record_store.create_or_corroborate(old, max_observers=20)
+    record_store.create_or_corroborate(elsewhere, max_observers=20)
+    later = T0 + timedelta(hours=1)
+    new = make_memory("Stack is Next.js 15", type=MemoryType.FACT, key="stack", at=later)
+    outcome = record_store.create_or_corroborate(new, max_observers=20)
+
+    assert outcome.kind is WriteKind.CREATED
+    assert outcome.memory.supersedes == old.id
+    assert outcome.superseded is not None and outcome.superseded.id == old.id
+    previous = record_store.get(old.id)
+    assert previous is not None
+    assert (previous.active, previous.superseded_by, previous.superseded_at, previous.valid_to) == (
+        False, new.id, later, later)
+    untouched = record_store.get(elsewhere.id)
+    assert untouched is not None and untouched.active
+
+
+def test_status_with_same_subject_supersedes(record_store: RecordStore) -> None:
+    green = make_memory("pipeline green", type=MemoryType.STATUS, subject="pipeline", status_value="green")
+    red = make_memory("pipeline red", type=MemoryType.STATUS, subject="pipeline", status_value="red")
+    record_store.create_or_corroborate(green, max_observers=20)
+    assert record_store.create_or_corroborate(red, max_observers=20).memory.supersedes == green.id
+    actives = record_store.query(RecordQuery(type=MemoryType.STATUS, subject="pipeline"))
+    assert [memory.id for memory in actives] == [red.id]
+
+
+def test_update_replaces_fields_and_bumps_revision(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+    later = T0 + timedelta(minutes=5)
+    updated = record_store.update(
+        memory.id, MemoryChanges(content="Acme deploys on Mondays", content_hash=content_hash("Acme deploys on Mondays"),
+                                 importance=Importance.CRITICAL), later)
+    assert updated.content == "Acme deploys on Mondays"
+    assert updated.importance is Importance.CRITICAL
+    assert updated.updated_at == later
+    assert updated.revision == memory.revision + 1
+    assert record_store.get(memory.id) == updated
+
+
+def test_update_refuses_duplicate_content_deleted_and_unknown(record_store: RecordStore) -> None:
+    first, second = make_memory("first note"), make_memory("second note")
+    for memory in (first, second):
+        record_store.create_or_corroborate(memory, max_observers=20)
+    duplicate = MemoryChanges(content="first note", content_hash=content_hash("first note"))
+    with pytest.raises(Conflict):
+        record_store.update(second.id, duplicate, T0)
+    record_store.soft_delete(second.id, "claude-code", None, T0)
+    with pytest.raises(Conflict):
+        record_store.update(second.id, MemoryChanges(importance=Importance.LOW), T0)
+    with pytest.raises(NotFound):
+        record_store.update("missing", MemoryChanges(importance=Importance.LOW), T0)
+
+
+def test_soft_delete_is_idempotent_and_hides_from_queries(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+    deleted = record_store.soft_delete(memory.id, "n8n", "wrong", T0 + timedelta(minutes=1))
+    assert (deleted.active, deleted.deleted_by, deleted.delete_reason) == (False, "n8n", "wrong")
+    again = record_store.soft_delete(memory.id, "other", "again", T0 + timedelta(minutes=2))
+    assert again.deleted_at == deleted.deleted_at and again.deleted_by == "n8n"
+    assert record_store.query(RecordQuery(include_inactive=True)) == []
+    # A deleted memory no longer blocks the same content from being stored again.
+    assert record_store.create_or_corroborate(make_memory(), max_observers=20).kind is WriteKind.CREATED
+    with pytest.raises(NotFound):
+        record_store.soft_delete("missing", "n8n", None, T0)
+
+
+def test_restore_reactivates_and_supersedes_the_current_holder(record_store: RecordStore) -> None:
+    old = make_memory("plan A", type=MemoryType.FACT, key="plan")
+    new = make_memory("plan B", type=MemoryType.FACT, key="plan", at=T0 + timedelta(hours=1))
+    record_store.create_or_corroborate(old, max_observers=20)
+    record_store.create_or_corroborate(new, max_observers=20)
+    changed = record_store.restore(old.id, T0 + timedelta(hours=2))
+    assert [memory.id for memory in changed] == [old.id, new.id]
+    restored, displaced = record_store.get(old.id), record_store.get(new.id)
+    assert restored is not None and displaced is not None
+    assert restored.active and restored.superseded_by is None and restored.valid_to is None
+    assert not displaced.active and displaced.superseded_by == old.id
+    assert record_store.restore(old.id, T0) == [restored]  # already active: nothing changes
+
+
+def test_restore_refuses_deleted_memories(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+    record_store.soft_delete(memory.id, "claude-code", None, T0)
+    with pytest.raises(Conflict):
+        record_store.restore(memory.id, T0)
+    with pytest.raises(NotFound):
+        record_store.restore("missing", T0)
+
+
+def test_record_access_counts_every_occurrence(record_store: RecordStore) -> None:
+    a, b = make_memory("a note"), make_memory("b note")
+    for memory in (a, b):
+        record_store.create_or_corroborate(memory, max_observers=20)
+    record_store.record_access([a.id, a.id, b.id], T0 + timedelta(days=1))
+    record_store.record_access([a.id], T0 + timedelta(days=2))
+    stored_a, stored_b = record_store.get(a.id), record_store.get(b.id)
+    assert stored_a is not None and stored_b is not None
+    assert (stored_a.access_count, stored_a.last_accessed_at) == (3, T0 + timedelta(days=2))
+    assert (stored_b.access_count, stored_b.last_accessed_at) == (1, T0 + timedelta(days=1))
+    assert stored_a.revision == a.revision  # access is not a change the index needs to see
+
+
+def test_query_filters_and_orders_newest_first(record_store: RecordStore) -> None:
+    memories = [make_memory(f"event {i}", at=T0 + timedelta(minutes=i), source_agent="n8n" if i % 2 else "cc")
+                for i in range(6)]
+    for memory in memories:
+        record_store.create_or_corroborate(memory, max_observers=20)
+    everything = record_store.query(RecordQuery(type=MemoryType.EVENT))
+    assert [m.id for m in everything] == [m.id for m in reversed(memories)]
+    by_agent = record_store.query(RecordQuery(source_agent="n8n"))
+    assert [m.content for m in by_agent] == ["event 5", "event 3", "event 1"]
+    since = record_store.query(RecordQuery(since=T0 + timedelta(minutes=4)))
+    assert [m.content for m in since] == ["event 5", "event 4"]
+    page = record_store.query(RecordQuery(limit=2, offset=1))
+    assert [m.content for m in page] == ["event 4", "event 3"]
+    assert record_store.query(RecordQuery(client_id="globex")) == []
+
+
+def test_query_includes_superseded_only_when_asked(record_store: RecordStore) -> None:
+    old = make_memory("v1", type=MemoryType.FACT, key="version")
+    new = make_memory("v2", type=MemoryType.FACT, key="version", at=T0 + timedelta(seconds=1))
+    for memory in (old, new):
+        record_store.create_or_corroborate(memory, max_observers=20)
+    assert [m.id for m in record_store.query(RecordQuery(key="version"))] == [new.id]
+    assert [m.id for m in record_store.query(RecordQuery(key="version", include_inactive=True))] == [new.id, old.id]
+
+
+def test_iter_all_pages_through_everything(record_store: RecordStore) -> None:
+    memories = [make_memory(f"note {i}", at=T0 + timedelta(seconds=i % 3)) for i in range(7)]
+    for memory in memories:
+        record_store.create_or_corroborate(memory, max_observers=20)
+    record_store.soft_delete(memories[0].id, "cc", None, T0)
+    seen = [memory.id for memory in record_store.iter_all(batch_size=2)]
+    assert sorted(seen) == sorted(m.id for m in memories[1:])
+    assert len(list(record_store.iter_all(include_deleted=True, batch_size=3))) == 7
+
+
+def test_pending_marks_survive_a_racing_change(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+    assert [m.id for m in record_store.pending_index(10)] == [memory.id]
+    updated = record_store.update(memory.id, MemoryChanges(importance=Importance.HIGH), T0)
+    record_store.mark_indexed({memory.id: memory.revision})  # the indexer saw the old revision
+    assert [m.id for m in record_store.pending_index(10)] == [memory.id]
+    record_store.mark_indexed({memory.id: updated.revision})
+    assert record_store.pending_index(10) == []
+
+
+def test_parallel_identical_writes_leave_one_memory(record_store: RecordStore) -> None:
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        outcomes = list(pool.map(lambda _: record_store.create_or_corroborate(make_memory(), max_observers=20),
+                                 range(50)))
+    assert sum(outcome.kind is WriteKind.CREATED for outcome in outcomes) == 1
+    assert len({outcome.memory.id for outcome in outcomes}) == 1
+    assert record_store.count() == 1
+
+
+def test_parallel_writes_of_one_key_leave_exactly_one_active(record_store: RecordStore) -> None:
+    def write(i: int) -> None:
+        record_store.create_or_corroborate(
+            make_memory(f"price is {i}", type=MemoryType.FACT, key="price", at=T0 + timedelta(milliseconds=i)),
+            max_observers=20)
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(write, range(50)))
+    all_versions = record_store.query(RecordQuery(key="price", include_inactive=True, limit=100))
+    active = [memory for memory in all_versions if memory.active]
+    assert len(all_versions) == 50
+    assert len(active) == 1
+    # Every superseded version points at a memory that exists: the chain has no dangling links.
+    ids = {memory.id for memory in all_versions}
+    assert all(memory.superseded_by in ids for memory in all_versions if not memory.active)
+
+
+def test_parallel_access_counting_loses_nothing(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda _: record_store.record_access([memory.id], T0), range(200)))
+    stored = record_store.get(memory.id)
+    assert stored is not None and stored.access_count == 200

@@ -1,0 +1,158 @@
+"""The `SearchIndex` contract (see zengram.ports.SearchIndex), for every adapter."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
+from zengram.ports import SearchIndex
+
+from tests.support import HashingEmbedder
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+EMBEDDER = HashingEmbedder(dimension=32)
+
+
+def unit(*values: float) -> npt.NDArray[np.float32]:
+    vector = np.zeros(32, dtype=np.float32)
+    vector[: len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+def attributes(**fields: Any) -> IndexAttributes:
+    values: dict[str, Any] = {"type": "event", "source_agent": "claude-code", "client_id": "acme",
+                              "category": "episodic", "valid_from": T0, "created_at": T0}
+    values.update(fields)
+    return IndexAttributes(**values)
+
+
+def document(memory_id: str, text: str, vector: npt.NDArray[np.float32] | None = None,
+             **fields: Any) -> IndexDocument:
+    return IndexDocument(memory_id, text, EMBEDDER.embed([text])[0] if vector is None else vector,
+                         attributes(**fields))
+
+
+@pytest.fixture
+def index(search_index: SearchIndex) -> SearchIndex:
+    search_index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    return search_index
+
+
+def ids(hits: list[Any]) -> list[str]:
+    return [hit.id for hit in hits]
+
+
+def test_model_binding_is_remembered(search_index: SearchIndex) -> None:
+    assert search_index.model_id is None
+    search_index.bind_model("test:model", 32)
+    assert search_index.model_id == "test:model"
+    search_index.clear()
+    assert search_index.model_id is None
+
+
+def test_vector_search_ranks_by_cosine_and_respects_k(index: SearchIndex) -> None:
+    index.upsert([document("near", "a", unit(1, 0.1)), document("far", "b", unit(0, 1)),
+                  document("mid", "c", unit(1, 1)), document("opposite", "d", unit(-1, 0))])
+    hits = index.vector_search(unit(1, 0), SearchFilters(), k=3)
+    assert ids(hits) == ["near", "mid", "far"]
+    assert hits[0].score == pytest.approx(float(unit(1, 0.1) @ unit(1, 0)), abs=1e-5)
+    assert all(-1.0 <= hit.score <= 1.0 for hit in hits)
+    assert index.vector_search(unit(1, 0), SearchFilters(), k=10)[-1].score == pytest.approx(-1.0, abs=1e-5)
+
+
+def test_vector_ties_break_by_id(index: SearchIndex) -> None:
+    index.upsert([document(name, "same", unit(1, 0)) for name in ("b", "c", "a")])
+    assert ids(index.vector_search(unit(1, 0), SearchFilters(), k=3)) == ["a", "b", "c"]
+
+
+def test_keyword_search_ranks_by_bm25(index: SearchIndex) -> None:
+    index.upsert([
+        document("deploy", "The deploy pipeline failed on Friday because of a flaky test"),
+        document("deploys", "Deploys happen daily; the pipeline deploys to staging then production"),
+        document("lunch", "Team lunch moved to Thursday"),
+    ])
+    hits = index.keyword_search("deploy pipeline", SearchFilters(), k=10)
+    assert set(ids(hits)) == {"deploy", "deploys"}
+    assert all(hit.score > 0 for hit in hits)
+    assert hits[0].score >= hits[1].score
+    assert index.keyword_search("!!! ???", SearchFilters(), k=10) == []
+    assert ids(index.keyword_search("thursday", SearchFilters(), k=10)) == ["lunch"]
+
+
+def test_keyword_search_stems_and_folds_accents(index: SearchIndex) -> None:
+    index.upsert([document("cafe", "Meetings were held at the Café Müller"),
+                  document("other", "Nothing relevant here")])
+    assert ids(index.keyword_search("meeting cafe muller", SearchFilters(), k=5)) == ["cafe"]
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("type", "fact"), ("source_agent", "n8n"), ("client_id", "globex"), ("category", "semantic"),
+    ("knowledge_category", "technical"),
+])
+def test_each_filter_applies_to_both_paths(index: SearchIndex, field: str, value: str) -> None:
+    index.upsert([document("plain", "release notes for version two"),
+                  document("match", "release notes for version two", **{field: value})])
+    filters = SearchFilters(**{field: value})
+    assert ids(index.vector_search(EMBEDDER.embed(["release notes"])[0], filters, k=10)) == ["match"]
+    assert ids(index.keyword_search("release notes", filters, k=10)) == ["match"]
+    assert index.keyword_search("release", SearchFilters(**{field: "no-such-value"}), k=10) == []
+
+
+def test_inactive_documents_only_when_asked(index: SearchIndex) -> None:
+    index.upsert([document("live", "budget approved"), document("old", "budget approved", active=False)])
+    query = EMBEDDER.embed(["budget"])[0]
+    assert ids(index.vector_search(query, SearchFilters(), k=10)) == ["live"]
+    assert set(ids(index.keyword_search("budget", SearchFilters(include_inactive=True), k=10))) == {"live", "old"}
+
+
+def test_at_time_keeps_documents_valid_then(index: SearchIndex) -> None:
+    index.upsert([
+        document("first", "office in Berlin", valid_from=T0, valid_to=T0 + timedelta(days=10), active=False),
+        document("second", "office in Lisbon", valid_from=T0 + timedelta(days=10)),
+    ])
+    on_day_5 = SearchFilters(at_time=T0 + timedelta(days=5))
+    on_day_10 = SearchFilters(at_time=T0 + timedelta(days=10))
+    assert ids(index.keyword_search("office", on_day_5, k=10)) == ["first"]
+    assert ids(index.keyword_search("office", on_day_10, k=10)) == ["second"]
+    assert ids(index.vector_search(EMBEDDER.embed(["office"])[0], on_day_5, k=10)) == ["first"]
+    assert index.keyword_search("office", SearchFilters(at_time=T0 - timedelta(days=1)), k=10) == []
+
+
+def test_entity_filter_is_a_case_insensitive_phrase_match(index: SearchIndex) -> None:
+    index.upsert([document("next", "Acme migrated to Next.js 15"), document("js", "Next week we ship the JS SDK")])
+    filters = SearchFilters(entity="next.js")
+    assert ids(index.vector_search(EMBEDDER.embed(["migration"])[0], filters, k=10)) == ["next"]
+    assert ids(index.keyword_search("acme", filters, k=10)) == ["next"]
+
+
+def test_set_attributes_changes_filters_only(index: SearchIndex) -> None:
+    index.upsert([document("a", "quarterly roadmap review")])
+    index.set_attributes({"a": attributes(active=False, client_id="globex"), "unknown": attributes()})
+    assert index.keyword_search("roadmap", SearchFilters(), k=5) == []
+    assert ids(index.keyword_search("roadmap", SearchFilters(client_id="globex", include_inactive=True), k=5)) == ["a"]
+    assert index.count() == 1
+
+
+def test_upsert_replaces_and_delete_removes(index: SearchIndex) -> None:
+    index.upsert([document("a", "old words about pricing")])
+    index.upsert([document("a", "new words about hiring")])
+    assert index.keyword_search("pricing", SearchFilters(), k=5) == []
+    assert ids(index.keyword_search("hiring", SearchFilters(), k=5)) == ["a"]
+    assert index.count() == 1
+    index.delete(["a", "never-existed"])
+    assert index.keyword_search("hiring", SearchFilters(), k=5) == []
+    assert index.vector_search(EMBEDDER.embed(["hiring"])[0], SearchFilters(), k=5) == []
+    assert index.count() == 0
+
+
+def test_clear_empties_everything(index: SearchIndex) -> None:
+    index.upsert([document(f"d{i}", f"note number {i}") for i in range(5)])
+    index.clear()
+    assert index.count() == 0
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    assert index.keyword_search("note", SearchFilters(), k=5) == []
+    assert index.vector_search(EMBEDDER.embed(["note"])[0], SearchFilters(), k=5) == []

@@ -1,0 +1,106 @@
+"""Test doubles and helpers shared by the suites. Only test code lives here."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from zengram.domain.text import words
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+API_KEY = "test-key-0123456789"
+
+
+class HashingEmbedder:
+    """A deterministic bag-of-words embedder: texts sharing words get similar vectors.
+
+    Good enough to exercise ranking and filtering without loading a model; the real model has its own tests.
+    """
+
+    def __init__(self, dimension: int = 64, model_id: str = "test:hashing") -> None:
+        self._dimension = dimension
+        self._model_id = model_id
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.calls += 1
+        vectors = np.zeros((len(texts), self._dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in words(text) or ["<empty>"]:
+                digest = hashlib.sha256(word.encode()).digest()
+                vectors[row, int.from_bytes(digest[:4], "little") % self._dimension] += 1.0
+            vectors[row] /= np.linalg.norm(vectors[row])
+        return vectors
+
+
+class ManualClock:
+    """A clock tests move by hand."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance(self, **delta: float) -> datetime:
+        with self._lock:
+            self._now += timedelta(**delta)
+            return self._now
+
+
+class TickingClock(ManualClock):
+    """Moves forward one millisecond per reading, so every write gets a distinct timestamp."""
+
+    def now(self) -> datetime:
+        return self.advance(milliseconds=1)
+
+
+class LiveServer:
+    """Runs an ASGI app under uvicorn on a free loopback port, in a background thread."""
+
+    def __init__(self, app: object) -> None:
+        import socket
+
+        import uvicorn
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")  # type: ignore[arg-type]
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        import time
+
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
