@@ -11,6 +11,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zengram.api.errors import error_response
+from zengram.domain.errors import ZengramError
 
 OPEN_PATHS = frozenset({"/health"})
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -53,7 +54,12 @@ class ApiKeyMiddleware:
         if given is None:
             await error_response(401, "missing x-api-key header")(scope, receive, send)
             return
-        if not hmac.compare_digest(given.encode(), self._expected_key().encode()):
+        try:
+            expected = self._expected_key()
+        except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
+            await error_response(error.status_code, str(error))(scope, receive, send)
+            return
+        if not hmac.compare_digest(given.encode(), expected.encode()):
             await error_response(401, "invalid API key")(scope, receive, send)
             return
         await self.app(scope, receive, send)

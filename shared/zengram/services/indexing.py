@@ -36,9 +36,12 @@ class IndexSync:
                 "configured model (or configure the original embedder)"
             )
 
-    def index_new(self, memory: Memory, vector: Vectors) -> bool:
-        """Indexes one freshly stored memory whose vector is already computed."""
-        return self._attempt([memory], lambda: self._index.upsert([_document(memory, vector)]))
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
+        """Indexes freshly stored memories whose vectors are already computed."""
+        if not pairs:
+            return True
+        memories = [memory for memory, _ in pairs]
+        return self._attempt(memories, lambda: self._index.upsert([_document(m, v) for m, v in pairs]))
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
         """Brings the index in line with these records: re-embeds live ones, drops deleted ones."""

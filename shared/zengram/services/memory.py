@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -74,9 +75,40 @@ class MemoryService:
 
     def store(self, draft: MemoryDraft) -> StoreResult:
         """Scrubs, hashes, dedups or corroborates, supersedes by key/subject, then indexes."""
+        return self.store_many([draft])[0]
+
+    def store_many(self, drafts: Sequence[MemoryDraft]) -> list[StoreResult]:
+        """`store` for a batch: one embedding call for all new texts, one index write for the batch.
+
+        Each memory is still written in its own transaction, in order, so dedup and supersede behave
+        exactly as for single writes.
+        """
+        memories = [self._new_memory(draft) for draft in drafts]
+        # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
+        fresh = [m for m in memories
+                 if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
+        vectors = dict(zip((m.id for m in fresh), self._embedder.embed([m.index_text() for m in fresh]),
+                           strict=True))
+        outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
+        created = [o for o in outcomes if o.kind is WriteKind.CREATED]
+        late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
+        if late:
+            vectors.update(zip((m.id for m in late), self._embedder.embed([m.index_text() for m in late]),
+                               strict=True))
+        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created])
+        superseded = [o.superseded for o in created if o.superseded is not None]
+        if superseded:
+            indexed = self.index_sync.refresh_attributes(superseded) and indexed
+        return [
+            StoreResult(o.kind, o.memory, o.superseded, indexed, _warnings(o.memory))
+            if o.kind is WriteKind.CREATED else StoreResult(o.kind, o.memory)
+            for o in outcomes
+        ]
+
+    def _new_memory(self, draft: MemoryDraft) -> Memory:
         now = self._clock.now()
         content = scrub_credentials(draft.content)
-        memory = Memory(
+        return Memory(
             id=str(uuid.uuid4()),
             type=draft.type,
             content=content,
@@ -97,21 +129,6 @@ class MemoryService:
             observed_by=[draft.source_agent],
             last_observed_at=now,
         )
-        # Embed outside the store's transaction (it is the slow part), but not for a known duplicate.
-        if self._store.find_active_duplicate(memory.client_id, memory.type.value, memory.content_hash) is None:
-            vector = self._embedder.embed([memory.index_text()])[0]
-        else:
-            vector = None
-        outcome = self._store.create_or_corroborate(memory, max_observers=self._max_observers)
-        if outcome.kind is not WriteKind.CREATED:
-            return StoreResult(outcome.kind, outcome.memory)
-        stored = outcome.memory
-        if vector is None:  # the duplicate vanished between the check and the write
-            vector = self._embedder.embed([stored.index_text()])[0]
-        indexed = self.index_sync.index_new(stored, vector)
-        if outcome.superseded is not None:
-            indexed = self.index_sync.refresh_attributes([outcome.superseded]) and indexed
-        return StoreResult(WriteKind.CREATED, stored, outcome.superseded, indexed, _warnings(stored))
 
     def update(self, memory_id: str, patch: MemoryPatch) -> UpdateResult:
         changes = MemoryChanges(

@@ -1,0 +1,65 @@
+"""template.yaml: lints clean, transforms, and agrees with the code it deploys."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from samtranslator.translator.transform import transform
+
+from tests.functions.invoke import load_function_module
+from tests.infra.template_model import TEMPLATE, as_packaged, functions, load_template
+from tests.support import REPO_ROOT
+
+BIN = Path(sys.executable).parent
+
+
+def api_routes(app: FastAPI) -> set[tuple[str, str]]:
+    """Every (METHOD, path) the app serves, read from its OpenAPI document."""
+    return {(method.upper(), path) for path, operations in app.openapi()["paths"].items() for method in operations}
+
+
+class NoManagedPolicies:
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def test_cfn_lint_with_serverless_rules_passes() -> None:
+    result = subprocess.run(
+        [str(BIN / "cfn-lint"), "--append-rules", "cfn_lint_serverless.rules", "--", str(TEMPLATE)],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sam_transform_succeeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    output = transform(as_packaged(load_template()), {}, NoManagedPolicies())
+    resource_types = {resource["Type"] for resource in output["Resources"].values()}
+    assert {"AWS::Lambda::Function", "AWS::ApiGatewayV2::Api", "AWS::Lambda::LayerVersion"} <= resource_types
+    assert not any(kind.startswith("AWS::Serverless::") for kind in resource_types)
+
+
+@pytest.mark.parametrize("function", functions(load_template()), ids=lambda f: f.logical_id)
+def test_every_function_has_a_handler_and_event_samples(function: object) -> None:
+    from tests.infra.template_model import FunctionSpec
+
+    assert isinstance(function, FunctionSpec)
+    module_name, handler_name = function.handler.rsplit(".", 1)
+    assert (function.code_dir / f"{module_name}.py").is_file()
+    samples = sorted((REPO_ROOT / "events" / function.group).glob("*.json"))
+    assert samples, f"events/{function.group}/ has no sample events"
+    module = load_function_module(function.group)
+    assert callable(getattr(module, handler_name))
+
+
+@pytest.mark.parametrize("function", functions(load_template()), ids=lambda f: f.logical_id)
+def test_template_routes_match_the_function_app(function: object) -> None:
+    from tests.infra.template_model import FunctionSpec
+
+    assert isinstance(function, FunctionSpec)
+    app = load_function_module(function.group).app
+    assert api_routes(app) == set(function.routes)
