@@ -1,12 +1,11 @@
 """GET /health as a Lambda function."""
 
-from typing import Any
+from typing import Any, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mangum import Mangum
-
 from zengram.api.routers import health
 from zengram.serverless import create_function_app
 
@@ -21,5 +20,5 @@ asgi = Mangum(app, lifespan="off")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    response: dict[str, Any] = asgi(event, context)
+    response: dict[str, Any] = asgi(event, cast(Any, context))  # Mangum declares its own context protocol
     return response

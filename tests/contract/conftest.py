@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-import tests.contract as contract_package
 from zengram.adapters.sqlite import EmbeddedSearchIndex, SQLiteRecordStore
 from zengram.ports import RecordStore, SearchIndex
+
+import tests.contract as contract_package
 
 Factory = Callable[[Path], AbstractContextManager[Any]]
 

@@ -104,9 +104,9 @@ def test_update_replaces_fields_and_bumps_revision(record_store: RecordStore) ->
     memory = make_memory()
     record_store.create_or_corroborate(memory, max_observers=20)
     later = T0 + timedelta(minutes=5)
-    updated = record_store.update(
-        memory.id, MemoryChanges(content="Acme deploys on Mondays", content_hash=content_hash("Acme deploys on Mondays"),
-                                 importance=Importance.CRITICAL), later)
+    new_text = "Acme deploys on Mondays"
+    changes = MemoryChanges(content=new_text, content_hash=content_hash(new_text), importance=Importance.CRITICAL)
+    updated = record_store.update(memory.id, changes, later)
     assert updated.content == "Acme deploys on Mondays"
     assert updated.importance is Importance.CRITICAL
     assert updated.updated_at == later

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,8 +30,10 @@ def describe_validation_errors(errors: Sequence[Any]) -> str:
         return "body: invalid JSON"
     if location and not message.startswith(f"{location[0]}:"):
         return f"{'.'.join(location)}: {message}"
-    if not location and first.get("type") == "missing":
+    if not location and first.get("type") in ("missing", "dict_type", "model_attributes_type"):
         return "body: a JSON object is required"
+    if not location and not re.match(r"^\w+:", message):
+        return f"body: {message}"
     return message
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 import uuid
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from zengram.api.errors import error_response
 from zengram.domain.errors import ZengramError
 
+logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -31,12 +33,23 @@ class RequestIdMiddleware:
         request_id = given if _SAFE_REQUEST_ID.match(given) else str(uuid.uuid4())
         scope.setdefault("state", {})["request_id"] = request_id
 
+        response_started = False
+
         async def send_with_id(message: Message) -> None:
+            nonlocal response_started
             if message["type"] == "http.response.start":
+                response_started = True
                 MutableHeaders(scope=message)["x-request-id"] = request_id
             await send(message)
 
-        await self.app(scope, receive, send_with_id)
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            # Handled here rather than by Starlette's outermost handler so the 500 still carries the id.
+            logger.exception("unhandled error on %s %s (request %s)", scope["method"], scope["path"], request_id)
+            if response_started:
+                raise
+            await error_response(500, "internal server error")(scope, receive, send_with_id)
 
 
 class ApiKeyMiddleware:

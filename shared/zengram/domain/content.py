@@ -43,11 +43,11 @@ def scrub_credentials(text: str) -> str:
 
 
 def scrub_value(value: Any) -> Any:
-    """Scrubs every string inside a JSON-like value (metadata)."""
+    """Scrubs every string inside a JSON-like value (metadata), object keys included."""
     if isinstance(value, str):
         return scrub_credentials(value)
     if isinstance(value, dict):
-        return {key: scrub_value(item) for key, item in value.items()}
+        return {scrub_credentials(key): scrub_value(item) for key, item in value.items()}
     if isinstance(value, list):
         return [scrub_value(item) for item in value]
     return value

@@ -3,11 +3,12 @@ same limits. Field names match the Zengram v4 API."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from zengram.domain.content import json_depth, json_size
 from zengram.domain.models import (
@@ -45,7 +46,17 @@ Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), AfterV
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits)]
-Timestamp = Annotated[datetime, AfterValidator(as_utc)]
+def _iso_8601_text(value: Any) -> Any:
+    """Timestamps arrive as ISO 8601 text; pydantic would also take epoch numbers, which Zengram does not."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _ISO_8601.match(value):
+        raise ValueError("must be an ISO 8601 timestamp such as 2026-03-28T00:00:00Z")
+    return value
+
+
+_ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+Timestamp = Annotated[datetime, BeforeValidator(_iso_8601_text), AfterValidator(as_utc)]
 
 
 class MemoryDraft(BaseModel):

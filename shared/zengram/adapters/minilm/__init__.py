@@ -106,9 +106,22 @@ class MiniLMEmbedder:
         if model is None:
             with self._load_lock:
                 if self._model is None:
+                    _single_threaded_blas()
                     self._model = _load_model(find_model_dir(self._model_dir))
                 model = self._model
         return model
+
+
+def _single_threaded_blas() -> None:
+    """Holds BLAS to one thread for the whole process.
+
+    A single query is a few small matrix products: BLAS worker threads buy nothing there, and with
+    concurrent requests (each its own thread) or any other busy process on a 2-core machine their
+    spin-waiting makes every forward pass 10-20x slower. Parallelism comes from concurrent callers.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def _load_model(model_dir: Path) -> _LoadedModel:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -12,8 +12,9 @@ from pathlib import Path
 class SQLiteDatabase:
     """Hands each thread its own connection; writers serialise through `BEGIN IMMEDIATE`."""
 
-    def __init__(self, path: Path, schema: str) -> None:
+    def __init__(self, path: Path, schema: str, on_connect: Callable[[sqlite3.Connection], None] | None = None) -> None:
         self._path = path
+        self._on_connect = on_connect
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._registry_lock = threading.Lock()
@@ -35,6 +36,8 @@ class SQLiteDatabase:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute("PRAGMA busy_timeout=60000")
+            if self._on_connect is not None:
+                self._on_connect(connection)
             self._local.connection = connection
             with self._registry_lock:
                 self._connections.append(connection)

@@ -6,7 +6,9 @@ record store remains the source of truth (`zengram reindex` rebuilds this file f
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -142,7 +144,7 @@ class EmbeddedSearchIndex:
     """Exact k-NN over a numpy matrix and BM25 over FTS5, persisted in one SQLite file."""
 
     def __init__(self, path: Path) -> None:
-        self._db = SQLiteDatabase(path, SCHEMA)
+        self._db = SQLiteDatabase(path, SCHEMA, on_connect=_register_functions)
         self._matrix: _VectorMatrix | None = None
         self._load()
 
@@ -318,8 +320,9 @@ class EmbeddedSearchIndex:
         if phrase is None:
             return rows
         for (memory_id,) in self._db.connection().execute(
-            "SELECT docs.id FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid WHERE docs_fts MATCH ?",
-            (phrase,),
+            "SELECT docs.id FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
+            "WHERE docs_fts MATCH ? AND entity_match(docs_fts.text, ?)",
+            (phrase, entity),
         ):
             row = matrix.row_of.get(memory_id)
             if row is not None and row < size:
@@ -342,10 +345,29 @@ class EmbeddedSearchIndex:
             params += [filters.at_time.timestamp()] * 2
         if filters.entity is not None:
             phrase = _phrase(filters.entity)
-            clauses.append("docs.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)" if phrase else "0")
+            clauses.append(
+                "docs.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND entity_match(text, ?))"
+                if phrase else "0"
+            )
             if phrase:
-                params.append(phrase)
+                params += [phrase, filters.entity]
         return clauses, params
+
+
+def _register_functions(connection: sqlite3.Connection) -> None:
+    connection.create_function("entity_match", 2, _entity_match, deterministic=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _entity_pattern(entity: str) -> re.Pattern[str]:
+    """The entity's words in order, whole words only, any punctuation or space between them."""
+    return re.compile(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words(entity)) + r"(?!\w)",
+                      re.IGNORECASE)
+
+
+def _entity_match(text: str, entity: str) -> bool:
+    """The FTS5 phrase query stems ("go" finds "going"); an entity must match its exact words."""
+    return _entity_pattern(entity).search(text) is not None
 
 
 def _phrase(text: str) -> str | None:

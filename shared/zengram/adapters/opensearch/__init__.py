@@ -1,0 +1,11 @@
+"""Amazon OpenSearch Service / Serverless or self-hosted OpenSearch as the `SearchIndex`.
+
+Importing this package loads neither opensearch-py nor botocore; building an `OpenSearchIndex` does.
+"""
+
+from zengram.adapters.opensearch.bulk import BulkWriteError, OpenSearchIndexError
+from zengram.adapters.opensearch.client import OpenSearchUnavailable
+from zengram.adapters.opensearch.mapping import MAPPING_VERSION
+from zengram.adapters.opensearch.search_index import OpenSearchIndex
+
+__all__ = ["MAPPING_VERSION", "BulkWriteError", "OpenSearchIndex", "OpenSearchIndexError", "OpenSearchUnavailable"]

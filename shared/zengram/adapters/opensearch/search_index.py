@@ -1,0 +1,349 @@
+"""The `SearchIndex` port on OpenSearch: k-NN (HNSW, cosine) and BM25 over one index behind an alias.
+
+Writes and reads go through the alias (`zengram-memories`) to a versioned concrete index
+(`zengram-memories-v1-384d`) created from `mappings/memories.v1.json`. Filters are applied inside the
+index on both paths; fusion of the two rankings stays in the domain.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from zengram.adapters.opensearch.bulk import (
+    BulkAction,
+    BulkWriteError,
+    OpenSearchIndexError,
+    Outcome,
+    chunks,
+    delete_action,
+    index_action,
+    judge,
+    ndjson,
+    update_action,
+)
+from zengram.adapters.opensearch.client import (
+    Auth,
+    AwsService,
+    ClientOptions,
+    RetryPolicy,
+    build_client,
+    error_type_of,
+    is_index_missing,
+    status_of,
+)
+from zengram.adapters.opensearch.mapping import (
+    Binding,
+    Engine,
+    binding_from_mapping,
+    concrete_index_name,
+    index_body,
+    meta,
+)
+from zengram.adapters.opensearch.queries import bm25_query, knn_query, parse_hits
+from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.domain.text import search_terms
+
+logger = logging.getLogger(__name__)
+Refresh = bool | Literal["true", "false", "wait_for"]
+_LOOKUP_BATCH = 500
+_FORBIDDEN_NAME_CHARS = ' ,*?"<>|/\\#:'
+_Judged = tuple[BulkAction, Outcome, str]
+
+
+class OpenSearchIndex:
+    """OpenSearch (self-hosted, Amazon OpenSearch Service, or Serverless with `aws_service="aoss"`).
+
+    `refresh` is sent with every bulk write: False (the default) lets writes appear within the index's
+    refresh interval; "wait_for" or True give read-after-write, as the contract tests need.
+    A Serverless vector collection differs: it assigns document ids itself, has no refresh parameter and
+    no lucene engine, so there documents carry their memory id in a field that writes look up, and the
+    engine defaults to faiss (`server_generated_ids` and `engine` override the defaults).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        alias: str = "zengram-memories",
+        auth: Auth = "none",
+        username: str | None = None,
+        password: str | None = None,
+        aws_region: str | None = None,
+        aws_service: AwsService = "es",
+        aws_credentials: Any | None = None,
+        refresh: Refresh = False,
+        engine: Engine | None = None,
+        server_generated_ids: bool | None = None,
+        client: Any | None = None,
+        timeout: float = 10.0,
+        verify_certs: bool = True,
+        max_attempts: int = 5,
+        retry_delay: float = 0.2,
+    ) -> None:
+        _check_name(alias)
+        serverless = aws_service == "aoss"
+        refresh_param = _refresh_param(refresh)
+        if serverless and refresh_param:
+            logger.warning("OpenSearch Serverless has no refresh parameter; writes become searchable on its own "
+                           "schedule (about a minute for vector collections)")
+        self._alias = alias
+        self._engine: Engine = engine or ("faiss" if serverless else "lucene")
+        self._server_ids = serverless if server_generated_ids is None else server_generated_ids
+        self._refresh = None if serverless else refresh_param
+        # require_alias stops a write to a missing alias from auto-creating an unmapped index of that name.
+        self._require_alias = not serverless
+        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay)
+        self._owns_client = client is None
+        self._client: Any = client if client is not None else build_client(ClientOptions(
+            url=url, auth=auth, username=username, password=password, aws_region=aws_region,
+            aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout, verify_certs=verify_certs,
+        ))
+        self._binding: Binding | None = None
+        self._index_ready = False
+
+    @property
+    def alias(self) -> str:
+        return self._alias
+
+    def close(self) -> None:
+        if self._owns_client:
+            self._client.close()
+
+    # -- the index and its model ---------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str | None:
+        binding = self._read_binding()
+        return binding.model_id if binding else None
+
+    def bind_model(self, model_id: str, dimension: int) -> None:
+        """Creates the index for this model's dimension when there is none, else records the model."""
+        if dimension < 1:
+            raise ValueError("dimension must be positive")
+        wanted = Binding(model_id, dimension)
+        current = self._read_binding()
+        if current is None:
+            self._create_index(wanted)
+        elif current.dimension != dimension:
+            raise OpenSearchIndexError(
+                f"the index behind '{self._alias}' holds {current.dimension}-dimensional vectors, not {dimension}; "
+                f"clear it (`zengram reindex`) before binding '{model_id}'"
+            )
+        elif current.model_id != model_id:
+            self._request("put mapping", lambda: self._client.indices.put_mapping(
+                index=self._alias, body={"_meta": meta(wanted)}))
+        self._binding = wanted
+        self._index_ready = True
+
+    def ensure_index(self) -> None:
+        """Creates the concrete index and its alias for the bound model when missing; else a no-op."""
+        if self._request("alias check", lambda: self._client.indices.exists_alias(name=self._alias)):
+            self._index_ready = True
+            return
+        if self._binding is None:
+            raise OpenSearchIndexError(
+                f"no index behind the alias '{self._alias}' and no embedding model bound: call bind_model() first"
+            )
+        self._create_index(self._binding)
+
+    def clear(self) -> None:
+        """Drops the concrete index and with it the alias, so any model (and dimension) can be bound next."""
+        names = self._concrete_indices()
+        if names:
+            try:
+                self._request("delete index", lambda: self._client.indices.delete(index=",".join(names)))
+            except Exception as error:
+                if not is_index_missing(error):
+                    raise
+        self._binding = None
+        self._index_ready = False
+
+    def count(self) -> int:
+        try:
+            response = self._request("count", lambda: self._client.count(index=self._alias))
+        except Exception as error:
+            if is_index_missing(error):
+                return 0
+            raise
+        return int(response.get("count", 0))
+
+    # -- writes --------------------------------------------------------------------------------------
+
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        if not documents:
+            return
+        if self._server_ids:
+            self._upsert_with_server_ids(documents)
+        else:
+            self._write([index_action(document, server_ids=False) for document in documents])
+
+    def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
+        if not updates:
+            return
+        targets = self._doc_ids(list(updates))
+        self._write([update_action(memory_id, attributes, doc_id)
+                     for memory_id, attributes in updates.items() for doc_id in targets.get(memory_id, [])])
+
+    def delete(self, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        targets = self._doc_ids(list(dict.fromkeys(memory_ids)))
+        self._write([delete_action(memory_id, doc_id) for memory_id, doc_ids in targets.items() for doc_id in doc_ids])
+
+    # -- searches ------------------------------------------------------------------------------------
+
+    def vector_search(self, vector: npt.NDArray[np.float32], filters: SearchFilters, k: int) -> list[IndexHit]:
+        if k <= 0:
+            return []
+        return parse_hits(self._search("k-NN search", knn_query(vector, filters, k)), k, cosine=True)
+
+    def keyword_search(self, text: str, filters: SearchFilters, k: int) -> list[IndexHit]:
+        if k <= 0 or not search_terms(text):
+            return []
+        return parse_hits(self._search("keyword search", bm25_query(text, filters, k)), k, cosine=False)
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _request(self, operation: str, request: Callable[[], Any]) -> Any:
+        return self._retry.call(operation, request)
+
+    def _search(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A search; a missing index simply holds nothing yet (its records stay pending for repair)."""
+        try:
+            response: dict[str, Any] = self._request(operation, lambda: self._client.search(
+                index=self._alias, body=body))
+        except Exception as error:
+            if is_index_missing(error):
+                return {}
+            raise
+        return response
+
+    def _read_binding(self) -> Binding | None:
+        try:
+            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias))
+        except Exception as error:
+            if is_index_missing(error):
+                return None
+            raise
+        if not response:
+            return None
+        self._binding = binding_from_mapping(response[sorted(response)[0]])
+        return self._binding
+
+    def _create_index(self, binding: Binding) -> None:
+        name = concrete_index_name(self._alias, binding.dimension)
+        body = index_body(self._alias, binding, self._engine)
+        try:
+            self._request("create index", lambda: self._client.indices.create(index=name, body=body))
+        except Exception as error:
+            if error_type_of(error) != "resource_already_exists_exception":
+                raise
+            # Another process (or a timed-out earlier try) created it: make sure the alias points at it.
+            self._request("put alias", lambda: self._client.indices.put_alias(index=name, name=self._alias))
+        logger.info("created OpenSearch index %s behind alias %s for %s", name, self._alias, binding.model_id)
+        self._index_ready = True
+
+    def _concrete_indices(self) -> list[str]:
+        try:
+            response = self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias))
+        except Exception as error:
+            if status_of(error) == 404:
+                return []
+            raise
+        return sorted(response)
+
+    def _doc_ids(self, memory_ids: list[str]) -> dict[str, list[str]]:
+        """The `_id`s holding each memory: the memory id itself, or looked up when the server assigns ids."""
+        if not self._server_ids:
+            return {memory_id: [memory_id] for memory_id in memory_ids}
+        found: dict[str, list[str]] = defaultdict(list)
+        for start in range(0, len(memory_ids), _LOOKUP_BATCH):
+            batch = memory_ids[start : start + _LOOKUP_BATCH]
+            # A memory briefly has two copies after a re-upsert, hence the headroom.
+            body = {"size": 4 * len(batch), "_source": ["id"], "query": {"terms": {"id": batch}}}
+            for hit in self._search("id lookup", body).get("hits", {}).get("hits", []):
+                found[str(hit["_source"]["id"])].append(str(hit["_id"]))
+        return dict(found)
+
+    def _upsert_with_server_ids(self, documents: Sequence[IndexDocument]) -> None:
+        """Adds the new copies first, then removes the old ones: a failure never leaves a memory absent."""
+        previous = self._doc_ids([document.id for document in documents])
+        self._write([index_action(document, server_ids=True) for document in documents])
+        self._write([delete_action(memory_id, doc_id) for memory_id, doc_ids in previous.items() for doc_id in doc_ids])
+
+    def _write(self, actions: Sequence[BulkAction]) -> None:
+        if not actions:
+            return
+        if not self._require_alias and not self._index_ready:
+            self.ensure_index()  # without require_alias, a write to a missing alias would create a bare index
+        failures: dict[str, str] = {}
+        for chunk in chunks(actions):
+            failures.update(self._bulk(chunk))
+        if failures:
+            raise BulkWriteError(failures)
+
+    def _bulk(self, actions: list[BulkAction]) -> dict[str, str]:
+        """Sends the actions, retrying rejected items with backoff and recreating a missing index once.
+        Returns why each memory id that could not be written failed."""
+        failures: dict[str, str] = {}
+        last_reason: dict[str, str] = {}
+        pending, recreated = actions, False
+        for attempt in range(1, self._retry.attempts + 1):
+            judged = self._send(pending)
+            missing = not recreated and any(outcome is Outcome.INDEX_MISSING for _, outcome, _ in judged)
+            pending = []
+            for action, outcome, reason in judged:
+                if outcome is Outcome.RETRY or (outcome is Outcome.INDEX_MISSING and missing):
+                    pending.append(action)
+                    last_reason[action.memory_id] = reason
+                elif outcome is not Outcome.DONE:
+                    failures[action.memory_id] = reason
+            if missing:
+                logger.warning("the OpenSearch index behind '%s' is missing; creating it and retrying", self._alias)
+                self.ensure_index()
+                recreated = True
+            if not pending:
+                return failures
+            if attempt < self._retry.attempts and not missing:
+                logger.info("OpenSearch rejected %d bulk item(s); retrying", len(pending))
+                self._retry.pause(attempt)
+        attempts = self._retry.attempts
+        failures.update({action.memory_id: f"still failing after {attempts} attempts ({last_reason[action.memory_id]})"
+                         for action in pending})
+        return failures
+
+    def _send(self, actions: list[BulkAction]) -> list[_Judged]:
+        params = {"refresh": self._refresh, "require_alias": "true" if self._require_alias else None}
+        try:
+            response = self._request("bulk", lambda: self._client.bulk(
+                body=ndjson(actions), index=self._alias, params={k: v for k, v in params.items() if v}))
+        except Exception as error:
+            if not is_index_missing(error):
+                raise
+            response = {"items": [{action.kind: {"status": 404, "error": {"type": "index_not_found_exception"}}}
+                                  for action in actions]}
+        items = response.get("items", [])
+        if len(items) != len(actions):
+            raise OpenSearchIndexError(f"OpenSearch answered {len(items)} bulk items for {len(actions)} actions")
+        return [(action, *judge(action, item)) for action, item in zip(actions, items, strict=True)]
+
+
+def _check_name(alias: str) -> None:
+    if not alias or alias != alias.lower() or any(char in alias for char in _FORBIDDEN_NAME_CHARS):
+        raise ValueError(f"invalid alias {alias!r}: use lower case, without blanks or any of {_FORBIDDEN_NAME_CHARS}")
+
+
+def _refresh_param(refresh: Refresh) -> str | None:
+    if refresh is True or refresh == "true":
+        return "true"
+    if refresh is False or refresh == "false":
+        return None
+    if refresh == "wait_for":
+        return "wait_for"
+    raise ValueError(f"refresh must be True, False, 'true', 'false' or 'wait_for', not {refresh!r}")

@@ -1,0 +1,607 @@
+"""The OpenSearch `SearchIndex` at the HTTP level: the real adapter and the real opensearch-py client
+against a local server (tests/opensearch_fake.py) that records each request and answers like OpenSearch.
+
+What this proves: the exact bodies sent (index, alias, k-NN with efficient filter, BM25, bulk NDJSON),
+retries and failure handling, and SigV4 signing. What it cannot prove: that a real cluster ranks as
+the contract expects; tests/contract runs against one when OPENSEARCH_URL is set.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError, OpenSearchUnavailable
+from zengram.adapters.opensearch.client import RetryPolicy
+from zengram.bootstrap import Container
+from zengram.domain.models import MemoryType
+from zengram.domain.requests import MemoryDraft
+from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
+from zengram.services.indexing import IndexSync
+
+from tests.opensearch_fake import FakeOpenSearch, Recorded, internal_error, iter_bulk, rejected, unavailable
+
+ALIAS = "zengram-test"
+CONCRETE = "zengram-test-v1-4d"
+MODEL = "test:hashing"
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+MAPPING_FILE = Path(__file__).resolve().parents[2] / "shared/zengram/adapters/opensearch/mappings/memories.v1.json"
+ACTIVE = {"term": {"active": True}}
+ORDER = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
+
+
+def unit(*values: float) -> npt.NDArray[np.float32]:
+    vector = np.zeros(4, dtype=np.float32)
+    vector[: len(values)] = values
+    return vector / np.linalg.norm(vector)
+
+
+def attributes(**fields: Any) -> IndexAttributes:
+    values: dict[str, Any] = {"type": "event", "source_agent": "claude-code", "client_id": "acme",
+                              "category": "episodic", "valid_from": T0, "created_at": T0}
+    return IndexAttributes(**{**values, **fields})
+
+
+def document(memory_id: str, text: str = "deploy pipeline", **fields: Any) -> IndexDocument:
+    return IndexDocument(memory_id, text, unit(1, 0), attributes(**fields))
+
+
+def adapter(fake: FakeOpenSearch, **options: Any) -> OpenSearchIndex:
+    defaults: dict[str, Any] = {"alias": ALIAS, "refresh": "wait_for", "retry_delay": 0.0}
+    return OpenSearchIndex(fake.url, **{**defaults, **options})
+
+
+def only(requests: list[Recorded]) -> Recorded:
+    assert len(requests) == 1, [f"{r.method} {r.path}" for r in requests]
+    return requests[0]
+
+
+def trail(fake: FakeOpenSearch) -> list[str]:
+    return [f"{r.method} {r.path}" for r in fake.requests]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenSearch]:
+    with FakeOpenSearch() as server:
+        yield server
+
+
+@pytest.fixture
+def index(fake: FakeOpenSearch) -> Iterator[OpenSearchIndex]:
+    built = adapter(fake)
+    yield built
+    built.close()
+
+
+@pytest.fixture
+def bound(fake: FakeOpenSearch, index: OpenSearchIndex) -> OpenSearchIndex:
+    index.bind_model(MODEL, 4)
+    fake.requests.clear()
+    return index
+
+
+# -- index, alias, model binding ----------------------------------------------------------------------
+
+def test_bind_model_creates_the_versioned_index_behind_the_alias(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
+    assert index.model_id is None
+    index.bind_model(MODEL, 4)
+
+    body = only(fake.requests_to("PUT", f"^/{CONCRETE}$")).json()
+    assert body["aliases"] == {ALIAS: {}}
+    assert body["settings"]["index"]["knn"] is True
+    analyzer = body["settings"]["analysis"]["analyzer"]["english_folded"]
+    assert analyzer["tokenizer"] == "standard"
+    assert analyzer["filter"] == ["english_possessive_stemmer", "lowercase", "english_stop", "asciifolding",
+                                  "english_stemmer"]
+    mappings = body["mappings"]
+    assert mappings["_meta"] == {"mapping_version": 1, "model_id": MODEL, "dimension": 4}
+    assert mappings["dynamic"] == "strict"
+    fields = mappings["properties"]
+    hnsw = {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
+            "parameters": {"m": 16, "ef_construction": 128}}
+    assert fields["vector"] == {"type": "knn_vector", "dimension": 4, "method": hnsw}
+    assert fields["text"] == {"type": "text", "analyzer": "english_folded"}
+    for name in ("id", "type", "source_agent", "client_id", "category", "knowledge_category"):
+        assert fields[name] == {"type": "keyword"}, name
+    assert fields["active"] == {"type": "boolean"}
+    for name in ("valid_from", "valid_to", "created_at"):
+        assert fields[name] == {"type": "date"}, name
+    assert index.model_id == MODEL
+
+
+def test_the_mapping_file_leaves_only_dimension_and_model_to_fill() -> None:
+    template = json.loads(MAPPING_FILE.read_text())
+    vector = template["mappings"]["properties"]["vector"]
+    assert vector["dimension"] is None
+    assert vector["method"]["engine"] in ("lucene", "faiss")
+    assert template["mappings"]["_meta"] == {"mapping_version": 1, "model_id": None, "dimension": None}
+
+
+def test_ensure_index_is_a_no_op_when_the_alias_exists(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.ensure_index()
+    bound.ensure_index()
+    assert trail(fake) == [f"HEAD /_alias/{ALIAS}"] * 2
+
+
+def test_ensure_index_creates_index_and_alias_when_missing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.drop_everything()
+    bound.ensure_index()
+    assert trail(fake) == [f"HEAD /_alias/{ALIAS}", f"PUT /{CONCRETE}"]
+    assert fake.aliases == {ALIAS: CONCRETE}
+
+
+def test_ensure_index_without_a_bound_model_is_a_clear_error(index: OpenSearchIndex) -> None:
+    with pytest.raises(OpenSearchIndexError, match="bind_model"):
+        index.ensure_index()
+
+
+def test_rebinding_the_same_dimension_records_the_new_model(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.bind_model("other:model", 4)
+    assert only(fake.requests_to("PUT", f"^/{ALIAS}/_mapping$")).json() == {
+        "_meta": {"mapping_version": 1, "model_id": "other:model", "dimension": 4}}
+    assert bound.model_id == "other:model"
+    bound.bind_model("other:model", 4)
+    assert len(fake.requests_to("PUT", "_mapping")) == 1
+
+
+def test_binding_another_dimension_needs_a_clear_first(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    with pytest.raises(OpenSearchIndexError, match=r"4-dimensional.*clear"):
+        bound.bind_model("big:model", 8)
+    bound.clear()
+    bound.bind_model("big:model", 8)
+    assert fake.aliases == {ALIAS: "zengram-test-v1-8d"}
+
+
+def test_an_index_created_by_a_racing_process_gets_the_alias(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
+    fake.add_index(CONCRETE, None, {"mappings": {"_meta": {"model_id": MODEL, "dimension": 4}}})
+    index.bind_model(MODEL, 4)
+    assert only(fake.requests_to("PUT", f"^/{CONCRETE}/_alias/{ALIAS}$"))
+    assert fake.aliases == {ALIAS: CONCRETE}
+
+
+def test_clear_drops_the_concrete_index_and_the_alias(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.clear()
+    assert trail(fake) == [f"GET /_alias/{ALIAS}", f"DELETE /{CONCRETE}"]
+    assert fake.indices == {} and fake.aliases == {}
+    assert bound.model_id is None
+    assert bound.count() == 0
+    bound.clear()  # nothing left: no error, no DELETE
+    assert len(fake.requests_to("DELETE", ".")) == 1
+
+
+def engine_of(fake: FakeOpenSearch) -> str:
+    engine: str = only(fake.requests_to("PUT", f"^/{CONCRETE}$")).json()["mappings"]["properties"]["vector"][
+        "method"]["engine"]
+    return engine
+
+
+def test_faiss_can_replace_lucene(fake: FakeOpenSearch) -> None:
+    adapter(fake, engine="faiss").bind_model(MODEL, 4)
+    assert engine_of(fake) == "faiss"
+
+
+# -- searches ------------------------------------------------------------------------------------------
+
+AT = T0 + timedelta(days=5)
+VALID_AT = [
+    {"range": {"valid_from": {"lte": "2026-03-06T00:00:00+00:00"}}},
+    {"bool": {"should": [{"range": {"valid_to": {"gt": "2026-03-06T00:00:00+00:00"}}},
+                         {"bool": {"must_not": [{"exists": {"field": "valid_to"}}]}}], "minimum_should_match": 1}},
+]
+FILTER_CASES = [
+    pytest.param(SearchFilters(), [ACTIVE], id="default-active-only"),
+    pytest.param(SearchFilters(include_inactive=True), [], id="include-inactive"),
+    pytest.param(SearchFilters(type="fact", source_agent="n8n", client_id="acme", category="semantic",
+                               knowledge_category="technical"),
+                 [{"term": {"type": "fact"}}, {"term": {"source_agent": "n8n"}}, {"term": {"client_id": "acme"}},
+                  {"term": {"category": "semantic"}}, {"term": {"knowledge_category": "technical"}}, ACTIVE],
+                 id="every-field"),
+    pytest.param(SearchFilters(at_time=AT), VALID_AT, id="at-time-includes-inactive"),
+    pytest.param(SearchFilters(client_id="acme", entity="Next.js"),
+                 [{"term": {"client_id": "acme"}}, ACTIVE, {"match_phrase": {"text": "Next.js"}}], id="entity"),
+    pytest.param(SearchFilters(at_time=AT, include_inactive=True, entity="Berlin"),
+                 [*VALID_AT, {"match_phrase": {"text": "Berlin"}}], id="at-time-and-entity"),
+]
+
+
+@pytest.mark.parametrize(("filters", "clauses"), FILTER_CASES)
+def test_vector_search_sends_knn_with_the_filter_inside(fake: FakeOpenSearch, bound: OpenSearchIndex,
+                                                        filters: SearchFilters, clauses: list[Any]) -> None:
+    bound.vector_search(unit(0.6, 0.8), filters, k=7)
+
+    body = only(fake.requests_to("POST", f"^/{ALIAS}/_search$")).json()
+    knn = body["query"]["knn"]["vector"]
+    assert knn["vector"] == pytest.approx([0.6, 0.8, 0.0, 0.0], abs=1e-7)
+    assert knn["k"] == 7
+    assert knn.get("filter") == ({"bool": {"filter": clauses}} if clauses else None)
+    assert {key: value for key, value in body.items() if key != "query"} == {
+        "size": 7, "_source": ["id"], "sort": ORDER, "track_scores": True}
+
+
+@pytest.mark.parametrize(("filters", "clauses"), FILTER_CASES)
+def test_keyword_search_sends_bm25_with_the_same_filters(fake: FakeOpenSearch, bound: OpenSearchIndex,
+                                                         filters: SearchFilters, clauses: list[Any]) -> None:
+    bound.keyword_search("Why did the deploy fail?", filters, k=3)
+
+    body = only(fake.requests_to("POST", f"^/{ALIAS}/_search$")).json()
+    expected: dict[str, Any] = {"must": [{"match": {"text": {"query": "Why did the deploy fail?"}}}]}
+    if clauses:
+        expected["filter"] = clauses
+    assert body == {"size": 3, "_source": ["id"], "query": {"bool": expected}, "sort": ORDER, "track_scores": True}
+
+
+def test_keyword_search_without_searchable_words_sends_nothing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    assert bound.keyword_search("!!! ???", SearchFilters(), k=5) == []
+    assert bound.keyword_search("deploy", SearchFilters(), k=0) == []
+    assert bound.vector_search(unit(1), SearchFilters(), k=0) == []
+    assert fake.requests == []
+
+
+def test_vector_scores_are_turned_back_into_cosines(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.search_hits = [("b", 0.9), ("a", 0.9), ("c", 1.0), ("d", 0.5), ("e", 0.0)]
+    hits = bound.vector_search(unit(1), SearchFilters(), k=4)
+    assert [(hit.id, hit.score) for hit in hits] == [
+        ("c", 1.0), ("a", pytest.approx(0.8)), ("b", pytest.approx(0.8)), ("d", 0.0)]
+
+
+def test_keyword_scores_are_bm25_as_given(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.search_hits = [("x", 2.5), ("y", 7.25)]
+    hits = bound.keyword_search("deploy", SearchFilters(), k=5)
+    assert [(hit.id, hit.score) for hit in hits] == [("y", 7.25), ("x", 2.5)]
+
+
+def test_searching_a_missing_index_finds_nothing(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
+    assert index.vector_search(unit(1), SearchFilters(), k=5) == []
+    assert index.keyword_search("deploy", SearchFilters(), k=5) == []
+    assert index.count() == 0
+    assert index.model_id is None
+    assert [r.method for r in fake.requests] == ["POST", "POST", "POST", "GET"]
+
+
+# -- writes --------------------------------------------------------------------------------------------
+
+def test_upsert_sends_bulk_index_actions_through_the_alias(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.upsert([document("m1", "Deploy failed on Friday"),
+                  document("m2", "Café Müller", active=False, knowledge_category="meeting",
+                           valid_to=T0 + timedelta(days=1))])
+
+    request = only(fake.requests_to("POST", "_bulk"))
+    assert request.path == f"/{ALIAS}/_bulk"
+    assert request.query == {"refresh": "wait_for", "require_alias": "true"}
+    assert request.headers["content-type"].startswith("application/")
+    assert request.body.endswith(b"\n")
+    lines = request.ndjson()
+    assert lines[0] == {"index": {"_id": "m1"}}
+    assert lines[2] == {"index": {"_id": "m2"}}
+    first, second = lines[1], lines[3]
+    assert first.pop("vector") == pytest.approx([1.0, 0.0, 0.0, 0.0])
+    assert first == {"id": "m1", "text": "Deploy failed on Friday", "type": "event", "source_agent": "claude-code",
+                     "client_id": "acme", "category": "episodic", "knowledge_category": None, "active": True,
+                     "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
+                     "created_at": "2026-03-01T00:00:00+00:00"}
+    assert (second["text"], second["active"], second["knowledge_category"], second["valid_to"]) == (
+        "Café Müller", False, "meeting", "2026-03-02T00:00:00+00:00")
+    assert bound.count() == 2
+
+
+def test_set_attributes_sends_partial_updates_and_ignores_unknown_ids(fake: FakeOpenSearch,
+                                                                      bound: OpenSearchIndex) -> None:
+    bound.upsert([document("a")])
+    fake.requests.clear()
+    bound.set_attributes({"a": attributes(active=False, client_id="globex"), "unknown": attributes()})
+
+    lines = list(iter_bulk(only(fake.requests_to("POST", "_bulk"))))
+    assert [(kind, header) for kind, header, _ in lines] == [("update", {"_id": "a"}), ("update", {"_id": "unknown"})]
+    assert lines[0][2] == {"doc": {"type": "event", "source_agent": "claude-code", "client_id": "globex",
+                                   "category": "episodic", "knowledge_category": None, "active": False,
+                                   "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
+                                   "created_at": "2026-03-01T00:00:00+00:00"}}
+    stored = fake.indices[CONCRETE].docs["a"]
+    assert (stored["client_id"], stored["active"], stored["text"]) == ("globex", False, "deploy pipeline")
+
+
+def test_delete_sends_bulk_deletes_and_a_missing_document_is_fine(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.upsert([document("a")])
+    fake.requests.clear()
+    bound.delete(["a", "never-existed", "a"])
+
+    request = only(fake.requests_to("POST", "_bulk"))
+    assert request.ndjson() == [{"delete": {"_id": "a"}}, {"delete": {"_id": "never-existed"}}]
+    assert bound.count() == 0
+
+
+def test_empty_writes_send_nothing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.upsert([])
+    bound.set_attributes({})
+    bound.delete([])
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(("refresh", "sent"), [(True, "true"), ("true", "true"), ("wait_for", "wait_for"),
+                                               (False, None), ("false", None)])
+def test_the_refresh_policy_is_configurable(fake: FakeOpenSearch, refresh: Any, sent: str | None) -> None:
+    index = adapter(fake, refresh=refresh)
+    index.bind_model(MODEL, 4)
+    index.upsert([document("a")])
+    assert only(fake.requests_to("POST", "_bulk")).query.get("refresh") == sent
+
+
+def test_large_batches_are_split(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.upsert([document(f"d{i}") for i in range(450)])
+    assert [len(r.ndjson()) // 2 for r in fake.requests_to("POST", "_bulk")] == [200, 200, 50]
+
+
+# -- transient failures ----------------------------------------------------------------------------------
+
+def test_a_429_is_retried(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.script("POST", "_search$", (429, rejected()))
+    fake.search_hits = [("a", 1.0)]
+    assert [hit.id for hit in bound.vector_search(unit(1), SearchFilters(), k=5)] == ["a"]
+    assert len(fake.requests_to("POST", "_search$")) == 2
+
+
+def test_a_503_on_bulk_is_retried(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.script("POST", "_bulk$", (503, unavailable()))
+    bound.upsert([document("a")])
+    assert len(fake.requests_to("POST", "_bulk$")) == 2
+    assert bound.count() == 1
+
+
+def test_a_repeated_500_gives_up_with_a_clear_error(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.script("POST", "_bulk$", *[(500, internal_error())] * 6)
+    with pytest.raises(OpenSearchUnavailable, match="bulk failed 5 times, last with 500"):
+        bound.upsert([document("a")])
+    assert len(fake.requests_to("POST", "_bulk$")) == 5  # ours only: the client's own retries are off
+
+
+def test_client_errors_are_not_retried(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.script("POST", "_search$", (400, {"error": {"type": "parsing_exception", "reason": "bad"}, "status": 400}))
+    with pytest.raises(Exception, match="parsing_exception"):
+        bound.keyword_search("deploy", SearchFilters(), k=5)
+    assert len(fake.requests_to("POST", "_search$")) == 1
+
+
+def test_backoff_grows_exponentially_and_is_bounded() -> None:
+    from opensearchpy.exceptions import TransportError
+
+    delays: list[float] = []
+    policy = RetryPolicy(attempts=5, base_delay=0.1, max_delay=0.5, sleep=delays.append)
+    calls = iter([TransportError(429, "rejected_execution_exception", {})] * 4 + [None])
+
+    def flaky() -> str:
+        error = next(calls)
+        if error is not None:
+            raise error
+        return "ok"
+
+    assert policy.call("search", flaky) == "ok"
+    ceilings = [0.1, 0.2, 0.4, 0.5]
+    assert len(delays) == 4
+    assert all(ceiling / 2 <= delay <= ceiling for delay, ceiling in zip(delays, ceilings, strict=True))
+
+
+# -- a missing index -----------------------------------------------------------------------------------
+
+def test_bulk_into_a_missing_index_recreates_it_and_retries(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.drop_everything()
+    bound.upsert([document("a")])
+    assert trail(fake) == [f"POST /{ALIAS}/_bulk", f"HEAD /_alias/{ALIAS}", f"PUT /{CONCRETE}", f"POST /{ALIAS}/_bulk"]
+    assert fake.indices[CONCRETE].docs.keys() == {"a"}
+
+
+def test_bulk_into_a_missing_index_without_a_bound_model_fails_clearly(fake: FakeOpenSearch,
+                                                                       index: OpenSearchIndex) -> None:
+    with pytest.raises(OpenSearchIndexError, match=r"no index behind the alias 'zengram-test'.*bind_model"):
+        index.upsert([document("a")])
+    assert fake.indices == {}  # require_alias: nothing auto-created under the alias name
+
+
+def test_deletes_and_updates_in_a_missing_index_are_done(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.drop_everything()
+    bound.delete(["a"])
+    bound.set_attributes({"a": attributes()})
+    assert trail(fake) == [f"POST /{ALIAS}/_bulk"] * 2
+
+
+# -- partial bulk failures -----------------------------------------------------------------------------
+
+def test_rejected_items_are_retried_and_bad_ones_named(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.fail_item("b", (429, "rejected_execution_exception"))
+    fake.fail_item("c", *[(400, "mapper_parsing_exception")] * 5)
+    with pytest.raises(BulkWriteError, match=r"1 document\(s\): c: 400 mapper_parsing_exception") as raised:
+        bound.upsert([document("a"), document("b"), document("c")])
+
+    assert raised.value.failed_ids == ["c"]
+    first, second = fake.requests_to("POST", "_bulk$")
+    assert [header["_id"] for _, header, _ in iter_bulk(first)] == ["a", "b", "c"]
+    assert [header["_id"] for _, header, _ in iter_bulk(second)] == ["b"]
+    assert fake.indices[CONCRETE].docs.keys() == {"a", "b"}
+
+
+def test_items_rejected_until_the_last_attempt_are_named(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.fail_item("b", *[(429, "rejected_execution_exception")] * 5)
+    with pytest.raises(BulkWriteError, match="b: still failing after 5 attempts") as raised:
+        bound.upsert([document("a"), document("b")])
+    assert raised.value.failed_ids == ["b"]
+    assert len(fake.requests_to("POST", "_bulk$")) == 5
+
+
+def test_a_failed_write_leaves_the_records_pending_for_repair(fake: FakeOpenSearch, bound: OpenSearchIndex,
+                                                              hashing_container: Container) -> None:
+    memory = hashing_container.memory
+    bound.clear()
+    sync = IndexSync(hashing_container.store, bound, hashing_container.embedder)
+    sync.ensure_compatible()
+    memory.index_sync = sync
+    fake.script("POST", "_bulk$", *[(503, unavailable())] * 5)
+
+    result = memory.store(MemoryDraft(type=MemoryType.EVENT, content="The deploy failed", source_agent="n8n"))
+    assert result.indexed is False
+    assert [m.id for m in hashing_container.store.pending_index(10)] == [result.memory.id]
+    assert sync.repair() == 1
+    assert hashing_container.store.pending_index(10) == []
+    assert fake.indices[f"{ALIAS}-v1-64d"].docs.keys() == {result.memory.id}
+
+
+# -- authentication ------------------------------------------------------------------------------------
+
+def test_basic_auth_sends_the_credentials(fake: FakeOpenSearch) -> None:
+    adapter(fake, auth="basic", username="admin", password="s3cret!").count()
+    assert fake.requests[0].headers["authorization"] == "Basic " + base64.b64encode(b"admin:s3cret!").decode()
+
+
+def test_no_auth_sends_no_authorization(fake: FakeOpenSearch) -> None:
+    adapter(fake).count()
+    assert "authorization" not in fake.requests[0].headers
+
+
+def dummy_credentials(token: str | None = None) -> Any:
+    from botocore.credentials import Credentials
+
+    return Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", token)
+
+
+@pytest.mark.parametrize("service", ["es", "aoss"])
+def test_sigv4_signs_every_request_for_the_service(fake: FakeOpenSearch, service: str) -> None:
+    index = adapter(fake, auth="sigv4", aws_region="eu-west-1", aws_service=service,
+                    aws_credentials=dummy_credentials())
+    index.keyword_search("deploy", SearchFilters(), k=5)
+    index.count()
+
+    for request in fake.requests:
+        authorization = request.headers["authorization"]
+        assert authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+        assert f"/eu-west-1/{service}/aws4_request" in authorization
+        assert "SignedHeaders=host;x-amz-content-sha256;x-amz-date" in authorization
+        assert len(request.headers["x-amz-date"]) == len("20260301T120000Z")
+        # The signed payload hash is the hash of the bytes that arrived.
+        assert request.headers["x-amz-content-sha256"] == hashlib.sha256(request.body).hexdigest()
+    assert fake.requests[0].body  # the search had a body to sign
+
+
+def test_sigv4_takes_credentials_and_region_from_the_environment(fake: FakeOpenSearch, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_PROFILE", "AWS_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDFROMENV")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-from-env")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "session-token-from-env")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+
+    adapter(fake, auth="sigv4", aws_service="aoss").count()
+    headers = fake.requests[0].headers
+    assert "Credential=AKIDFROMENV/" in headers["authorization"]
+    assert "/ap-south-1/aoss/aws4_request" in headers["authorization"]
+    assert headers["x-amz-security-token"] == "session-token-from-env"
+
+
+def test_sigv4_without_a_region_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    with pytest.raises(ValueError, match="region"):
+        OpenSearchIndex("https://search.example.com", auth="sigv4", aws_credentials=dummy_credentials())
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"auth": "basic", "username": "admin"}, "username and a password"),
+    ({"alias": "Zengram"}, "invalid alias"),
+    ({"alias": "a,b"}, "invalid alias"),
+    ({"refresh": "sometimes"}, "refresh must be"),
+])
+def test_bad_options_are_refused(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        OpenSearchIndex("http://127.0.0.1:9", **options)
+
+
+# -- OpenSearch Serverless (aoss) ------------------------------------------------------------------------
+
+@pytest.fixture
+def serverless(fake: FakeOpenSearch) -> OpenSearchIndex:
+    index = adapter(fake, auth="sigv4", aws_service="aoss", aws_region="us-east-1",
+                    aws_credentials=dummy_credentials(), refresh=False)
+    index.bind_model(MODEL, 4)
+    fake.requests.clear()
+    return index
+
+
+def test_serverless_defaults_to_faiss_and_sends_no_refresh(fake: FakeOpenSearch,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        index = adapter(fake, auth="sigv4", aws_service="aoss", aws_region="us-east-1",
+                        aws_credentials=dummy_credentials(), refresh="wait_for")
+    assert "no refresh parameter" in caplog.text
+    index.bind_model(MODEL, 4)
+    index.upsert([document("a")])
+    assert engine_of(fake) == "faiss"
+    assert only(fake.requests_to("POST", "_bulk$")).query == {}
+
+
+def test_serverless_writes_let_the_server_assign_ids(fake: FakeOpenSearch, serverless: OpenSearchIndex) -> None:
+    serverless.upsert([document("a", "first words")])
+    assert trail(fake) == [f"POST /{ALIAS}/_search", f"POST /{ALIAS}/_bulk"]
+    lookup = fake.requests[0].json()
+    assert lookup["query"] == {"terms": {"id": ["a"]}}
+    kind, header, source = next(iter_bulk(fake.requests[1]))
+    assert (kind, header, source and source["id"]) == ("index", {}, "a")
+
+    fake.requests.clear()
+    serverless.upsert([document("a", "second words")])  # the new copy goes in, then the old one out
+    index_request, delete_request = fake.requests_to("POST", "_bulk$")
+    old_id = next(iter_bulk(delete_request))[1]["_id"]
+    assert next(iter_bulk(index_request))[1] == {}
+    assert [source["text"] for source in fake.indices[CONCRETE].docs.values()] == ["second words"]
+    assert old_id not in fake.indices[CONCRETE].docs
+
+
+def test_serverless_checks_the_alias_once_before_writing(fake: FakeOpenSearch, serverless: OpenSearchIndex) -> None:
+    # Serverless gets no require_alias, so a fresh process makes sure the alias exists before its first write
+    # rather than let a write create a bare index under the alias name.
+    fresh = adapter(fake, auth="sigv4", aws_service="aoss", aws_region="us-east-1",
+                    aws_credentials=dummy_credentials(), refresh=False)
+    fresh.upsert([document("a")])
+    fresh.upsert([document("b")])
+    assert [r for r in trail(fake) if r.startswith("HEAD")] == [f"HEAD /_alias/{ALIAS}"]
+
+
+def test_serverless_updates_and_deletes_resolve_the_server_ids(fake: FakeOpenSearch,
+                                                               serverless: OpenSearchIndex) -> None:
+    serverless.upsert([document("a"), document("b")])
+    stored = {source["id"]: doc_id for doc_id, source in fake.indices[CONCRETE].docs.items()}
+    fake.requests.clear()
+
+    serverless.set_attributes({"a": attributes(active=False), "unknown": attributes()})
+    update = only(fake.requests_to("POST", "_bulk$"))
+    assert [(kind, header) for kind, header, _ in iter_bulk(update)] == [("update", {"_id": stored["a"]})]
+
+    serverless.delete(["b", "never-existed"])
+    delete = fake.requests_to("POST", "_bulk$")[-1]
+    assert delete.ndjson() == [{"delete": {"_id": stored["b"]}}]
+    assert serverless.count() == 1
+
+
+def test_serverless_duplicates_count_once_in_hits(fake: FakeOpenSearch, serverless: OpenSearchIndex) -> None:
+    fake.search_hits = [("a", 0.9), ("a", 0.7), ("b", 0.8)]
+    assert [hit.id for hit in serverless.vector_search(unit(1), SearchFilters(), k=5)] == ["a", "b"]
+
+
+# -- cold starts ---------------------------------------------------------------------------------------
+
+def test_importing_the_adapter_loads_neither_opensearchpy_nor_botocore() -> None:
+    code = ("import sys, zengram.adapters.opensearch; "
+            "print(sorted(m for m in ('opensearchpy', 'botocore', 'boto3', 'requests') if m in sys.modules))")
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "[]"
