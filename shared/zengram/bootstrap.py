@@ -38,9 +38,42 @@ def build_embedder(settings: Settings) -> Embedder:
             model=settings.embedding_model,
             dimensions=settings.embedding_dimensions,
         )
+    if settings.embedder == "bedrock":
+        from zengram.adapters.bedrock import BedrockEmbedder
+
+        return BedrockEmbedder(model_id=settings.bedrock_model_id, dimensions=settings.embedding_dimensions,
+                               region=settings.aws_region)
     from zengram.adapters.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder(model_dir=settings.minilm_model_dir)
+
+
+def build_record_store(settings: Settings) -> RecordStore:
+    if settings.record_store == "dynamodb":
+        from zengram.adapters.dynamodb import DynamoDBRecordStore
+
+        return DynamoDBRecordStore(settings.dynamodb_table, region=settings.aws_region)
+    from zengram.adapters.sqlite import SQLiteRecordStore
+
+    return SQLiteRecordStore(settings.records_path)
+
+
+def build_search_index(settings: Settings) -> SearchIndex:
+    if settings.search_index == "opensearch":
+        from zengram.adapters.opensearch import OpenSearchIndex
+
+        if not settings.opensearch_url:
+            raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
+        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
+        return OpenSearchIndex(
+            settings.opensearch_url, alias=settings.opensearch_alias, auth=settings.opensearch_auth,
+            username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
+            aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
+            timeout=settings.opensearch_timeout,
+        )
+    from zengram.adapters.sqlite import EmbeddedSearchIndex
+
+    return EmbeddedSearchIndex(settings.index_path)
 
 
 def build_container(
@@ -49,20 +82,20 @@ def build_container(
     embedder: Embedder | None = None,
     clock: Clock | None = None,
 ) -> Container:
-    """Wires the embedded host: SQLite records, the embedded search index, the configured embedder."""
-    from zengram.adapters.sqlite import EmbeddedSearchIndex, SQLiteRecordStore
+    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own."""
     from zengram.adapters.system import SystemClock
 
-    store = SQLiteRecordStore(settings.records_path)
-    index = EmbeddedSearchIndex(settings.index_path)
+    store = build_record_store(settings)
+    index = build_search_index(settings)
     embedder = embedder or build_embedder(settings)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
     memory = MemoryService(
         store, index, embedder, clock or SystemClock(), executor,
         scoring=settings.scoring(), max_observers=settings.max_observers,
     )
+    closers = [getattr(port, "close", None) for port in (store, index)]
     container = Container(settings, store, index, embedder, memory,
-                          closers=[store.close, index.close, lambda: executor.shutdown(wait=False)])
+                          closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)])
     try:
         memory.index_sync.ensure_compatible()
         memory.index_sync.repair()

