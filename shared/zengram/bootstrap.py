@@ -98,7 +98,6 @@ def build_container(
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)])
     try:
         memory.index_sync.ensure_compatible()
-        memory.index_sync.repair()
     except BaseException:
         container.close()
         raise

@@ -16,7 +16,6 @@ from zengram.bootstrap import ContainerProvider, build_container
 from zengram.domain.errors import ZengramError
 from zengram.settings import Settings
 
-
 REPAIR_TIME_RESERVE_MS = 15_000
 
 

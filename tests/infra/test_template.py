@@ -56,10 +56,31 @@ def test_every_function_has_a_handler_and_event_samples(function: object) -> Non
     assert callable(getattr(module, handler_name))
 
 
-@pytest.mark.parametrize("function", functions(load_template()), ids=lambda f: f.logical_id)
+HTTP_FUNCTIONS = [function for function in functions(load_template()) if function.routes]
+
+
+@pytest.mark.parametrize("function", HTTP_FUNCTIONS, ids=lambda f: f.logical_id)
 def test_template_routes_match_the_function_app(function: object) -> None:
     from tests.infra.template_model import FunctionSpec
 
     assert isinstance(function, FunctionSpec)
     app = load_function_module(function.group).app
     assert api_routes(app) == set(function.routes)
+
+
+def test_every_embedded_route_is_deployed_and_nothing_else() -> None:
+    from zengram.embedded.app import ROUTERS
+
+    every_route = set().union(*(function.routes for function in HTTP_FUNCTIONS))
+    embedded = FastAPI()
+    for router in ROUTERS:
+        embedded.include_router(router)
+    assert api_routes(embedded) == every_route
+
+
+def test_no_route_is_served_by_two_functions() -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for function in HTTP_FUNCTIONS:
+        for route in function.routes:
+            assert route not in seen, f"{route} in {seen.get(route)} and {function.logical_id}"
+            seen[route] = function.logical_id

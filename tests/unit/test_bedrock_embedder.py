@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
-
 from zengram.adapters.bedrock import BedrockEmbedder
 
 MODEL = "amazon.titan-embed-text-v2:0"

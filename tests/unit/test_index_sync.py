@@ -110,3 +110,20 @@ def test_reindex_rebuilds_from_the_record_store(settings: Settings) -> None:
     assert found(second, "invoices") == ["kept memory about invoices"]
     assert second.index.model_id == "test:two"
     second.close()
+
+
+def test_embedded_server_finishes_pending_index_writes_at_startup(
+    settings: Settings, hashing_container: Container, flaky: FlakyIndex
+) -> None:
+    from fastapi.testclient import TestClient
+    from zengram.embedded.app import build_embedded_app
+
+    from tests.support import API_KEY
+
+    flaky.failing = True
+    hashing_container.memory.store(draft("left pending by a crash"))
+    flaky.failing = False
+    with TestClient(build_embedded_app(settings, hashing_container), headers={"x-api-key": API_KEY}) as client:
+        assert hashing_container.store.pending_index(10) == []
+        hits = client.get("/memory/search", params={"q": "pending crash"}).json()["results"]
+        assert [hit["content"] for hit in hits] == ["left pending by a crash"]

@@ -23,7 +23,9 @@ def build_embedded_app(settings: Settings, container: Container | None = None) -
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        provider.get()  # fail at startup (e.g. embedding mismatch), not on the first request
+        # Fail at startup (e.g. embedding mismatch), not on the first request; and since no scheduler runs
+        # here, finish any index writes a crash left pending before serving.
+        provider.get().memory.index_sync.repair_until_clean(keep_going=lambda: True)
         yield
         provider.close()
 

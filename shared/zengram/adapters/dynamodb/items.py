@@ -1,0 +1,144 @@
+"""How memories and uniqueness guards look as DynamoDB items (low-level attribute values).
+
+A memory field holding None is simply absent from the item. Timestamps are ISO strings (they sort as
+text), `metadata` is a JSON string (so floats need no Decimal), `observed_by` a list (order matters).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from zengram.adapters.dynamodb.schema import ALL_PK, CLIENT_PK, CREATED_SK, PENDING_PK, PENDING_SK, PK, SK
+from zengram.domain.models import Memory, MemoryType, format_timestamp, parse_timestamp
+
+AttributeValue = dict[str, Any]
+Item = dict[str, AttributeValue]
+
+MEMORY_KIND = "MEMORY"
+GUARD_KIND = "GUARD"
+PENDING_MARK = "PENDING"
+GUARD_TARGET = "memory_id"
+
+_TIMESTAMP_FIELDS = frozenset({"valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
+                               "last_observed_at", "last_accessed_at"})
+_INTEGER_FIELDS = frozenset({"observation_count", "access_count", "revision"})
+_FLOAT_FIELDS = frozenset({"confidence"})
+_BOOL_FIELDS = frozenset({"active", "consolidated"})
+
+
+def string(text: str) -> AttributeValue:
+    return {"S": text}
+
+
+def number(value: int | float) -> AttributeValue:
+    return {"N": repr(value)}
+
+
+def timestamp(moment: datetime) -> AttributeValue:
+    return string(format_timestamp(moment))
+
+
+def encode(field: str, value: Any) -> AttributeValue | None:
+    """One memory field as an attribute value; None for a None value (the attribute is left out)."""
+    if value is None:
+        return None
+    if field in _TIMESTAMP_FIELDS:
+        return timestamp(value)
+    if field in _BOOL_FIELDS:
+        return {"BOOL": bool(value)}
+    if field in _INTEGER_FIELDS:
+        return number(int(value))
+    if field in _FLOAT_FIELDS:
+        return number(float(value))
+    if field == "metadata":
+        return string(json.dumps(value, ensure_ascii=False))
+    if field == "observed_by":
+        return {"L": [string(name) for name in value]}
+    return string(str(value))  # plain strings and StrEnums
+
+
+def decode(field: str, attribute: AttributeValue) -> Any:
+    if field in _TIMESTAMP_FIELDS:
+        return parse_timestamp(attribute["S"])
+    if field in _BOOL_FIELDS:
+        return attribute["BOOL"]
+    if field in _INTEGER_FIELDS:
+        return int(attribute["N"])
+    if field in _FLOAT_FIELDS:
+        return float(attribute["N"])
+    if field == "metadata":
+        return json.loads(attribute["S"])
+    if field == "observed_by":
+        return [element["S"] for element in attribute["L"]]
+    return attribute["S"]
+
+
+# -- keys -------------------------------------------------------------------------------------------------
+
+
+def memory_key(memory_id: str) -> Item:
+    return {PK: string(f"{MEMORY_KIND}#{memory_id}"), SK: string(MEMORY_KIND)}
+
+
+def _guard_key(prefix: str, *parts: str) -> Item:
+    # Escape '#' (and '%') so that e.g. client "a#b" + key "c" never meets client "a" + key "b#c".
+    escaped = (part.replace("%", "%25").replace("#", "%23") for part in parts)
+    return {PK: string("#".join((prefix, *escaped))), SK: string(GUARD_KIND)}
+
+
+def hash_guard_key(client_id: str, type_: str, content_hash: str) -> Item:
+    """Held by the one active memory with this (client_id, type, content_hash)."""
+    return _guard_key("HASH", client_id, type_, content_hash)
+
+
+def content_guard_key(memory: Memory) -> Item:
+    return hash_guard_key(memory.client_id, memory.type.value, memory.content_hash)
+
+
+def label_guard_key(memory: Memory) -> Item | None:
+    """Held by the one active fact with this (client_id, key), or status with this (client_id, subject)."""
+    if memory.type is MemoryType.FACT and memory.key is not None:
+        return _guard_key("KEY", memory.client_id, memory.key)
+    if memory.type is MemoryType.STATUS and memory.subject is not None:
+        return _guard_key("SUBJECT", memory.client_id, memory.subject)
+    return None
+
+
+def guard_item(key: Item, memory_id: str) -> Item:
+    return {**key, "kind": string(GUARD_KIND), GUARD_TARGET: string(memory_id)}
+
+
+# -- memories ---------------------------------------------------------------------------------------------
+
+
+def _created_sort_key(memory: Memory) -> AttributeValue:
+    return string(f"{format_timestamp(memory.created_at)}#{memory.id}")
+
+
+def pending_attributes(memory: Memory) -> Item:
+    """The sparse pending-index entry: present until `mark_indexed` confirms this revision."""
+    return {PENDING_PK: string(PENDING_MARK), PENDING_SK: string(f"{format_timestamp(memory.updated_at)}#{memory.id}")}
+
+
+def memory_item(memory: Memory) -> Item:
+    """The whole item for a new memory: fields, GSI keys, and the pending mark."""
+    fields = {name: encode(name, value) for name, value in memory.model_dump().items()}
+    return {
+        **memory_key(memory.id),
+        "kind": string(MEMORY_KIND),
+        CLIENT_PK: string(f"CLIENT#{memory.client_id}"),
+        ALL_PK: string(MEMORY_KIND),
+        CREATED_SK: _created_sort_key(memory),
+        **pending_attributes(memory),
+        **{name: value for name, value in fields.items() if value is not None},
+    }
+
+
+def memory_from_item(item: Item) -> Memory:
+    return Memory.model_validate({name: decode(name, item[name]) for name in Memory.model_fields if name in item})
+
+
+def is_pending(item: Item) -> bool:
+    return PENDING_PK in item

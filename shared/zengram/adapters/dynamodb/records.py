@@ -1,0 +1,335 @@
+"""The AWS `RecordStore`: one DynamoDB table of memories plus uniqueness guards (see infra/README.md).
+
+Where SQLite has partial unique indexes, this store has guard items: `HASH#<client>#<type>#<hash>` is held by
+the one active memory with that content, `KEY#<client>#<key>` by the active fact with that key and
+`SUBJECT#<client>#<subject>` by the active status with that subject. Every write reads what it depends on,
+then commits memory and guards in one `TransactWriteItems` whose conditions say "nothing I read has
+changed"; when another writer got there first the transaction is cancelled whole, and the write starts
+over from a fresh read (a bounded number of times).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from zengram.adapters.dynamodb import writes
+from zengram.adapters.dynamodb.items import (
+    GUARD_TARGET,
+    MEMORY_KIND,
+    PENDING_MARK,
+    Item,
+    content_guard_key,
+    encode,
+    hash_guard_key,
+    is_pending,
+    label_guard_key,
+    memory_from_item,
+    memory_key,
+    string,
+    timestamp,
+)
+from zengram.adapters.dynamodb.schema import (
+    ALL_PK,
+    BY_CLIENT,
+    BY_CREATED,
+    CLIENT_PK,
+    CREATED_SK,
+    PENDING_INDEX,
+    PENDING_PK,
+    PK,
+    SK,
+    ensure_table,
+)
+from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
+from zengram.adapters.dynamodb.writes import Expression, WriteOp
+from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.models import Memory, MemoryChanges, RecordQuery, WriteKind, WriteOutcome
+
+T = TypeVar("T")
+
+# Each lost race means another writer succeeded. With full-jitter backoff (20 ms doubling up to 1 s), 50 writers
+# racing for one fact key needed at most ~15 attempts each; 25 keeps the worst case inside a Lambda timeout.
+MAX_ATTEMPTS = 25
+_BACKOFF_BASE_SECONDS = 0.02
+_BACKOFF_CAP_SECONDS = 1.0
+_QUERY_PAGE = 100
+_FILTERED_FIELDS = ("type", "source_agent", "category", "key", "subject")
+
+
+class DynamoDBRecordStore:
+    """Source of truth for the AWS host. Thread-safe: the boto3 client is, and the store keeps no state."""
+
+    def __init__(
+        self,
+        table_name: str,
+        *,
+        region: str | None = None,
+        endpoint_url: str | None = None,
+        client: Any | None = None,
+    ) -> None:
+        self._table = DynamoTable(client or make_client(region=region, endpoint_url=endpoint_url), table_name)
+
+    @property
+    def client(self) -> Any:
+        """The boto3 DynamoDB client in use."""
+        return self._table.client
+
+    @property
+    def table_name(self) -> str:
+        return self._table.name
+
+    def ensure_table(self) -> None:
+        """Creates the table if it does not exist (tests, "bring your own table"); in production SAM does."""
+        ensure_table(self._table.client, self._table.name)
+
+    def close(self) -> None:
+        self._table.client.close()
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:
+        return self._retrying(lambda: self._create_or_corroborate_once(memory, max_observers), f"store {memory.id}")
+
+    def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
+        return self._retrying(lambda: self._update_once(memory_id, changes, at), f"update {memory_id}")
+
+    def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
+        return self._retrying(lambda: self._soft_delete_once(memory_id, by, reason, at), f"delete {memory_id}")
+
+    def restore(self, memory_id: str, at: datetime) -> list[Memory]:
+        return self._retrying(lambda: self._restore_once(memory_id, at), f"restore {memory_id}")
+
+    def record_access(self, memory_ids: Sequence[str], at: datetime) -> None:
+        for memory_id, count in Counter(memory_ids).items():
+            try:
+                self._table.write([writes.count_access(memory_id, count, at)])
+            except WriteConflict:  # a later access is already stamped (or the id is unknown): just count
+                self._ignoring_conflict([writes.count_access(memory_id, count, None)])
+
+    def mark_indexed(self, revisions: dict[str, int]) -> None:
+        for memory_id, revision in revisions.items():
+            self._ignoring_conflict([writes.clear_pending(memory_id, revision)])  # changed again: stays pending
+
+    # -- reads ----------------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory | None:
+        item = self._table.get(memory_key(memory_id))
+        return memory_from_item(item) if item is not None else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        items = self._table.get_many([memory_key(memory_id) for memory_id in dict.fromkeys(memory_ids)])
+        return {memory.id: memory for memory in map(memory_from_item, items)}
+
+    def find_active_duplicate(self, client_id: str, type_: str, content_hash: str) -> Memory | None:
+        return self._read_guards([hash_guard_key(client_id, type_, content_hash)])[0].holder
+
+    def query(self, query: RecordQuery) -> list[Memory]:
+        wanted = query.offset + query.limit
+        if wanted <= 0:
+            return []
+        items = itertools.islice(self._table.query(_listing(query), page_size=max(wanted, _QUERY_PAGE)), wanted)
+        return [memory_from_item(item) for item in items][query.offset:]
+
+    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]:
+        expression = Expression()
+        condition = expression.equals(ALL_PK, string(MEMORY_KIND))
+        filters = {} if include_deleted else {"FilterExpression": _not_deleted(expression)}
+        params = {"IndexName": BY_CREATED, **expression.params(KeyConditionExpression=condition, **filters)}
+        return map(memory_from_item, self._table.query(params, page_size=batch_size))
+
+    def pending_index(self, limit: int) -> list[Memory]:
+        expression = Expression()
+        condition = expression.equals(PENDING_PK, string(PENDING_MARK))
+        params = {"IndexName": PENDING_INDEX, **expression.params(KeyConditionExpression=condition)}
+        entries = itertools.islice(self._table.query(params, page_size=max(limit, 1)), max(limit, 0))
+        keys = [{PK: entry[PK], SK: entry[SK]} for entry in entries]
+        fresh = {item[PK]["S"]: item for item in self._table.get_many(keys)}
+        # The index is eventually consistent: keep only what a strongly consistent read still finds pending.
+        items = (fresh.get(key[PK]["S"]) for key in keys)
+        return [memory_from_item(item) for item in items if item is not None and is_pending(item)]
+
+    def count(self) -> int:
+        expression = Expression()
+        condition = expression.equals(ALL_PK, string(MEMORY_KIND))
+        return self._table.count({"IndexName": BY_CREATED, **expression.params(KeyConditionExpression=condition)})
+
+    # -- one attempt of each write --------------------------------------------------------------------
+
+    def _create_or_corroborate_once(self, memory: Memory, max_observers: int) -> WriteOutcome:
+        content_guard, label_guard = self._guards_of(memory)
+        if content_guard.holder is not None:
+            return self._observe(content_guard.holder, memory, max_observers)
+        label_ops, superseded = _take_label(label_guard, memory, at=memory.created_at)
+        if superseded is not None:
+            memory = memory.model_copy(update={"supersedes": superseded.id})
+        self._table.write([writes.put_new_memory(memory), content_guard.claim(memory.id), *label_ops])
+        return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
+
+    def _observe(self, existing: Memory, incoming: Memory, max_observers: int) -> WriteOutcome:
+        agent = incoming.source_agent
+        if agent == existing.source_agent or agent in existing.observed_by:
+            return WriteOutcome(kind=WriteKind.DEDUPLICATED, memory=existing)
+        op = writes.corroborate(existing, agent, incoming.created_at, max_observers=max_observers)
+        return WriteOutcome(kind=WriteKind.CORROBORATED, memory=memory_from_item(self._table.update_returning(op)))
+
+    def _update_once(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
+        current = self._require(memory_id)
+        if current.is_deleted:
+            raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
+        fields = {name: value for name, value in changes.model_dump().items() if value is not None}
+        updated = current.model_copy(update={**fields, "updated_at": at, "revision": current.revision + 1})
+        ops = [writes.revise(current, updated)]
+        if current.active and updated.content_hash != current.content_hash:
+            ops += self._move_content_guard(current, updated)
+        self._table.write(ops)
+        return updated
+
+    def _soft_delete_once(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
+        current = self._require(memory_id)
+        if current.is_deleted:
+            return current
+        deleted = current.model_copy(update={
+            "active": False, "deleted_at": at, "deleted_by": by, "delete_reason": reason,
+            "updated_at": at, "revision": current.revision + 1,
+        })
+        held = [content_guard_key(current), label_guard_key(current)] if current.active else []
+        self._table.write([writes.revise(current, deleted), *self._release(held, current.id)])
+        return deleted
+
+    def _restore_once(self, memory_id: str, at: datetime) -> list[Memory]:
+        current = self._require(memory_id)
+        if current.is_deleted:
+            raise Conflict(f"memory {memory_id} is deleted and cannot be restored")
+        if current.active:
+            return [current]
+        content_guard, label_guard = self._guards_of(current)
+        if content_guard.holder is not None:
+            raise Conflict(f"memory {content_guard.holder.id} with the same content is active")
+        label_ops, displaced = _take_label(label_guard, current, at=at)
+        restored = current.model_copy(update={
+            "active": True, "superseded_by": None, "superseded_at": None, "valid_to": None,
+            "updated_at": at, "revision": current.revision + 1,
+        })
+        self._table.write([writes.revise(current, restored), content_guard.claim(memory_id), *label_ops])
+        return [restored] + ([displaced] if displaced else [])
+
+    # -- guards ---------------------------------------------------------------------------------------
+
+    def _move_content_guard(self, current: Memory, updated: Memory) -> list[WriteOp]:
+        target = self._read_guards([content_guard_key(updated)])[0]
+        if target.holder is not None and target.holder.id != current.id:
+            raise Conflict(f"content: duplicates active memory {target.holder.id}")
+        return [target.claim(current.id), *self._release([content_guard_key(current)], current.id)]
+
+    def _release(self, keys: Sequence[Item | None], holder_id: str) -> list[WriteOp]:
+        """Deletes those of the guards that point at `holder_id` (a consistent table has them all)."""
+        targets = self._guard_targets([key for key in keys if key is not None])
+        return [writes.release_guard(key, holder_id) for key, target in targets if target == holder_id]
+
+    def _guard_targets(self, keys: Sequence[Item]) -> list[tuple[Item, str | None]]:
+        """Each guard with the id of the memory it points at (None when free), in one consistent batch read."""
+        found = {item[PK]["S"]: item[GUARD_TARGET]["S"] for item in self._table.get_many(keys)}
+        return [(key, found.get(key[PK]["S"])) for key in keys]
+
+    def _guards_of(self, memory: Memory) -> tuple[_Guard, _Guard | None]:
+        """The content guard `memory` needs, and its key/subject guard if its type has one."""
+        label_key = label_guard_key(memory)
+        guards = self._read_guards([content_guard_key(memory)] + ([label_key] if label_key else []))
+        return guards[0], guards[1] if label_key else None
+
+    def _read_guards(self, keys: Sequence[Item]) -> list[_Guard]:
+        """The guards and their active holders: two batch reads, whatever the number of guards."""
+        targets = self._guard_targets(keys)
+        holders = self.get_many([target for _, target in targets if target is not None])
+        return [_Guard(key, target, _active(holders.get(target)) if target else None) for key, target in targets]
+
+    # -- plumbing -------------------------------------------------------------------------------------
+
+    def _require(self, memory_id: str) -> Memory:
+        memory = self.get(memory_id)
+        if memory is None:
+            raise NotFound(f"memory {memory_id} not found")
+        return memory
+
+    def _ignoring_conflict(self, ops: list[WriteOp]) -> None:
+        with contextlib.suppress(WriteConflict):
+            self._table.write(ops)
+
+    @staticmethod
+    def _retrying(attempt: Callable[[], T], action: str) -> T:
+        """Runs `attempt` until no other writer interferes; jittered backoff spreads racing writers out."""
+        for number in range(MAX_ATTEMPTS):
+            try:
+                return attempt()
+            except WriteConflict:
+                time.sleep(random.uniform(0, min(_BACKOFF_CAP_SECONDS, _BACKOFF_BASE_SECONDS * 2 ** number)))
+        raise Conflict(f"{action}: other writers kept changing the same memories; try again")
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """A uniqueness guard as read: the memory id it points at, and that memory if it is active."""
+
+    key: Item
+    target: str | None
+    holder: Memory | None
+
+    def claim(self, memory_id: str) -> WriteOp:
+        """Takes the guard for `memory_id`, provided nobody changed it since it was read. A guard pointing at a
+        memory that is gone or inactive (only a hand-edited table has one) is taken over the same way."""
+        if self.target is None:
+            return writes.claim_guard(self.key, memory_id)
+        return writes.move_guard(self.key, self.target, memory_id)
+
+
+def _active(memory: Memory | None) -> Memory | None:
+    return memory if memory is not None and memory.active else None
+
+
+def _take_label(guard: _Guard | None, memory: Memory, *, at: datetime) -> tuple[list[WriteOp], Memory | None]:
+    """The writes that hand `memory` its key/subject guard (if its type has one), superseding the active
+    memory holding it now; that one also gives up its content guard, since only active memories hold one."""
+    if guard is None:
+        return [], None
+    holder = guard.holder
+    if holder is None:
+        return [guard.claim(memory.id)], None
+    superseded = holder.model_copy(update={
+        "active": False, "superseded_by": memory.id, "superseded_at": at, "valid_to": at,
+        "updated_at": at, "revision": holder.revision + 1,
+    })
+    ops = [guard.claim(memory.id), writes.revise(holder, superseded),
+           writes.release_guard(content_guard_key(holder), holder.id)]
+    return ops, superseded
+
+
+def _listing(query: RecordQuery) -> dict[str, Any]:
+    """Query parameters: one client's partition of by-client, else the by-created index; newest first."""
+    expression = Expression()
+    if query.client_id is not None:
+        index, partition = BY_CLIENT, expression.equals(CLIENT_PK, string(f"CLIENT#{query.client_id}"))
+    else:
+        index, partition = BY_CREATED, expression.equals(ALL_PK, string(MEMORY_KIND))
+    if query.since is not None:
+        partition += f" AND {expression.name(CREATED_SK)} >= {expression.value(timestamp(query.since))}"
+    filters = [_not_deleted(expression)]
+    if not query.include_inactive:
+        filters.append(expression.equals("active", {"BOOL": True}))
+    for field in _FILTERED_FIELDS:
+        value = encode(field, getattr(query, field))
+        if value is not None:
+            filters.append(expression.equals(field, value))
+    conditions = expression.params(KeyConditionExpression=partition, FilterExpression=" AND ".join(filters))
+    return {"IndexName": index, "ScanIndexForward": False, **conditions}
+
+
+def _not_deleted(expression: Expression) -> str:
+    return f"attribute_not_exists({expression.name('deleted_at')})"

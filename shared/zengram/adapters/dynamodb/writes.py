@@ -1,0 +1,154 @@
+"""The conditional writes the record store is made of. Each is one action of a `TransactWriteItems`
+(or a single-item call when it is alone); its condition is what makes concurrent writers safe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from zengram.adapters.dynamodb.items import (
+    GUARD_TARGET,
+    AttributeValue,
+    Item,
+    encode,
+    guard_item,
+    memory_item,
+    memory_key,
+    number,
+    pending_attributes,
+    string,
+    timestamp,
+)
+from zengram.adapters.dynamodb.schema import PENDING_PK, PENDING_SK, PK
+from zengram.domain.models import Memory
+
+
+@dataclass(frozen=True)
+class WriteOp:
+    """One Put, Update or Delete, with its parameters minus TableName."""
+
+    action: Literal["Put", "Update", "Delete"]
+    params: dict[str, Any]
+
+
+class Expression:
+    """Collects `#name` and `:value` placeholders so no attribute name can clash with a reserved word."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+        self._values: dict[str, AttributeValue] = {}
+
+    def name(self, attribute: str) -> str:
+        placeholder = f"#{attribute}"
+        self._names[placeholder] = attribute
+        return placeholder
+
+    def value(self, attribute_value: AttributeValue) -> str:
+        placeholder = f":v{len(self._values)}"
+        self._values[placeholder] = attribute_value
+        return placeholder
+
+    def equals(self, attribute: str, attribute_value: AttributeValue) -> str:
+        return f"{self.name(attribute)} = {self.value(attribute_value)}"
+
+    def params(self, **expressions: str) -> dict[str, Any]:
+        """The expressions plus placeholder maps (DynamoDB rejects empty maps, so those are left out)."""
+        params: dict[str, Any] = dict(expressions)
+        if self._names:
+            params["ExpressionAttributeNames"] = dict(self._names)
+        if self._values:
+            params["ExpressionAttributeValues"] = dict(self._values)
+        return params
+
+
+def _update(key: Item, expression: Expression, update: str, condition: str) -> WriteOp:
+    params = expression.params(UpdateExpression=update, ConditionExpression=condition)
+    return WriteOp("Update", {"Key": key, **params})
+
+
+# -- memories ---------------------------------------------------------------------------------------------
+
+
+def put_new_memory(memory: Memory) -> WriteOp:
+    return WriteOp("Put", {"Item": memory_item(memory), "ConditionExpression": f"attribute_not_exists({PK})"})
+
+
+def revise(before: Memory, after: Memory) -> WriteOp:
+    """Writes the fields that differ between `before` and `after` and marks the memory pending, only if it is
+    still at `before.revision`: every change a reader could act on bumps the revision, so this is the
+    optimistic lock. Counters (access, observations) are never in the diff, so concurrent ADDs survive."""
+    expression = Expression()
+    assignments, removals = [], []
+    for field in Memory.model_fields:
+        new_value = getattr(after, field)
+        if new_value == getattr(before, field):
+            continue
+        encoded = encode(field, new_value)
+        if encoded is None:
+            removals.append(expression.name(field))
+        else:
+            assignments.append(expression.equals(field, encoded))
+    assignments += [expression.equals(name, value) for name, value in pending_attributes(after).items()]
+    update = f"SET {', '.join(assignments)}" + (f" REMOVE {', '.join(removals)}" if removals else "")
+    condition = expression.equals("revision", number(before.revision))
+    return _update(memory_key(before.id), expression, update, condition)
+
+
+def corroborate(existing: Memory, agent: str, at: datetime, *, max_observers: int) -> WriteOp:
+    """Counts one more observer of an active memory, naming it while `observed_by` has room. The condition
+    re-checks what the caller saw, so two racing corroborations by the same agent count once."""
+    expression = Expression()
+    observers, agent_value = expression.name("observed_by"), expression.value(string(agent))
+    has_room = len(existing.observed_by) < max_observers
+    conditions = [
+        expression.equals("active", {"BOOL": True}),
+        f"{expression.name('source_agent')} <> {agent_value}",
+        f"NOT contains({observers}, {agent_value})",
+        f"size({observers}) {'<' if has_room else '>='} {expression.value(number(max_observers))}",
+    ]
+    assignments = [expression.equals("last_observed_at", timestamp(at))]
+    if has_room:
+        assignments.append(f"{observers} = list_append({observers}, {expression.value({'L': [string(agent)]})})")
+    update = f"SET {', '.join(assignments)} ADD {expression.name('observation_count')} {expression.value(number(1))}"
+    return _update(memory_key(existing.id), expression, update, " AND ".join(conditions))
+
+
+def count_access(memory_id: str, count: int, at: datetime | None) -> WriteOp:
+    """Adds `count` accesses atomically; with `at`, also moves `last_accessed_at` forward (never back)."""
+    expression = Expression()
+    update = f"ADD {expression.name('access_count')} {expression.value(number(count))}"
+    condition = f"attribute_exists({expression.name(PK)})"  # never create an item for an unknown id
+    if at is not None:
+        stamp, last = expression.value(timestamp(at)), expression.name("last_accessed_at")
+        update += f" SET {last} = {stamp}"
+        condition += f" AND (attribute_not_exists({last}) OR {last} <= {stamp})"
+    return _update(memory_key(memory_id), expression, update, condition)
+
+
+def clear_pending(memory_id: str, revision: int) -> WriteOp:
+    """Drops the memory from the sparse pending index, unless it changed again since `revision`."""
+    expression = Expression()
+    update = f"REMOVE {expression.name(PENDING_PK)}, {expression.name(PENDING_SK)}"
+    return _update(memory_key(memory_id), expression, update, expression.equals("revision", number(revision)))
+
+
+# -- guards -----------------------------------------------------------------------------------------------
+
+
+def claim_guard(key: Item, memory_id: str) -> WriteOp:
+    """Takes a free guard; fails when any memory holds it."""
+    return WriteOp("Put", {"Item": guard_item(key, memory_id), "ConditionExpression": f"attribute_not_exists({PK})"})
+
+
+def move_guard(key: Item, holder_id: str, memory_id: str) -> WriteOp:
+    """Hands a guard from `holder_id` to `memory_id`; fails when someone else moved it first."""
+    expression = Expression()
+    condition = expression.equals(GUARD_TARGET, string(holder_id))
+    return WriteOp("Put", {"Item": guard_item(key, memory_id), **expression.params(ConditionExpression=condition)})
+
+
+def release_guard(key: Item, holder_id: str) -> WriteOp:
+    expression = Expression()
+    condition = expression.equals(GUARD_TARGET, string(holder_id))
+    return WriteOp("Delete", {"Key": key, **expression.params(ConditionExpression=condition)})

@@ -1,0 +1,83 @@
+"""The memory function answers every sample event: records land in DynamoDB, search finds them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from zengram.bootstrap import ContainerProvider
+
+from tests.functions.conftest import fresh_container_for
+from tests.functions.invoke import invoke, load_event
+
+
+@pytest.fixture
+def provider(lambda_environment: str) -> Iterator[ContainerProvider]:
+    fresh = fresh_container_for("memory")
+    yield fresh
+    fresh.close()
+
+
+def call(relative: str, memory_id: str | None = None) -> tuple[int, dict[str, Any], dict[str, str]]:
+    event = load_event(relative)
+    if memory_id is not None:
+        event["rawPath"] = event["rawPath"].replace("SAMPLE-ID", memory_id)
+        event["requestContext"]["http"]["path"] = event["rawPath"]
+        event["pathParameters"] = {"memory_id": memory_id}
+    response = invoke("memory", event)
+    return response["statusCode"], json.loads(response["body"]), response["headers"]
+
+
+def test_store_event_writes_to_dynamodb(provider: ContainerProvider) -> None:
+    status, body, headers = call("memory/post_memory.json")
+    assert status == 201
+    assert body["stored_in"] == {"vector": True, "structured_db": True}
+    assert headers["x-request-id"] == "sample-store-1"
+    stored = provider.get().store.get(body["id"])
+    assert stored is not None and stored.content == "Acme Corp uses Next.js 14 with App Router"
+    assert type(provider.get().store).__name__ == "DynamoDBRecordStore"
+
+
+def test_search_and_query_events_find_the_stored_memory(provider: ContainerProvider) -> None:
+    _, stored, _ = call("memory/post_memory.json")
+    status, found, _ = call("memory/get_search.json")
+    assert status == 200
+    assert [hit["id"] for hit in found["results"]] == [stored["id"]]
+    status, queried, _ = call("memory/get_query.json")
+    assert status == 200 and queried["count"] == 1 and queried["results"][0]["id"] == stored["id"]
+
+
+def test_read_update_delete_and_restore_events(provider: ContainerProvider) -> None:
+    _, stored, _ = call("memory/post_memory.json")
+    memory_id = stored["id"]
+    status, record, _ = call("memory/get_memory.json", memory_id)
+    assert status == 200 and record["key"] == "acme-tech-stack"
+
+    status, updated, _ = call("memory/patch_memory.json", memory_id)
+    assert status == 200 and updated["updated_fields"] == ["content", "importance"]
+    assert provider.get().store.get(memory_id).content == "Acme Corp uses Next.js 15"  # type: ignore[union-attr]
+
+    status, restored, _ = call("memory/post_restore.json", memory_id)
+    assert status == 200 and restored["restored"] is False  # still active: nothing to restore
+
+    status, deleted, _ = call("memory/delete_memory.json", memory_id)
+    assert status == 200 and deleted["reason"] == "Incorrect information"
+    status, refused, _ = call("memory/post_restore.json", memory_id)
+    assert status == 409 and "cannot be restored" in refused["error"]
+    _, found, _ = call("memory/get_search.json")
+    assert found["count"] == 0
+
+
+def test_invalid_and_unauthenticated_events_are_refused(provider: ContainerProvider) -> None:
+    status, body, _ = call("memory/post_memory_invalid.json")
+    assert status == 400 and body["error"].startswith("type:")
+    status, body, headers = call("memory/get_search_unauthenticated.json")
+    assert status == 401 and body == {"error": "missing x-api-key header"}
+    assert headers["x-request-id"] == "sample-search-401"
+
+
+def test_unknown_memory_is_404(provider: ContainerProvider) -> None:
+    status, body, _ = call("memory/get_memory.json", "00000000-0000-0000-0000-000000000000")
+    assert status == 404 and "not found" in body["error"]
