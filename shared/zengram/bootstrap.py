@@ -52,7 +52,10 @@ def build_record_store(settings: Settings) -> RecordStore:
     if settings.record_store == "dynamodb":
         from zengram.adapters.dynamodb import DynamoDBRecordStore
 
-        return DynamoDBRecordStore(settings.dynamodb_table, region=settings.aws_region)
+        store = DynamoDBRecordStore(settings.dynamodb_table, region=settings.aws_region)
+        if settings.dynamodb_create_table:
+            store.ensure_table()
+        return store
     from zengram.adapters.sqlite import SQLiteRecordStore
 
     return SQLiteRecordStore(settings.records_path)

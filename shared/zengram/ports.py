@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from zengram.domain.models import Memory, MemoryChanges, RecordQuery, WriteOutcome
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 
-Vectors = npt.NDArray[np.float32]
+if TYPE_CHECKING:  # numpy only for annotations here: a function that never embeds never imports it
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]
 
 
 @runtime_checkable

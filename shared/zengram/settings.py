@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     )
     aws_region: str | None = Field(default=None, validation_alias=AliasChoices("ZENGRAM_AWS_REGION", "AWS_REGION"))
     dynamodb_table: str = "zengram"
+    dynamodb_create_table: bool = Field(
+        default=False, description="Create the table when missing (own tables, emulators); SAM creates it otherwise."
+    )
     opensearch_url: str | None = None
     opensearch_alias: str = "zengram-memories"
     opensearch_auth: Literal["none", "basic", "sigv4"] = "none"

@@ -84,3 +84,16 @@ def test_no_route_is_served_by_two_functions() -> None:
         for route in function.routes:
             assert route not in seen, f"{route} in {seen.get(route)} and {function.logical_id}"
             seen[route] = function.logical_id
+
+
+def test_sam_validate_lint_passes(tmp_path: Path) -> None:
+    sam = REPO_ROOT / ".venv-sam" / "bin" / "sam"
+    assert sam.exists(), "SAM CLI missing: `make install` puts it in .venv-sam"
+    result = subprocess.run(
+        [str(sam), "validate", "--lint", "--template-file", str(TEMPLATE)],
+        capture_output=True, text=True, check=False, cwd=REPO_ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "SAM_CLI_TELEMETRY": "0",
+             "AWS_DEFAULT_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "is a valid SAM Template" in result.stdout + result.stderr

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from zengram.domain.models import Memory
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 class IndexAttributes(BaseModel):

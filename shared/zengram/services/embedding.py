@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
-from zengram.ports import Embedder, Vectors
+from zengram.ports import Embedder
+
+if TYPE_CHECKING:
+    from zengram.ports import Vectors
 
 
 class QueryVectorCache:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import Memory
 from zengram.domain.search import IndexAttributes, IndexDocument
-from zengram.ports import Embedder, RecordStore, SearchIndex, Vectors
+from zengram.ports import Embedder, RecordStore, SearchIndex
+
+if TYPE_CHECKING:
+    from zengram.ports import Vectors
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 64
@@ -109,7 +111,7 @@ def _document(memory: Memory, vector: Vectors) -> IndexDocument:
     return IndexDocument(
         id=memory.id,
         text=memory.index_text(),
-        vector=np.asarray(vector, dtype=np.float32),
+        vector=vector,
         attributes=IndexAttributes.of(memory),
     )
 
