@@ -71,6 +71,27 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "type": "opinion", "content": "", "source_agent": "claude code"}),
     "memory/get_search_unauthenticated.json": http_event("GET", "/memory/search", authenticated=False,
                                                          request_id="sample-search-401", query={"q": "x"}),
+    "briefing/get_briefing.json": http_event("GET", "/briefing", request_id="sample-briefing-1", query={
+        "since": "2026-03-28T00:00:00Z", "agent": "claude-code", "format": "compact"}),
+    "briefing/get_briefing_summary_all.json": http_event("GET", "/briefing", request_id="sample-briefing-2", query={
+        "since": "2026-03-28T00:00:00Z", "agent": "claude-code", "include": "all", "format": "summary",
+        "client_id": "acme-corp", "limit": "50"}),
+    "briefing/get_briefing_invalid.json": http_event("GET", "/briefing", request_id="sample-briefing-bad",
+                                                     query={"since": "yesterday", "limit": "501"}),
+    "export/get_export.json": http_event("GET", "/export", request_id="sample-export-1", query={
+        "client_id": "acme-corp", "active_only": "false", "limit": "1000", "offset": "0"}),
+    "export/post_import.json": http_event("POST", "/export/import", request_id="sample-import-1", body={
+        "operator_approved": True, "data": [
+            {"id": "0b7c6a52-3f7e-4c1e-9a4f-1d2e3f405162", "type": "fact",
+             "content": "Acme Corp deploys from GitHub Actions to Vercel", "source_agent": "claude-code",
+             "client_id": "acme-corp", "key": "acme-deploy-target", "importance": "high",
+             "created_at": "2026-03-28T09:00:00.000Z", "updated_at": "2026-03-28T09:00:00.000Z"},
+            {"type": "event", "content": "Acme signed the renewal", "source_agent": "n8n",
+             "client_id": "acme-corp"},
+            {"type": "opinion", "content": "not a memory type", "source_agent": "n8n"},
+        ]}),
+    "export/post_import_unapproved.json": http_event("POST", "/export/import", request_id="sample-import-403", body={
+        "data": [{"type": "event", "content": "Acme signed the renewal", "source_agent": "n8n"}]}),
     "repair/scheduled_repair.json": {
         "version": "0", "id": "7bf73129-1428-4cd3-a780-95db273d1602", "detail-type": "Scheduled Event",
         "source": "aws.events", "account": "123456789012", "time": "2026-12-01T06:15:00Z", "region": "eu-west-1",

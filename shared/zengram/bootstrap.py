@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
+from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
 from zengram.settings import Settings
 
@@ -19,6 +20,7 @@ class Container:
     index: SearchIndex
     embedder: Embedder
     memory: MemoryService
+    knowledge: KnowledgeService
     closers: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self) -> None:
@@ -88,6 +90,7 @@ def build_container(
     """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own."""
     from zengram.adapters.system import SystemClock
 
+    clock = clock or SystemClock()
     store = build_record_store(settings)
     index = build_search_index(settings)
     embedder = embedder or build_embedder(settings)
@@ -95,9 +98,12 @@ def build_container(
     memory = MemoryService(
         store, index, embedder, clock or SystemClock(), executor,
         scoring=settings.scoring(), max_observers=settings.max_observers,
+        search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
+        context=settings.context_policy(), path_fetch=settings.search_path_fetch,
     )
+    knowledge = KnowledgeService(store, clock, memory.index_sync)
     closers = [getattr(port, "close", None) for port in (store, index)]
-    container = Container(settings, store, index, embedder, memory,
+    container = Container(settings, store, index, embedder, memory, knowledge,
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)])
     try:
         memory.index_sync.ensure_compatible()

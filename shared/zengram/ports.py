@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from zengram.domain.models import Memory, MemoryChanges, RecordQuery, WriteOutcome
+from zengram.domain.models import ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 
 if TYPE_CHECKING:  # numpy only for annotations here: a function that never embeds never imports it
@@ -66,11 +66,21 @@ class RecordStore(Protocol):
       holds that revision. Corroboration and access counting touch no indexed field and mark nothing.
     - `record_access` adds exactly one to `access_count` per id occurrence and sets `last_accessed_at`,
       without losing increments under concurrent callers.
-    - `query` returns newest first (`created_at` descending, then id).
+    - `query` returns newest first (`created_at` descending, then id), or oldest first (ascending, then id)
+      with `oldest_first`; deleted memories only with `include_deleted`, inactive ones only with
+      `include_inactive`.
+    - `import_memory` writes a memory exactly as given (its id, every field, `revision` included) and marks
+      it awaiting indexing, atomically, or changes nothing: an existing id → DUPLICATE_ID; for an *active*
+      memory, another active memory with the same `(client_id, type, content_hash)` → DUPLICATE_CONTENT, or
+      with the same fact key / status subject in the same `client_id` → LABEL_HELD (nothing is superseded);
+      `existing_id` names the memory in the way. An inactive memory (superseded or deleted) never clashes
+      with anything but its id.
     - Reads never return a half-written memory.
     """
 
     def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome: ...
+
+    def import_memory(self, memory: Memory) -> ImportOutcome: ...
 
     def get(self, memory_id: str) -> Memory | None: ...
 

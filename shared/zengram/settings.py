@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from zengram.domain.context import ContextPolicy
 from zengram.domain.scoring import ScoringConfig
 
 
@@ -70,6 +72,45 @@ class Settings(BaseSettings):
     decay_factor: float = Field(default=0.98, gt=0, le=1)
     similarity_floor: float = Field(default=0.55, ge=0, le=1)
     vector_weight: float = Field(default=0.6, ge=0, le=1)
+    search_paths: Literal["hybrid", "vector", "keyword"] = Field(
+        default="hybrid",
+        description="Retrieval paths a search runs: both fused (the product), or one alone (for baselines and "
+                    "diagnosis).",
+    )
+    reinforce_on_search: bool = Field(
+        default=True,
+        description="Count every returned search hit as an access (raises access_boost, resets fact/status "
+                    "decay). Off makes searches read-only, e.g. for benchmarks that must not rank on their "
+                    "own earlier queries.",
+    )
+    index_context_turns: int = Field(
+        default=0, ge=0, le=4,
+        description="Index each event with this many events stored just before it by the same client and agent "
+                    "(a conversation's previous turns), so a reply is found by what it replies to. 0: off.",
+    )
+    index_context_window_minutes: float = Field(
+        default=60.0, gt=0,
+        description="Only events within this many minutes of each other (by valid_from, else stored time, and "
+                    "by stored time) are context for one another.",
+    )
+    index_context_embed: bool = Field(
+        default=True,
+        description="The vector path embeds the context too; off: only the keyword path indexes it.",
+    )
+    fusion: Literal["blend", "linear"] = Field(
+        default="blend",
+        description="How the two paths' hits combine: 'blend' = vector_weight x similarity + the rest x RRF "
+                    "(semantics.md); 'linear' = vector_weight x cosine/best cosine + the rest x BM25/best BM25.",
+    )
+    search_path_fetch: int = Field(
+        default=50, ge=1, le=200,
+        description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
+    )
+
+    def context_policy(self) -> ContextPolicy:
+        return ContextPolicy(turns=self.index_context_turns,
+                             window=timedelta(minutes=self.index_context_window_minutes),
+                             embed=self.index_context_embed)
 
     def scoring(self) -> ScoringConfig:
         return ScoringConfig(
@@ -77,6 +118,7 @@ class Settings(BaseSettings):
             decay_factor=self.decay_factor,
             similarity_floor=self.similarity_floor,
             vector_weight=self.vector_weight,
+            fusion=self.fusion,
         )
 
     @property

@@ -35,6 +35,9 @@ OPERATIONS = [
     ("PATCH", "/memory/{memory_id}"),
     ("DELETE", "/memory/{memory_id}"),
     ("POST", "/memory/{memory_id}/restore"),
+    ("GET", "/briefing"),
+    ("GET", "/export"),
+    ("POST", "/export/import"),
 ]
 SEED = [
     {"type": "fact", "content": "Acme Corp uses Next.js 14 with App Router", "source_agent": "claude-code",
@@ -72,7 +75,8 @@ def zengram_schema(client: TestClient) -> Iterator[schemathesis.BaseSchema]:
 # Negative generation needs something to break: a body or a constrained query. GET /health, GET /memory/{id} and
 # the restore call take neither (their only input is a free-form path string), so they run positive cases only.
 NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/query"),
-             ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}")}
+             ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}"),
+             ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 from zengram.domain.content import content_hash
 from zengram.domain.errors import Conflict, NotFound
-from zengram.domain.models import Importance, Memory, MemoryChanges, MemoryType, RecordQuery, WriteKind
+from zengram.domain.models import (
+    Importance,
+    ImportKind,
+    ImportOutcome,
+    Memory,
+    MemoryChanges,
+    MemoryType,
+    RecordQuery,
+    WriteKind,
+)
 from zengram.ports import RecordStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -258,3 +267,88 @@ def test_parallel_access_counting_loses_nothing(record_store: RecordStore) -> No
         list(pool.map(lambda _: record_store.record_access([memory.id], T0), range(200)))
     stored = record_store.get(memory.id)
     assert stored is not None and stored.access_count == 200
+
+
+# -- import (POST /export/import) and export listing -------------------------------------------------------
+
+
+def test_import_writes_the_memory_exactly_as_given(record_store: RecordStore) -> None:
+    memory = make_memory(
+        "Acme renewed for two years", type=MemoryType.DECISION, importance=Importance.CRITICAL,
+        metadata={"deal": {"years": 2}}, observed_by=["claude-code", "n8n"], observation_count=3,
+        last_observed_at=T0 + timedelta(hours=1), access_count=7, last_accessed_at=T0 + timedelta(hours=2),
+        updated_at=T0 + timedelta(hours=3), revision=4, confidence=0.75, consolidated=True,
+    )
+    outcome = record_store.import_memory(memory)
+    assert outcome.kind is ImportKind.IMPORTED
+    assert record_store.get(memory.id) == memory
+    assert [m.id for m in record_store.pending_index(10)] == [memory.id]
+    record_store.mark_indexed({memory.id: 4})
+    assert record_store.pending_index(10) == []
+
+
+def test_import_refuses_an_existing_id_and_active_duplicates(record_store: RecordStore) -> None:
+    held = make_memory("Stack is Next.js 14", type=MemoryType.FACT, key="stack")
+    record_store.create_or_corroborate(held, max_observers=20)
+    same_id = make_memory("Something else entirely", id=held.id)
+    same_content = make_memory("Stack is Next.js 14", type=MemoryType.FACT, key="other-key")
+    same_key = make_memory("Stack is Next.js 15", type=MemoryType.FACT, key="stack")
+    assert record_store.import_memory(same_id) == ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=held.id)
+    assert record_store.import_memory(same_content) == ImportOutcome(
+        kind=ImportKind.DUPLICATE_CONTENT, existing_id=held.id)
+    assert record_store.import_memory(same_key) == ImportOutcome(kind=ImportKind.LABEL_HELD, existing_id=held.id)
+    assert record_store.count() == 1
+    assert record_store.get(held.id) == held  # nothing superseded, nothing changed
+
+
+def test_imported_inactive_memories_take_no_uniqueness_slot(record_store: RecordStore) -> None:
+    later = T0 + timedelta(hours=1)
+    old = make_memory("Stack is Next.js 14", type=MemoryType.FACT, key="stack", active=False,
+                      superseded_at=later, valid_to=later, superseded_by="newer-id")
+    gone = make_memory("Stack is Next.js 15", type=MemoryType.FACT, key="stack", active=False,
+                       deleted_at=later, deleted_by="claude-code", delete_reason="wrong")
+    assert record_store.import_memory(old).kind is ImportKind.IMPORTED
+    assert record_store.import_memory(gone).kind is ImportKind.IMPORTED
+    # The key and the contents are still free for an active memory, imported or created.
+    current = make_memory("Stack is Next.js 14", type=MemoryType.FACT, key="stack", id="newer-id",
+                          supersedes=old.id, at=later)
+    assert record_store.import_memory(current).kind is ImportKind.IMPORTED
+    created = record_store.create_or_corroborate(
+        make_memory("Stack is Next.js 15", type=MemoryType.FACT, key="stack", at=later + timedelta(hours=1)),
+        max_observers=20)
+    assert created.kind is WriteKind.CREATED and created.superseded is not None
+    assert created.superseded.id == current.id  # the imported active fact held the key like any other
+    assert record_store.get(gone.id) == gone
+    assert record_store.get(old.id) == old
+
+
+def test_imported_active_memory_dedups_later_writes(record_store: RecordStore) -> None:
+    imported = make_memory("Acme deploys on Fridays", source_agent="n8n", observed_by=["n8n"])
+    record_store.import_memory(imported)
+    outcome = record_store.create_or_corroborate(make_memory("Acme deploys on Fridays"), max_observers=20)
+    assert outcome.kind is WriteKind.CORROBORATED and outcome.memory.id == imported.id
+
+
+def test_parallel_imports_of_one_id_store_it_once(record_store: RecordStore) -> None:
+    memory = make_memory()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        kinds = list(pool.map(lambda _: record_store.import_memory(memory).kind, range(8)))
+    assert kinds.count(ImportKind.IMPORTED) == 1
+    assert set(kinds) == {ImportKind.IMPORTED, ImportKind.DUPLICATE_ID}
+    assert record_store.count() == 1
+
+
+def test_query_oldest_first_with_deleted_memories(record_store: RecordStore) -> None:
+    first = make_memory("one", at=T0)
+    second = make_memory("two", at=T0 + timedelta(minutes=1))
+    third = make_memory("three", at=T0 + timedelta(minutes=2))
+    for memory in (first, second, third):
+        record_store.create_or_corroborate(memory, max_observers=20)
+    record_store.soft_delete(second.id, "claude-code", None, T0 + timedelta(minutes=3))
+    everything = RecordQuery(include_inactive=True, include_deleted=True, oldest_first=True, limit=10)
+    assert [m.id for m in record_store.query(everything)] == [first.id, second.id, third.id]
+    assert [m.id for m in record_store.query(everything.model_copy(update={"offset": 1, "limit": 1}))] == [second.id]
+    live = RecordQuery(oldest_first=True, client_id="acme", limit=10)
+    assert [m.id for m in record_store.query(live)] == [first.id, third.id]
+    newest = RecordQuery(include_inactive=True, include_deleted=True, limit=10)
+    assert [m.id for m in record_store.query(newest)] == [third.id, second.id, first.id]

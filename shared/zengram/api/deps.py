@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from zengram.bootstrap import Container, ContainerProvider
+from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
 
 
@@ -20,3 +21,10 @@ def get_memory_service(container: Annotated[Container, Depends(get_container)]) 
 
 
 MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service)]
+
+
+def get_knowledge_service(container: Annotated[Container, Depends(get_container)]) -> KnowledgeService:
+    return container.knowledge
+
+
+KnowledgeServiceDep = Annotated[KnowledgeService, Depends(get_knowledge_service)]

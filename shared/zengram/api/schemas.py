@@ -117,3 +117,76 @@ def search_hit(hit: ScoredMemory, form: str) -> dict[str, Any]:
         **({"subject": memory.subject, "status_value": memory.status_value} if memory.subject else {}),
         **({} if memory.active else {"active": False, "superseded_by": memory.superseded_by}),
     }
+
+
+class BriefingSummary(BaseModel):
+    total: int
+    returned: int
+    has_more: bool
+    by_type: dict[str, int]
+    active_agents: list[str]
+    mentioned_clients: list[str]
+    top_entities: list[dict[str, Any]]
+
+
+class BriefingBody(BaseModel):
+    since: str
+    agent: str | None = None
+    format: str
+    summary: BriefingSummary
+    events: list[dict[str, Any]]
+    facts_updated: list[dict[str, Any]]
+    status_changes: list[dict[str, Any]]
+    decisions: list[dict[str, Any]]
+
+
+class ExportBody(BaseModel):
+    exported_at: str
+    count: int
+    offset: int
+    limit: int
+    has_more: bool
+    data: list[dict[str, Any]]
+
+
+class ImportResultItem(BaseModel):
+    index: int
+    status: str
+    id: str | None = None
+    reason: str | None = None
+    error: str | None = None
+
+
+class ImportBody(BaseModel):
+    imported: int
+    skipped: int
+    failed: int
+    indexed: bool
+    results: list[ImportResultItem]
+
+
+FORBIDDEN: dict[int | str, dict[str, Any]] = {
+    403: {"model": ErrorBody, "description": "Import without operator_approved=true"}
+}
+
+
+def briefing_entry(memory: Memory, form: str) -> dict[str, Any]:
+    """One memory of a briefing bucket: the whole record (`full`), a headline (`summary`) or compact."""
+    if form == "full":
+        return full_record(memory)
+    created_at = full_record(memory)["created_at"]
+    if form == "summary":
+        headline = memory.content.strip().splitlines()[0] if memory.content.strip() else memory.content
+        return {"id": memory.id, "headline": truncate(headline, PREVIEW_CHARS),
+                "importance": memory.importance.value, "created_at": created_at}
+    return {
+        "id": memory.id,
+        "type": memory.type.value,
+        "content": truncate(memory.content, COMPACT_CHARS),
+        "source_agent": memory.source_agent,
+        "client_id": memory.client_id,
+        "importance": memory.importance.value,
+        "created_at": created_at,
+        **({"key": memory.key} if memory.key else {}),
+        **({"subject": memory.subject, "status_value": memory.status_value} if memory.subject else {}),
+    }

@@ -166,5 +166,21 @@ class RecordQuery(BaseModel):
     subject: str | None = None
     since: datetime | None = None
     include_inactive: bool = False
+    include_deleted: bool = False  # deleted memories too (export); implies nothing about include_inactive
+    oldest_first: bool = False  # `created_at` ascending, then id: stable paging while new memories arrive
     limit: int = 50
     offset: int = 0
+
+
+class ImportKind(StrEnum):
+    IMPORTED = "imported"
+    DUPLICATE_ID = "duplicate_id"
+    DUPLICATE_CONTENT = "duplicate_content"
+    LABEL_HELD = "label_held"
+
+
+class ImportOutcome(BaseModel):
+    """What `RecordStore.import_memory` did: stored it, or left everything as it was because of `existing_id`."""
+
+    kind: ImportKind
+    existing_id: str | None = None

@@ -178,3 +178,118 @@ class DeleteRequest(BaseModel):
 
     reason: Annotated[str, StringConstraints(max_length=1_000)] | None = None
     source_agent: AgentName | None = None
+
+
+# -- knowledge views: briefing, export, import --------------------------------------------------------------
+
+MAX_BRIEFING_LIMIT = 500
+MAX_EXPORT_LIMIT = 5_000
+MAX_IMPORT_RECORDS = 500
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+
+
+class BriefingFormat(StrEnum):
+    COMPACT = "compact"
+    SUMMARY = "summary"
+    FULL = "full"
+
+
+class BriefingInclude(StrEnum):
+    ALL = "all"
+
+
+class BriefingRequest(BaseModel):
+    """Query of GET /briefing: what changed since `since`, for `agent` (its own entries left out)."""
+
+    since: Timestamp
+    agent: AgentName | None = None
+    include: BriefingInclude | None = None
+    client_id: ClientId | None = None
+    format: BriefingFormat = BriefingFormat.COMPACT
+    limit: int = Field(default=100, ge=1, le=MAX_BRIEFING_LIMIT)
+
+    @property
+    def excluded_agent(self) -> str | None:
+        return None if self.include is BriefingInclude.ALL else self.agent
+
+
+class ExportRequest(BaseModel):
+    """Query of GET /export: full records, oldest first, paged by limit/offset."""
+
+    client_id: ClientId | None = None
+    type: MemoryType | None = None
+    since: Timestamp | None = None
+    active_only: bool = True
+    limit: int = Field(default=1_000, ge=1, le=MAX_EXPORT_LIMIT)
+    offset: int = Field(default=0, ge=0)
+
+
+class ImportRecord(BaseModel):
+    """One record of POST /export/import: the full shape GET /export produces, validated like POST /memory.
+
+    `content_hash` is ignored (recomputed after scrubbing). Missing fields take the defaults a new memory
+    would get; `active` defaults to false for a superseded or deleted record.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
+    type: MemoryType
+    content: Content
+    source_agent: AgentName
+    client_id: ClientId | None = None
+    category: Category = Category.EPISODIC
+    importance: Importance = Importance.MEDIUM
+    knowledge_category: KnowledgeCategory | None = None
+    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    status_value: Annotated[str, StringConstraints(max_length=256)] | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
+    created_at: Timestamp | None = None
+    updated_at: Timestamp | None = None
+    active: bool | None = None
+    supersedes: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
+    superseded_by: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
+    superseded_at: Timestamp | None = None
+    deleted_at: Timestamp | None = None
+    deleted_by: AgentName | None = None
+    delete_reason: Annotated[str, StringConstraints(max_length=1_000)] | None = None
+    observed_by: Annotated[list[AgentName], Field(max_length=100)] | None = None
+    observation_count: int = Field(default=1, ge=1)
+    last_observed_at: Timestamp | None = None
+    access_count: int = Field(default=0, ge=0)
+    last_accessed_at: Timestamp | None = None
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    consolidated: bool = False
+    revision: int = Field(default=1, ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.key is not None and self.type is not MemoryType.FACT:
+            raise ValueError("key: only facts take a key")
+        if (self.subject is not None or self.status_value is not None) and self.type is not MemoryType.STATUS:
+            raise ValueError("subject: only statuses take a subject and status_value")
+        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
+            raise ValueError("valid_to: must be later than valid_from")
+        if self.active and (self.deleted_at is not None or self.superseded_by is not None):
+            raise ValueError("active: a deleted or superseded memory cannot be active")
+        if self.created_at and self.updated_at and self.updated_at < self.created_at:
+            raise ValueError("updated_at: must not be earlier than created_at")
+        return self
+
+    @property
+    def resolved_active(self) -> bool:
+        if self.active is not None:
+            return self.active
+        return self.deleted_at is None and self.superseded_by is None
+
+
+class ImportRequest(BaseModel):
+    """Body of POST /export/import. Records are validated one by one, so one bad record fails alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    operator_approved: bool = False
+    data: Annotated[list[Any], Field(max_length=MAX_IMPORT_RECORDS)]

@@ -27,6 +27,7 @@ class ScoringConfig:
     vector_weight: float = 0.6
     access_boost_slope: float = 0.3
     access_boost_cap: float = 2.0
+    fusion: str = "blend"  # "blend": similarity and RRF (semantics.md); "linear": max-normalised path scores
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Candidate:
     id: str
     cosine: float | None = None
     ranks: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
 
     @property
     def sources(self) -> list[str]:
@@ -52,9 +54,17 @@ def fuse(paths: dict[str, Sequence[tuple[str, float]]]) -> dict[str, Candidate]:
         for rank, (memory_id, score) in enumerate(hits, start=1):
             candidate = candidates.setdefault(memory_id, Candidate(memory_id))
             candidate.ranks[path] = rank
+            candidate.scores[path] = score
             if path == "vector":
                 candidate.cosine = score
     return candidates
+
+
+def _share(score: float | None, top: float) -> float:
+    """A path's score as a fraction of its best score in this search; 0 when the path missed it."""
+    if score is None or top <= 0:
+        return 0.0
+    return max(score, 0.0) / top
 
 
 def rrf_score(candidate: Candidate, k: int) -> float:
@@ -101,9 +111,10 @@ def score_candidates(
     """Scores every candidate whose memory is known, best first (ties: newer first, then id)."""
     known = [c for c in candidates.values() if c.id in memories]
     max_rrf = max((rrf_score(c, config.rrf_k) for c in known), default=0.0)
+    tops = {path: max((c.scores.get(path, 0.0) for c in known), default=0.0) for path in ("vector", "keyword")}
     scored = [
         _score_one(c, memories[c.id], max_rrf, now=now, multi_path=multi_path, config=config,
-                   temporal_boost=temporal_boost)
+                   temporal_boost=temporal_boost, tops=tops)
         for c in known
     ]
     scored.sort(key=lambda s: (-s.effective_score, -s.memory.created_at.timestamp(), s.memory.id))
@@ -119,10 +130,16 @@ def _score_one(
     multi_path: bool,
     config: ScoringConfig,
     temporal_boost: float,
+    tops: dict[str, float] | None = None,
 ) -> ScoredMemory:
     sim = similarity(candidate.cosine, config.similarity_floor)
-    if multi_path and max_rrf > 0:
+    if multi_path and config.fusion == "linear" and tops:
+        blended = (config.vector_weight * _share(candidate.scores.get("vector"), tops["vector"])
+                   + (1 - config.vector_weight) * _share(candidate.scores.get("keyword"), tops["keyword"]))
+    elif multi_path and max_rrf > 0:
         blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf_score(candidate, config.rrf_k) / max_rrf
+    elif candidate.cosine is None and max_rrf > 0:  # a keyword-only search: its rank is all there is
+        blended = rrf_score(candidate, config.rrf_k) / max_rrf
     else:
         blended = sim
     effective = (

@@ -16,6 +16,8 @@ STOP_WORDS = frozenset(
     where which while who whom why will with would you your yours yourself yourselves
     """.split()
 )
+# What `\w+` leaves of possessives and contractions ("Caroline's", "didn't", "I'm"): noise for BM25.
+CLITICS = frozenset("s t d ll m re ve".split())
 
 
 def words(text: str) -> list[str]:
@@ -26,5 +28,5 @@ def words(text: str) -> list[str]:
 def search_terms(text: str, limit: int = 64) -> list[str]:
     """Distinct non-stop words of a query, in order; all words when the query is only stop words."""
     all_words = list(dict.fromkeys(words(text)))
-    meaningful = [word for word in all_words if word not in STOP_WORDS]
+    meaningful = [word for word in all_words if word not in STOP_WORDS and word not in CLITICS]
     return (meaningful or all_words)[:limit]

@@ -8,12 +8,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from zengram.api.app import create_app
-from zengram.api.routers import health, memory
+from zengram.api.routers import briefing, export, health, memory
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.embedded.keys import resolve_api_key
 from zengram.settings import Settings
 
-ROUTERS = [health.router, memory.router]
+ROUTERS = [health.router, memory.router, briefing.router, export.router]
 
 
 def build_embedded_app(settings: Settings, container: Container | None = None) -> FastAPI:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from zengram.domain.context import ContextPolicy, same_thread, thread_key, with_context
 from zengram.domain.errors import EmbeddingMismatch
-from zengram.domain.models import Memory
+from zengram.domain.models import Memory, RecordQuery
 from zengram.domain.search import IndexAttributes, IndexDocument
 from zengram.ports import Embedder, RecordStore, SearchIndex
 
@@ -21,10 +23,41 @@ EMBED_BATCH = 64
 class IndexSync:
     """Pushes record changes to the index. A failure leaves the records marked pending for repair."""
 
-    def __init__(self, store: RecordStore, index: SearchIndex, embedder: Embedder) -> None:
+    def __init__(self, store: RecordStore, index: SearchIndex, embedder: Embedder,
+                 context: ContextPolicy | None = None) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder
+        self._context = context or ContextPolicy()
+
+    def texts(self, memories: Sequence[Memory], *, from_store: bool = True,
+              recent: dict[tuple[str, str], list[Memory]] | None = None) -> dict[str, IndexTexts]:
+        """What to index for each memory: keyword text and embedding text, with context when enabled.
+
+        Context is the memories stored just before each one in the same thread (client and agent): the
+        earlier ones of this batch first, then (`from_store`) the newest ones in the record store.
+        """
+        policy = self._context
+        if not policy.enabled:
+            return {m.id: IndexTexts(m.index_text(), m.index_text()) for m in memories}
+        found: dict[str, IndexTexts] = {}
+        recent = {} if recent is None else recent
+        for memory in memories:
+            key = thread_key(memory)
+            if key not in recent:
+                recent[key] = self._stored_recent(memory) if from_store else []
+            previous = [p for p in reversed(recent[key]) if p.created_at <= memory.created_at
+                        and same_thread(memory, p, policy.window)][: policy.turns]
+            text = with_context(memory, list(reversed(previous)))
+            found[memory.id] = IndexTexts(text, text if policy.embed else memory.index_text())
+            recent[key] = [*recent[key][-policy.turns:], memory]
+        return found
+
+    def _stored_recent(self, memory: Memory) -> list[Memory]:
+        """The thread's newest stored memories, oldest first."""
+        newest = self._store.query(RecordQuery(type=memory.type, client_id=memory.client_id,
+                                               source_agent=memory.source_agent, limit=self._context.turns + 1))
+        return [m for m in reversed(newest) if m.id != memory.id]
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model; binds a fresh one to ours."""
@@ -38,12 +71,15 @@ class IndexSync:
                 "configured model (or configure the original embedder)"
             )
 
-    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
-        """Indexes freshly stored memories whose vectors are already computed."""
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]],
+                       texts: dict[str, IndexTexts] | None = None) -> bool:
+        """Indexes freshly stored memories whose vectors (and, optionally, texts) are already computed."""
         if not pairs:
             return True
         memories = [memory for memory, _ in pairs]
-        return self._attempt(memories, lambda: self._index.upsert([_document(m, v) for m, v in pairs]))
+        keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
+        return self._attempt(memories, lambda: self._index.upsert(
+            [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
         """Brings the index in line with these records: re-embeds live ones, drops deleted ones."""
@@ -72,9 +108,10 @@ class IndexSync:
         self._index.clear()
         self._index.bind_model(self._embedder.model_id, self._embedder.dimension)
         done = 0
+        recent: dict[tuple[str, str], list[Memory]] = {}  # context carried from batch to batch
         for batch in _batches(self._store.iter_all(), EMBED_BATCH):
             live = [memory for memory in batch if not memory.is_deleted]
-            self._upsert_embedded(live)
+            self._upsert_embedded(live, recent=recent)
             self._store.mark_indexed({memory.id: memory.revision for memory in batch})
             done += len(batch)
             if on_progress:
@@ -91,11 +128,16 @@ class IndexSync:
         elif live:
             self._index.set_attributes({memory.id: IndexAttributes.of(memory) for memory in live})
 
-    def _upsert_embedded(self, memories: Sequence[Memory]) -> None:
+    def _upsert_embedded(self, memories: Sequence[Memory], *,
+                         recent: dict[tuple[str, str], list[Memory]] | None = None) -> None:
         if not memories:
             return
-        vectors = self._embedder.embed([memory.index_text() for memory in memories])
-        self._index.upsert([_document(memory, vector) for memory, vector in zip(memories, vectors, strict=True)])
+        # A rebuild walks the store oldest first and carries each thread's last memories (`recent`);
+        # the store's newest ones are not context there. A refresh reads them from the store.
+        texts = self.texts(memories, from_store=recent is None, recent=recent)
+        vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
+        self._index.upsert([_document(memory, vector, texts[memory.id].keyword)
+                            for memory, vector in zip(memories, vectors, strict=True)])
 
     def _attempt(self, memories: Sequence[Memory], write: Callable[[], None]) -> bool:
         try:
@@ -107,10 +149,16 @@ class IndexSync:
         return True
 
 
-def _document(memory: Memory, vector: Vectors) -> IndexDocument:
+@dataclass(frozen=True)
+class IndexTexts:
+    keyword: str
+    embedding: str
+
+
+def _document(memory: Memory, vector: Vectors, text: str | None = None) -> IndexDocument:
     return IndexDocument(
         id=memory.id,
-        text=memory.index_text(),
+        text=text if text is not None else memory.index_text(),
         vector=vector,
         attributes=IndexAttributes.of(memory),
     )

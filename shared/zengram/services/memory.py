@@ -8,6 +8,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.context import ContextPolicy
 from zengram.domain.errors import NotFound
 from zengram.domain.models import (
     Memory,
@@ -60,6 +61,10 @@ class MemoryService:
         *,
         scoring: ScoringConfig,
         max_observers: int = 20,
+        search_paths: str = "hybrid",
+        reinforce_on_search: bool = True,
+        context: ContextPolicy | None = None,
+        path_fetch: int = MAX_PATH_FETCH,
     ) -> None:
         self._store = store
         self._index = index
@@ -68,8 +73,11 @@ class MemoryService:
         self._executor = executor
         self._scoring = scoring
         self._max_observers = max_observers
+        self._search_paths = search_paths
+        self._path_fetch = path_fetch
+        self._reinforce_on_search = reinforce_on_search
         self._queries = QueryVectorCache(embedder)
-        self.index_sync = IndexSync(store, index, embedder)
+        self.index_sync = IndexSync(store, index, embedder, context)
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -87,15 +95,17 @@ class MemoryService:
         # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
         fresh = [m for m in memories
                  if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
-        vectors = dict(zip((m.id for m in fresh), self._embedder.embed([m.index_text() for m in fresh]),
+        texts = self.index_sync.texts(fresh)
+        vectors = dict(zip((m.id for m in fresh), self._embedder.embed([texts[m.id].embedding for m in fresh]),
                            strict=True))
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o for o in outcomes if o.kind is WriteKind.CREATED]
         late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
         if late:
-            vectors.update(zip((m.id for m in late), self._embedder.embed([m.index_text() for m in late]),
+            texts.update(self.index_sync.texts(late))
+            vectors.update(zip((m.id for m in late), self._embedder.embed([texts[m.id].embedding for m in late]),
                                strict=True))
-        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created])
+        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created], texts)
         superseded = [o.superseded for o in created if o.superseded is not None]
         if superseded:
             indexed = self.index_sync.refresh_attributes(superseded) and indexed
@@ -157,7 +167,9 @@ class MemoryService:
         return changed
 
     def reinforce(self, memory_ids: list[str]) -> None:
-        """Counts each returned hit as an access (run after the response is sent)."""
+        """Counts each returned hit as an access (run after the response is sent); off by setting."""
+        if not self._reinforce_on_search:
+            return
         self._store.record_access(memory_ids, self._clock.now())
 
     # -- reads ----------------------------------------------------------------------------------------
@@ -183,14 +195,17 @@ class MemoryService:
             include_inactive=request.include_superseded,
             at_time=request.at_time,
         )
-        fetch = max(request.limit, min(2 * request.limit, MAX_PATH_FETCH))
-        multi_path = request.entity is None  # an entity filter narrows to the vector path, as Zengram does
+        fetch = max(request.limit, min(2 * request.limit, self._path_fetch))
+        # An entity filter narrows to the vector path, as Zengram does; `search_paths` may pin one path.
+        use_vector = self._search_paths != "keyword" or request.entity is not None
+        use_keyword = self._search_paths != "vector" and request.entity is None
+        multi_path = use_vector and use_keyword
         keyword_future = (
-            self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if multi_path else None
+            self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if use_keyword else None
         )
-        paths: dict[str, list[IndexHit]] = {
-            "vector": self._index.vector_search(self._queries.vector(request.q), filters, fetch)
-        }
+        paths: dict[str, list[IndexHit]] = {}
+        if use_vector:
+            paths["vector"] = self._index.vector_search(self._queries.vector(request.q), filters, fetch)
         if keyword_future is not None:
             paths["keyword"] = keyword_future.result()
         candidates = fuse({path: [(hit.id, hit.score) for hit in hits] for path, hits in paths.items()})

@@ -51,7 +51,15 @@ from zengram.adapters.dynamodb.schema import (
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
 from zengram.domain.errors import Conflict, NotFound
-from zengram.domain.models import Memory, MemoryChanges, RecordQuery, WriteKind, WriteOutcome
+from zengram.domain.models import (
+    ImportKind,
+    ImportOutcome,
+    Memory,
+    MemoryChanges,
+    RecordQuery,
+    WriteKind,
+    WriteOutcome,
+)
 
 T = TypeVar("T")
 
@@ -97,6 +105,9 @@ class DynamoDBRecordStore:
 
     def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:
         return self._retrying(lambda: self._create_or_corroborate_once(memory, max_observers), f"store {memory.id}")
+
+    def import_memory(self, memory: Memory) -> ImportOutcome:
+        return self._retrying(lambda: self._import_once(memory), f"import {memory.id}")
 
     def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
         return self._retrying(lambda: self._update_once(memory_id, changes, at), f"update {memory_id}")
@@ -172,6 +183,27 @@ class DynamoDBRecordStore:
             memory = memory.model_copy(update={"supersedes": superseded.id})
         self._table.write([writes.put_new_memory(memory), content_guard.claim(memory.id), *label_ops])
         return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
+
+    def _import_once(self, memory: Memory) -> ImportOutcome:
+        """An active memory takes its content guard and key/subject guard in the same transaction as its
+        item (and is refused when another active memory holds either); an inactive one takes no guard."""
+        if self.get(memory.id) is not None:
+            return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
+        ops = [writes.put_new_memory(memory)]  # attribute_not_exists: an id imported meanwhile → retry → skip
+        if memory.active:
+            content_guard, label_guard = self._guards_of(memory)
+            holders = {guard.holder.id for guard in (content_guard, label_guard) if guard and guard.holder}
+            if memory.id in holders:  # imported by a racing caller between our two reads
+                return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
+            if content_guard.holder is not None:
+                return ImportOutcome(kind=ImportKind.DUPLICATE_CONTENT, existing_id=content_guard.holder.id)
+            if label_guard is not None and label_guard.holder is not None:
+                return ImportOutcome(kind=ImportKind.LABEL_HELD, existing_id=label_guard.holder.id)
+            ops.append(content_guard.claim(memory.id))
+            if label_guard is not None:
+                ops.append(label_guard.claim(memory.id))
+        self._table.write(ops)
+        return ImportOutcome(kind=ImportKind.IMPORTED)
 
     def _observe(self, existing: Memory, incoming: Memory, max_observers: int) -> WriteOutcome:
         agent = incoming.source_agent
@@ -312,7 +344,8 @@ def _take_label(guard: _Guard | None, memory: Memory, *, at: datetime) -> tuple[
 
 
 def _listing(query: RecordQuery) -> dict[str, Any]:
-    """Query parameters: one client's partition of by-client, else the by-created index; newest first."""
+    """Query parameters: one client's partition of by-client, else the by-created index; newest first
+    unless `oldest_first`."""
     expression = Expression()
     if query.client_id is not None:
         index, partition = BY_CLIENT, expression.equals(CLIENT_PK, string(f"CLIENT#{query.client_id}"))
@@ -320,15 +353,16 @@ def _listing(query: RecordQuery) -> dict[str, Any]:
         index, partition = BY_CREATED, expression.equals(ALL_PK, string(MEMORY_KIND))
     if query.since is not None:
         partition += f" AND {expression.name(CREATED_SK)} >= {expression.value(timestamp(query.since))}"
-    filters = [_not_deleted(expression)]
+    filters = [] if query.include_deleted else [_not_deleted(expression)]
     if not query.include_inactive:
         filters.append(expression.equals("active", {"BOOL": True}))
     for field in _FILTERED_FIELDS:
         value = encode(field, getattr(query, field))
         if value is not None:
             filters.append(expression.equals(field, value))
-    conditions = expression.params(KeyConditionExpression=partition, FilterExpression=" AND ".join(filters))
-    return {"IndexName": index, "ScanIndexForward": False, **conditions}
+    filter_params = {"FilterExpression": " AND ".join(filters)} if filters else {}
+    conditions = expression.params(KeyConditionExpression=partition, **filter_params)
+    return {"IndexName": index, "ScanIndexForward": query.oldest_first, **conditions}
 
 
 def _not_deleted(expression: Expression) -> str:

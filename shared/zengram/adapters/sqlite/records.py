@@ -13,6 +13,8 @@ from typing import Any
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.domain.errors import Conflict, NotFound
 from zengram.domain.models import (
+    ImportKind,
+    ImportOutcome,
     Memory,
     MemoryChanges,
     MemoryType,
@@ -125,6 +127,20 @@ class SQLiteRecordStore:
             tx.execute(_INSERT, _to_row(memory))
             return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
 
+    def import_memory(self, memory: Memory) -> ImportOutcome:
+        with self._db.transaction() as tx:
+            if tx.execute("SELECT 1 FROM memories WHERE id = ?", (memory.id,)).fetchone() is not None:
+                return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
+            if memory.active:
+                duplicate = self._active_duplicate(tx, memory.client_id, memory.type.value, memory.content_hash)
+                if duplicate is not None:
+                    return ImportOutcome(kind=ImportKind.DUPLICATE_CONTENT, existing_id=duplicate.id)
+                holder = self._label_holder(tx, memory)
+                if holder is not None:
+                    return ImportOutcome(kind=ImportKind.LABEL_HELD, existing_id=holder.id)
+            tx.execute(_INSERT, _to_row(memory))
+            return ImportOutcome(kind=ImportKind.IMPORTED)
+
     def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
         with self._db.transaction() as tx:
             current = self._require(tx, memory_id)
@@ -212,7 +228,8 @@ class SQLiteRecordStore:
         return self._active_duplicate(self._db.connection(), client_id, type_, content_hash)
 
     def query(self, query: RecordQuery) -> list[Memory]:
-        clauses, params = ["deleted_at IS NULL"], []
+        clauses: list[str] = [] if query.include_deleted else ["deleted_at IS NULL"]
+        params: list[Any] = []
         if not query.include_inactive:
             clauses.append("active = 1")
         for column in ("type", "source_agent", "client_id", "category", "key", "subject"):
@@ -223,8 +240,9 @@ class SQLiteRecordStore:
         if query.since is not None:
             clauses.append("created_at >= ?")
             params.append(format_timestamp(query.since))
-        sql = (f"SELECT * FROM memories WHERE {' AND '.join(clauses)} "
-               "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?")
+        order = "created_at, id" if query.oldest_first else "created_at DESC, id DESC"
+        where = " AND ".join(clauses) or "1 = 1"
+        sql = f"SELECT * FROM memories WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?"
         rows = self._db.connection().execute(sql, [*params, query.limit, query.offset]).fetchall()
         return [_from_row(row) for row in rows]
 
@@ -290,23 +308,28 @@ class SQLiteRecordStore:
 
     def _supersede_holder(self, tx: sqlite3.Connection, memory: Memory, *, at: datetime) -> Memory | None:
         """Supersedes the active fact with `memory.key` (or status with its subject) in the same client."""
-        label_column, label = _supersede_label(memory)
-        if label is None:
+        holder = self._label_holder(tx, memory)
+        if holder is None:
             return None
-        row = tx.execute(
-            f"SELECT * FROM memories WHERE client_id = ? AND type = ? AND {label_column} = ? "
-            "AND active = 1 AND id != ?",
-            (memory.client_id, memory.type.value, label, memory.id),
-        ).fetchone()
-        if row is None:
-            return None
-        holder = _from_row(row)
         superseded = holder.model_copy(update={
             "active": False, "superseded_by": memory.id, "superseded_at": at, "valid_to": at,
             "updated_at": at, "revision": holder.revision + 1,
         })
         self._write(tx, superseded)
         return superseded
+
+    @staticmethod
+    def _label_holder(connection: sqlite3.Connection, memory: Memory) -> Memory | None:
+        """The other active fact with `memory.key` (or status with its subject) in the same client, if any."""
+        label_column, label = _supersede_label(memory)
+        if label is None:
+            return None
+        row = connection.execute(
+            f"SELECT * FROM memories WHERE client_id = ? AND type = ? AND {label_column} = ? "
+            "AND active = 1 AND id != ?",
+            (memory.client_id, memory.type.value, label, memory.id),
+        ).fetchone()
+        return _from_row(row) if row else None
 
     @staticmethod
     def _write(tx: sqlite3.Connection, memory: Memory) -> None:

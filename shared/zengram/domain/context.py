@@ -1,0 +1,58 @@
+"""Index-time context: a memory indexed together with the memory its author stored just before it.
+
+A conversation turn often answers the turn before it ("Yes! Last year." after "Did you paint that?"), so
+on its own it shares few words, and little meaning, with a question about it. Indexing each event with the
+previous event of the same client and agent, when both fall inside a short window, lets both the keyword
+and the vector path find it. Pure functions; `IndexSync` reads the neighbour from the record store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from zengram.domain.models import Memory, MemoryType
+
+CONTEXT_TYPES = frozenset({MemoryType.EVENT})
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    """`turns` previous memories (0: off) within `window` of each other; `embed`: the vector sees them too."""
+
+    turns: int = 0
+    window: timedelta = timedelta(hours=1)
+    embed: bool = True
+
+    @property
+    def enabled(self) -> bool:
+        return self.turns > 0
+
+
+def anchor(memory: Memory) -> datetime:
+    """When a memory happened: its valid_from when given, else when it was stored."""
+    return memory.valid_from or memory.created_at
+
+
+def same_thread(memory: Memory, earlier: Memory, window: timedelta) -> bool:
+    """`earlier` is context for `memory`: same client and agent, both events, close in time."""
+    return (
+        memory.type in CONTEXT_TYPES
+        and earlier.type in CONTEXT_TYPES
+        and earlier.id != memory.id
+        and earlier.client_id == memory.client_id
+        and earlier.source_agent == memory.source_agent
+        and abs(anchor(memory) - anchor(earlier)) <= window
+        and abs(memory.created_at - earlier.created_at) <= window
+    )
+
+
+def thread_key(memory: Memory) -> tuple[str, str]:
+    return memory.client_id, memory.source_agent
+
+
+def with_context(memory: Memory, previous: list[Memory]) -> str:
+    """The text to index: the previous memories (oldest first), then the memory's own index text."""
+    if not previous:
+        return memory.index_text()
+    return "\n".join([*(p.content for p in previous), memory.index_text()])

@@ -1,0 +1,201 @@
+"""Knowledge views: the session briefing, and export / import of whole records."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.errors import ZengramError
+from zengram.domain.models import (
+    GLOBAL_CLIENT,
+    Importance,
+    ImportKind,
+    Memory,
+    MemoryType,
+    RecordQuery,
+)
+from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord
+from zengram.ports import Clock, RecordStore
+from zengram.services.indexing import EMBED_BATCH, IndexSync
+
+# A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
+MAX_BRIEFING_SCAN = 5_000
+_SCAN_PAGE = 500
+_IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
+BUCKETS = {
+    MemoryType.EVENT: "events",
+    MemoryType.FACT: "facts_updated",
+    MemoryType.STATUS: "status_changes",
+    MemoryType.DECISION: "decisions",
+}
+
+
+@dataclass(frozen=True)
+class Briefing:
+    memories: list[Memory]  # importance, then newest first; at most `limit`
+    matched: int  # memories of the window that passed every filter (before `limit`)
+    by_type: dict[str, int]
+    active_agents: list[str]
+    mentioned_clients: list[str]
+    scan_truncated: bool
+
+    def bucket(self, type_: MemoryType) -> list[Memory]:
+        return [memory for memory in self.memories if memory.type is type_]
+
+
+@dataclass(frozen=True)
+class ExportPage:
+    memories: list[Memory]
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    index: int
+    status: str  # imported | skipped | failed
+    id: str | None = None
+    reason: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class ImportReport:
+    items: list[ImportItem] = field(default_factory=list)
+    indexed: bool = True
+
+    def count(self, status: str) -> int:
+        return sum(1 for item in self.items if item.status == status)
+
+
+class KnowledgeService:
+    def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync) -> None:
+        self._store = store
+        self._clock = clock
+        self._index_sync = index_sync
+
+    # -- briefing -------------------------------------------------------------------------------------
+
+    def briefing(self, request: BriefingRequest) -> Briefing:
+        """Active memories created since `request.since`, the requesting agent's own left out, ranked by
+        importance then recency. `compact` also leaves out low-importance events."""
+        excluded = request.excluded_agent
+        skip_low_events = request.format is BriefingFormat.COMPACT
+        matched: list[Memory] = []
+        scanned = 0
+        while scanned < MAX_BRIEFING_SCAN:
+            page = self._store.query(RecordQuery(
+                client_id=request.client_id, since=request.since, limit=min(_SCAN_PAGE, MAX_BRIEFING_SCAN - scanned),
+                offset=scanned,
+            ))
+            scanned += len(page)
+            matched += [
+                memory for memory in page
+                if memory.source_agent != excluded
+                and not (skip_low_events and memory.type is MemoryType.EVENT and memory.importance is Importance.LOW)
+            ]
+            if len(page) < _SCAN_PAGE:
+                break
+        ranked = sorted(matched, key=_briefing_rank)
+        return Briefing(
+            memories=ranked[: request.limit],
+            matched=len(matched),
+            by_type={type_.value: sum(1 for m in matched if m.type is type_) for type_ in MemoryType},
+            active_agents=sorted({memory.source_agent for memory in matched}),
+            mentioned_clients=sorted({memory.client_id for memory in matched}),
+            scan_truncated=scanned >= MAX_BRIEFING_SCAN,
+        )
+
+    # -- export ---------------------------------------------------------------------------------------
+
+    def export(self, request: ExportRequest) -> ExportPage:
+        """Whole records, oldest first; inactive ones (superseded and deleted) unless `active_only`."""
+        found = self._store.query(RecordQuery(
+            client_id=request.client_id, type=request.type, since=request.since,
+            include_inactive=not request.active_only, include_deleted=not request.active_only,
+            oldest_first=True, limit=request.limit + 1, offset=request.offset,
+        ))
+        return ExportPage(memories=found[: request.limit], has_more=len(found) > request.limit)
+
+    # -- import ---------------------------------------------------------------------------------------
+
+    def import_records(self, records: Sequence[tuple[int, ImportRecord]]) -> ImportReport:
+        """Stores each record as given (scrubbed again, hash recomputed), in order, then indexes the ones
+        stored: live ones re-embedded with the current embedder, inactive ones indexed as inactive,
+        deleted ones kept out of the index."""
+        report = ImportReport()
+        stored: list[Memory] = []
+        for index, record in records:
+            memory = self._memory_of(record)
+            try:
+                outcome = self._store.import_memory(memory)
+            except ZengramError as error:
+                report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
+                continue
+            if outcome.kind is ImportKind.IMPORTED:
+                stored.append(memory)
+                report.items.append(ImportItem(index, "imported", id=memory.id))
+            else:
+                report.items.append(ImportItem(index, "skipped", id=memory.id,
+                                               reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
+        for start in range(0, len(stored), EMBED_BATCH):
+            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
+        return report
+
+    def _memory_of(self, record: ImportRecord) -> Memory:
+        now = self._clock.now()
+        content = scrub_credentials(record.content)
+        created = record.created_at or now
+        return Memory(
+            id=record.id or str(uuid.uuid4()),
+            type=record.type,
+            content=content,
+            content_hash=content_hash(content),
+            source_agent=record.source_agent,
+            client_id=record.client_id or GLOBAL_CLIENT,
+            category=record.category,
+            importance=record.importance,
+            knowledge_category=record.knowledge_category,
+            key=_scrubbed(record.key),
+            subject=_scrubbed(record.subject),
+            status_value=_scrubbed(record.status_value),
+            metadata=scrub_value(record.metadata),
+            valid_from=record.valid_from,
+            valid_to=record.valid_to,
+            created_at=created,
+            updated_at=record.updated_at or created,
+            active=record.resolved_active,
+            supersedes=record.supersedes,
+            superseded_by=record.superseded_by,
+            superseded_at=record.superseded_at,
+            deleted_at=record.deleted_at,
+            deleted_by=record.deleted_by if record.deleted_at else None,
+            delete_reason=_scrubbed(record.delete_reason) if record.deleted_at else None,
+            observed_by=record.observed_by if record.observed_by is not None else [record.source_agent],
+            observation_count=record.observation_count,
+            last_observed_at=record.last_observed_at,
+            access_count=record.access_count,
+            last_accessed_at=record.last_accessed_at,
+            confidence=record.confidence,
+            consolidated=record.consolidated,
+            revision=record.revision,
+        )
+
+
+def _scrubbed(text: str | None) -> str | None:
+    return scrub_credentials(text) if text else text
+
+
+def _briefing_rank(memory: Memory) -> tuple[int, float, str]:
+    # Importance first, then newest first; the id breaks ties so the order is total.
+    return _IMPORTANCE_RANK[memory.importance], -memory.created_at.timestamp(), memory.id
+
+
+def _skip_reason(kind: ImportKind, memory: Memory, existing_id: str | None) -> str:
+    if kind is ImportKind.DUPLICATE_ID:
+        return "duplicate id: a memory with this id already exists"
+    if kind is ImportKind.DUPLICATE_CONTENT:
+        return f"duplicate content: active memory {existing_id} has the same content in {memory.client_id}"
+    label = f"key '{memory.key}'" if memory.type is MemoryType.FACT else f"subject '{memory.subject}'"
+    return f"{label} is held by active memory {existing_id} in {memory.client_id}"

@@ -1,0 +1,49 @@
+"""The briefing function answers its sample events from DynamoDB records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from zengram.bootstrap import ContainerProvider
+from zengram.domain.requests import MemoryDraft
+
+from tests.functions.conftest import fresh_container_for
+from tests.functions.invoke import invoke, load_event
+
+
+@pytest.fixture
+def provider(lambda_environment: str) -> Iterator[ContainerProvider]:
+    fresh = fresh_container_for("briefing")
+    yield fresh
+    fresh.close()
+
+
+def call(relative: str) -> tuple[int, dict[str, Any]]:
+    response = invoke("briefing", load_event(relative))
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_briefing_events(provider: ContainerProvider) -> None:
+    memory = provider.get().memory
+    other = memory.store(MemoryDraft.model_validate({
+        "type": "decision", "content": "We move Acme to Vercel", "source_agent": "n8n", "client_id": "acme-corp"}))
+    own = memory.store(MemoryDraft.model_validate({
+        "type": "event", "content": "I reviewed the Acme contract", "source_agent": "claude-code",
+        "client_id": "acme-corp"}))
+    status, body = call("briefing/get_briefing.json")
+    assert status == 200
+    assert [entry["id"] for entry in body["decisions"]] == [other.memory.id] and body["events"] == []
+    assert body["summary"]["active_agents"] == ["n8n"] and body["summary"]["top_entities"] == []
+    status, body = call("briefing/get_briefing_summary_all.json")
+    assert status == 200 and body["summary"]["total"] == 2
+    assert body["events"][0] == {"id": own.memory.id, "headline": "I reviewed the Acme contract",
+                                 "importance": "medium", "created_at": body["events"][0]["created_at"]}
+    assert type(provider.get().store).__name__ == "DynamoDBRecordStore"
+
+
+def test_invalid_briefing_event_is_400(provider: ContainerProvider) -> None:
+    status, body = call("briefing/get_briefing_invalid.json")
+    assert status == 400 and body["error"].startswith("since:")
