@@ -97,3 +97,12 @@ def test_sam_validate_lint_passes(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "is a valid SAM Template" in result.stdout + result.stderr
+
+
+def test_every_function_restores_from_a_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    output = transform(as_packaged(load_template()), {}, NoManagedPolicies())
+    lambdas = [r for r in output["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
+    assert lambdas
+    assert all(r["Properties"]["SnapStart"] == {"ApplyOn": "PublishedVersions"} for r in lambdas)
+    assert all(r["Properties"]["Runtime"] == "python3.13" for r in lambdas)
