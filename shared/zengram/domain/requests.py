@@ -224,29 +224,14 @@ class ExportRequest(BaseModel):
     offset: int = Field(default=0, ge=0)
 
 
-class ImportRecord(BaseModel):
+class ImportRecord(MemoryDraft):
     """One record of POST /export/import: the full shape GET /export produces, validated like POST /memory.
 
     `content_hash` is ignored (recomputed after scrubbing). Missing fields take the defaults a new memory
     would get; `active` defaults to false for a superseded or deleted record.
     """
 
-    model_config = ConfigDict(extra="ignore")
-
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
-    type: MemoryType
-    content: Content
-    source_agent: AgentName
-    client_id: ClientId | None = None
-    category: Category = Category.EPISODIC
-    importance: Importance = Importance.MEDIUM
-    knowledge_category: KnowledgeCategory | None = None
-    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
-    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
-    status_value: Annotated[str, StringConstraints(max_length=256)] | None = None
-    metadata: Metadata = Field(default_factory=dict)
-    valid_from: Timestamp | None = None
-    valid_to: Timestamp | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
     active: bool | None = None
@@ -266,13 +251,7 @@ class ImportRecord(BaseModel):
     revision: int = Field(default=1, ge=1)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Self:
-        if self.key is not None and self.type is not MemoryType.FACT:
-            raise ValueError("key: only facts take a key")
-        if (self.subject is not None or self.status_value is not None) and self.type is not MemoryType.STATUS:
-            raise ValueError("subject: only statuses take a subject and status_value")
-        if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
-            raise ValueError("valid_to: must be later than valid_from")
+    def _lifecycle_is_consistent(self) -> Self:
         if self.active and (self.deleted_at is not None or self.superseded_by is not None):
             raise ValueError("active: a deleted or superseded memory cannot be active")
         if self.created_at and self.updated_at and self.updated_at < self.created_at:
