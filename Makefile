@@ -43,6 +43,9 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
+bench-recall: $(STAMP)
+	$(BIN)/python -m bench.recall
+
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
 

@@ -84,7 +84,7 @@ class Settings(BaseSettings):
                     "own earlier queries.",
     )
     index_context_turns: int = Field(
-        default=0, ge=0, le=4,
+        default=2, ge=0, le=4,
         description="Index each event with this many events stored just before it by the same client and agent "
                     "(a conversation's previous turns), so a reply is found by what it replies to. 0: off.",
     )
@@ -94,13 +94,19 @@ class Settings(BaseSettings):
                     "by stored time) are context for one another.",
     )
     index_context_embed: bool = Field(
-        default=True,
-        description="The vector path embeds the context too; off: only the keyword path indexes it.",
+        default=False,
+        description="The vector path embeds the context too. Off (default): only the keyword path indexes it, "
+                    "which measured better (a reply's vector stays its own) and costs no extra embedding.",
     )
     fusion: Literal["blend", "linear"] = Field(
-        default="blend",
-        description="How the two paths' hits combine: 'blend' = vector_weight x similarity + the rest x RRF "
-                    "(semantics.md); 'linear' = vector_weight x cosine/best cosine + the rest x BM25/best BM25.",
+        default="linear",
+        description="How the two paths' hits combine before effective_score's multipliers. 'linear': "
+                    "linear_vector_weight x cosine/best cosine + the rest x BM25/best BM25 of this search "
+                    "(LoCoMo dev5 recall@10 0.72 vs 0.58, bench/recall/RESULTS.md); 'blend': vector_weight x "
+                    "similarity + the rest x RRF (semantics.md, the previous default).",
+    )
+    linear_vector_weight: float = Field(
+        default=0.2, ge=0, le=1, description="The vector path's share of the score under fusion='linear'."
     )
     search_path_fetch: int = Field(
         default=50, ge=1, le=200,
@@ -119,6 +125,7 @@ class Settings(BaseSettings):
             similarity_floor=self.similarity_floor,
             vector_weight=self.vector_weight,
             fusion=self.fusion,
+            linear_vector_weight=self.linear_vector_weight,
         )
 
     @property

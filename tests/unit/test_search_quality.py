@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from zengram.bootstrap import Container, build_container
-from zengram.domain.context import ContextPolicy, same_thread, with_context
+from zengram.domain.context import ContextPolicy, own_text, same_thread, with_context
 from zengram.domain.models import Memory, MemoryType
 from zengram.domain.requests import MemoryDraft, SearchRequest
 from zengram.settings import Settings
@@ -51,7 +51,9 @@ def test_same_thread_needs_same_client_agent_type_and_time() -> None:
 
 def test_with_context_puts_previous_turns_first() -> None:
     assert with_context(memory("reply"), []) == "reply"
-    assert with_context(memory("reply"), [memory("q1"), memory("q2")]) == "q1\nq2\nreply"
+    indexed = with_context(memory("reply"), [memory("q1"), memory("q2")])
+    assert indexed == "reply\n\x1e\nq1\nq2"
+    assert own_text(indexed) == "reply"
 
 
 def test_context_off_by_policy_default() -> None:
@@ -61,7 +63,7 @@ def test_context_off_by_policy_default() -> None:
 
 def test_a_reply_is_found_by_the_turn_it_answers(tmp_path: Path) -> None:
     with_context_on = container(tmp_path / "on", index_context_turns=1, search_paths="keyword")
-    with_context_off = container(tmp_path / "off", search_paths="keyword")
+    with_context_off = container(tmp_path / "off", index_context_turns=0, search_paths="keyword")
     for c in (with_context_on, with_context_off):
         c.memory.store(draft("Did you finish the pottery workshop?"))
         c.memory.store(draft("Yes, last Friday, loved it"))
@@ -109,5 +111,16 @@ def test_reinforcement_can_be_switched_off(tmp_path: Path) -> None:
         stored = c.memory.store(draft("deploy the billing service")).memory
         c.memory.reinforce([stored.id])
         assert c.memory.get(stored.id).access_count == 0
+    finally:
+        c.close()
+
+
+def test_entity_filter_ignores_the_context(tmp_path: Path) -> None:
+    c = container(tmp_path, index_context_turns=1)
+    try:
+        c.memory.store(draft("Zephyr is the new cluster"))
+        reply = c.memory.store(draft("great, ship it")).memory
+        hits = c.memory.search(SearchRequest(q="anything", client_id="c1", entity="Zephyr")).hits
+        assert reply.id not in [hit.memory.id for hit in hits]
     finally:
         c.close()

@@ -14,6 +14,9 @@ from datetime import datetime, timedelta
 from zengram.domain.models import Memory, MemoryType
 
 CONTEXT_TYPES = frozenset({MemoryType.EVENT})
+# Separates a memory's own text from its context in the indexed text. A control character: tokenizers
+# treat it as a word break, and `own_text` cuts there so entity filters match the memory's own words only.
+CONTEXT_MARK = "\x1e"
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,7 @@ class ContextPolicy:
 
     turns: int = 0
     window: timedelta = timedelta(hours=1)
-    embed: bool = True
+    embed: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -52,7 +55,12 @@ def thread_key(memory: Memory) -> tuple[str, str]:
 
 
 def with_context(memory: Memory, previous: list[Memory]) -> str:
-    """The text to index: the previous memories (oldest first), then the memory's own index text."""
+    """The text to index: the memory's own index text, the mark, then the previous memories (oldest first)."""
     if not previous:
         return memory.index_text()
-    return "\n".join([*(p.content for p in previous), memory.index_text()])
+    return memory.index_text() + "\n" + CONTEXT_MARK + "\n" + "\n".join(p.content for p in previous)
+
+
+def own_text(indexed: str) -> str:
+    """The memory's own part of an indexed text (what precedes the context mark)."""
+    return indexed.split(CONTEXT_MARK, 1)[0].rstrip("\n")

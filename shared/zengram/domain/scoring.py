@@ -28,6 +28,7 @@ class ScoringConfig:
     access_boost_slope: float = 0.3
     access_boost_cap: float = 2.0
     fusion: str = "blend"  # "blend": similarity and RRF (semantics.md); "linear": max-normalised path scores
+    linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
 
 
 @dataclass
@@ -134,8 +135,9 @@ def _score_one(
 ) -> ScoredMemory:
     sim = similarity(candidate.cosine, config.similarity_floor)
     if multi_path and config.fusion == "linear" and tops:
-        blended = (config.vector_weight * _share(candidate.scores.get("vector"), tops["vector"])
-                   + (1 - config.vector_weight) * _share(candidate.scores.get("keyword"), tops["keyword"]))
+        weight = config.linear_vector_weight
+        blended = (weight * _share(candidate.scores.get("vector"), tops["vector"])
+                   + (1 - weight) * _share(candidate.scores.get("keyword"), tops["keyword"]))
     elif multi_path and max_rrf > 0:
         blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf_score(candidate, config.rrf_k) / max_rrf
     elif candidate.cosine is None and max_rrf > 0:  # a keyword-only search: its rank is all there is

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from zengram.domain.context import ContextPolicy, same_thread, thread_key, with_context
+from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import Memory, RecordQuery
 from zengram.domain.search import IndexAttributes, IndexDocument
@@ -30,34 +30,69 @@ class IndexSync:
         self._embedder = embedder
         self._context = context or ContextPolicy()
 
-    def texts(self, memories: Sequence[Memory], *, from_store: bool = True,
+    def texts(self, memories: Sequence[Memory], *, from_store: bool = True, new: bool = False,
               recent: dict[tuple[str, str], list[Memory]] | None = None) -> dict[str, IndexTexts]:
         """What to index for each memory: keyword text and embedding text, with context when enabled.
 
         Context is the memories stored just before each one in the same thread (client and agent): the
-        earlier ones of this batch first, then (`from_store`) the newest ones in the record store.
+        earlier ones of this batch (`recent`), and (`from_store`) those in the record store. `new`: these
+        memories are being stored now, so the thread's newest stored memories are their predecessors.
         """
         policy = self._context
         if not policy.enabled:
             return {m.id: IndexTexts(m.index_text(), m.index_text()) for m in memories}
+        stored = self._threads(memories, newest=new) if from_store else {}
         found: dict[str, IndexTexts] = {}
         recent = {} if recent is None else recent
         for memory in memories:
             key = thread_key(memory)
-            if key not in recent:
-                recent[key] = self._stored_recent(memory) if from_store else []
-            previous = [p for p in reversed(recent[key]) if p.created_at <= memory.created_at
-                        and same_thread(memory, p, policy.window)][: policy.turns]
-            text = with_context(memory, list(reversed(previous)))
+            pool = [*recent.get(key, []), *stored.get(key, [])]
+            earlier = {p.id: p for p in pool if p.created_at <= memory.created_at
+                       and same_thread(memory, p, policy.window)}
+            previous = sorted(earlier.values(), key=lambda m: (m.created_at, m.id))[-policy.turns:]
+            text = with_context(memory, previous)
             found[memory.id] = IndexTexts(text, text if policy.embed else memory.index_text())
-            recent[key] = [*recent[key][-policy.turns:], memory]
+            recent[key] = [*recent.get(key, [])[-policy.turns:], memory]
         return found
 
-    def _stored_recent(self, memory: Memory) -> list[Memory]:
-        """The thread's newest stored memories, oldest first."""
-        newest = self._store.query(RecordQuery(type=memory.type, client_id=memory.client_id,
-                                               source_agent=memory.source_agent, limit=self._context.turns + 1))
-        return [m for m in reversed(newest) if m.id != memory.id]
+    def _threads(self, memories: Sequence[Memory], *, newest: bool = False, page: int = 500,
+                 pages: int = 20) -> dict[tuple[str, str], list[Memory]]:
+        """Each thread's live stored events from `window` before its earliest memory here on, one paged
+        query per thread; `newest`: only the thread's last few (all a memory being stored now needs)."""
+        oldest: dict[tuple[str, str], Memory] = {}
+        for memory in memories:
+            key = thread_key(memory)
+            if memory.type in CONTEXT_TYPES and (key not in oldest or memory.created_at < oldest[key].created_at):
+                oldest[key] = memory
+        found: dict[tuple[str, str], list[Memory]] = {}
+        for key, first in oldest.items():
+            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
+                                since=first.created_at - self._context.window,
+                                limit=self._context.turns + 1 if newest else page)
+            if newest:
+                found[key] = self._store.query(query)
+                continue
+            found[key] = []
+            for number in range(pages):
+                batch = self._store.query(query.model_copy(update={"offset": number * page}))
+                found[key] += batch
+                # Newest first: once a page reaches back past the earliest memory, the rest is in hand.
+                if len(batch) < page or batch[-1].created_at < first.created_at:
+                    break
+        return found
+
+    def _followers(self, memories: Sequence[Memory]) -> list[Memory]:
+        """Live events whose indexed context includes one of these (to re-index after a change)."""
+        policy = self._context
+        changed = {m.id for m in memories}
+        stored = self._threads(memories)
+        followers: dict[str, Memory] = {}
+        for memory in memories:
+            later = [f for f in stored.get(thread_key(memory), []) if f.id not in changed
+                     and f.created_at >= memory.created_at and same_thread(f, memory, policy.window)]
+            for follower in sorted(later, key=lambda m: (m.created_at, m.id))[: policy.turns]:
+                followers[follower.id] = follower
+        return list(followers.values())
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model; binds a fresh one to ours."""
@@ -127,6 +162,10 @@ class IndexSync:
             self._upsert_embedded(live)
         elif live:
             self._index.set_attributes({memory.id: IndexAttributes.of(memory) for memory in live})
+        if self._context.enabled:
+            # A changed, deleted or restored event is context of the events after it: index them anew so
+            # no old or forgotten text lingers in their keyword entries.
+            self._upsert_embedded(self._followers([m for m in memories if m.type in CONTEXT_TYPES]))
 
     def _upsert_embedded(self, memories: Sequence[Memory], *,
                          recent: dict[tuple[str, str], list[Memory]] | None = None) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
+from zengram.domain.context import own_text
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 from zengram.domain.text import search_terms, words
 
@@ -366,8 +367,9 @@ def _entity_pattern(entity: str) -> re.Pattern[str]:
 
 
 def _entity_match(text: str, entity: str) -> bool:
-    """The FTS5 phrase query stems ("go" finds "going"); an entity must match its exact words."""
-    return _entity_pattern(entity).search(text) is not None
+    """The FTS5 phrase query stems ("go" finds "going"); an entity must match its exact words, in the
+    memory's own text (not the conversation context indexed with it)."""
+    return _entity_pattern(entity).search(own_text(text)) is not None
 
 
 def _phrase(text: str) -> str | None:

@@ -1,0 +1,1 @@
+"""LoCoMo evidence-recall benchmark for Zengram search (`make bench-recall`, `python -m bench.recall`)."""

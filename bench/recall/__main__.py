@@ -1,0 +1,77 @@
+"""`python -m bench.recall [--set NAME=VALUE ...] [--label TEXT]`: LoCoMo evidence recall of Zengram search.
+
+Every turn is stored through POST /memory (one client_id per conversation, type event, the session
+date as valid_from) and every question asked through GET /memory/search (limit 50). A store built
+under the same index-time settings is cached in bench/.data/recall-cache/ and each run searches a
+scratch copy of it, so access counts written by one run never leak into the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench.recall.data import CATEGORY_NAMES, DEFAULT_DATA, load
+from bench.recall.metrics import render, table
+from bench.recall.runner import ask, prepared_store
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+RAW_DIR = Path(__file__).resolve().parents[1] / ".data"
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    found = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if not name or not _:
+            raise SystemExit(f"--set takes NAME=VALUE, got {pair!r}")
+        found[name.strip()] = value.strip()
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.recall", description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a zengram Settings field for this run (repeatable)")
+    parser.add_argument("--label", default="", help="a name for this run in RESULTS.md")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--fresh", action="store_true", help="rebuild the store even if one is cached")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="search this cached pristine store (only for runs that change query-time settings)")
+    parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
+    parser.add_argument("--format", default="index", choices=["index", "full"])
+    args = parser.parse_args(argv)
+    overrides = _overrides(args.set)
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    conversations = load(args.data)
+    started = time.perf_counter()
+    pristine = args.store or prepared_store(conversations, overrides, args.data, progress, fresh=args.fresh)
+    outcomes = ask(pristine, conversations, overrides, search_format=args.format)
+    rows = table(outcomes, CATEGORY_NAMES)
+    text = render(rows)
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    settings_text = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items())) or "defaults"
+    print(f"\n{args.label or 'run'} — {stamp} — settings: {settings_text}")
+    print(text)
+    RAW_DIR.mkdir(parents=True, exist_ok=True)
+    (RAW_DIR / f"recall-{int(time.time())}.json").write_text(json.dumps(
+        {"label": args.label, "at": stamp, "settings": overrides, "rows": [r.as_dict() for r in rows]}, indent=1))
+    if not args.no_record:
+        with RESULTS.open("a") as out:
+            out.write(f"\n### {args.label or 'run'} — {stamp}\n\nSettings: `{settings_text}`; data "
+                      f"{args.data.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
+                      f"wall {time.perf_counter() - started:.0f}s.\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

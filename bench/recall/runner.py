@@ -1,0 +1,127 @@
+"""Stores LoCoMo turns through the public HTTP API of a real embedded Zengram and asks every question."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from zengram.bootstrap import build_container
+from zengram.embedded.app import build_embedded_app
+from zengram.settings import Settings
+
+from bench.recall.data import Conversation
+from bench.recall.metrics import Outcome
+from bench.server import LiveServer
+
+API_KEY = "recall-key"
+SOURCE_AGENT = "locomo"
+CACHE_DIR = Path(__file__).resolve().parents[1] / ".data" / "recall-cache"
+ROOT = Path(__file__).resolve().parents[2]
+# Settings read when a memory is indexed; any other setting only changes searches, so a store built
+# under the same index-time settings (and the same indexing code) can be reused.
+INDEX_TIME_PREFIXES = ("index_", "embedder", "minilm_model_dir")
+INDEX_CODE = (
+    "shared/zengram/domain/text.py", "shared/zengram/domain/models.py", "shared/zengram/domain/context.py",
+    "shared/zengram/services/indexing.py", "shared/zengram/services/context.py",
+    "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/records.py",
+    "bench/recall/data.py",
+)
+
+
+def index_fingerprint(overrides: dict[str, str], data_path: Path) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps({k: v for k, v in sorted(overrides.items()) if k.startswith(INDEX_TIME_PREFIXES)})
+                  .encode())
+    digest.update(hashlib.sha256(data_path.read_bytes()).digest())
+    for name in INDEX_CODE:
+        path = ROOT / name
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextmanager
+def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
+    settings = Settings(data_dir=data_dir, api_key=API_KEY, **overrides)  # type: ignore[arg-type]
+    container = build_container(settings)
+    try:
+        app = build_embedded_app(settings, container)
+        with LiveServer(app) as server, httpx.Client(
+            base_url=server.url, headers={"x-api-key": API_KEY}, timeout=120.0
+        ) as client:
+            yield client
+    finally:
+        container.close()
+
+
+def ingest(client: httpx.Client, conversations: list[Conversation],
+           progress: Callable[[str], None]) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """POSTs every turn in order; returns conversation → memory id → the dia_ids stored as it."""
+    mapping: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    for conversation in conversations:
+        ids: dict[str, list[tuple[int, int]]] = {}
+        started = time.perf_counter()
+        for turn in conversation.turns:
+            response = client.post("/memory", json={
+                "type": "event", "content": turn.content, "source_agent": SOURCE_AGENT,
+                "client_id": conversation.sample_id, "valid_from": turn.session_date.isoformat(),
+            })
+            response.raise_for_status()
+            ids.setdefault(response.json()["id"], []).append(turn.dia_id)
+        mapping[conversation.sample_id] = ids
+        progress(f"stored {conversation.sample_id}: {len(conversation.turns)} turns as {len(ids)} memories "
+                 f"in {time.perf_counter() - started:.0f}s")
+    return mapping
+
+
+def prepared_store(conversations: list[Conversation], overrides: dict[str, str], data_path: Path,
+                   progress: Callable[[str], None], *, fresh: bool) -> Path:
+    """A pristine store for these index-time settings: from the cache, or built now and cached."""
+    cached = CACHE_DIR / index_fingerprint(overrides, data_path)
+    if fresh and cached.exists():
+        shutil.rmtree(cached)
+    if (cached / "ids.json").exists():
+        progress(f"reusing cached store {cached}")
+        return cached
+    building = Path(tempfile.mkdtemp(prefix="recall-build-"))
+    with serve(building, overrides) as client:
+        mapping = ingest(client, conversations, progress)
+    (building / "ids.json").write_text(json.dumps(mapping))
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    if cached.exists():
+        shutil.rmtree(cached)
+    shutil.move(str(building), cached)
+    return cached
+
+
+def ask(pristine: Path, conversations: list[Conversation], overrides: dict[str, str], *,
+        limit: int = 50, search_format: str = "index") -> list[Outcome]:
+    """Asks every question against a scratch copy of the store (searches write access counts)."""
+    mapping: dict[str, dict[str, list[list[int]]]] = json.loads((pristine / "ids.json").read_text())
+    outcomes: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="recall-run-") as scratch:
+        work = Path(scratch) / "store"
+        shutil.copytree(pristine, work)
+        with serve(work, overrides) as client:
+            client.get("/memory/search", params={"q": "warm up", "limit": 1})
+            for conversation in conversations:
+                dia = {memory_id: frozenset((s, t) for s, t in ids)
+                       for memory_id, ids in mapping[conversation.sample_id].items()}
+                for question in conversation.questions:
+                    started = time.perf_counter()
+                    response = client.get("/memory/search", params={
+                        "q": question.text, "client_id": conversation.sample_id, "limit": limit,
+                        "format": search_format,
+                    })
+                    elapsed = (time.perf_counter() - started) * 1000
+                    response.raise_for_status()
+                    ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]
+                    outcomes.append(Outcome(question.category, question.evidence, ranked, elapsed))
+    return outcomes
