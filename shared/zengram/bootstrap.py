@@ -86,8 +86,12 @@ def build_container(
     *,
     embedder: Embedder | None = None,
     clock: Clock | None = None,
+    check_index: bool = True,
 ) -> Container:
-    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own."""
+    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own.
+
+    `check_index=False` is for `reindex`, which rebuilds an index built with another model.
+    """
     from zengram.adapters.system import SystemClock
 
     clock = clock or SystemClock()
@@ -106,7 +110,8 @@ def build_container(
     container = Container(settings, store, index, embedder, memory, knowledge,
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)])
     try:
-        memory.index_sync.ensure_compatible()
+        if check_index:
+            memory.index_sync.ensure_compatible()
     except BaseException:
         container.close()
         raise

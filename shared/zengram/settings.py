@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from zengram.domain.context import ContextPolicy
@@ -117,6 +117,12 @@ class Settings(BaseSettings):
         return ContextPolicy(turns=self.index_context_turns,
                              window=timedelta(minutes=self.index_context_window_minutes),
                              embed=self.index_context_embed)
+
+    @field_validator("api_key", "openai_api_key", "opensearch_password", mode="before")
+    @classmethod
+    def _blank_secret_is_unset(cls, value: object) -> object:
+        """`BRAIN_API_KEY=` must not configure an empty key that an empty header would match."""
+        return None if isinstance(value, str) and not value.strip() else value
 
     def scoring(self) -> ScoringConfig:
         return ScoringConfig(

@@ -64,7 +64,7 @@ class ApiKeyMiddleware:
             await self.app(scope, receive, send)
             return
         given = Headers(scope=scope).get("x-api-key")
-        if given is None:
+        if not given:
             await error_response(401, "missing x-api-key header")(scope, receive, send)
             return
         try:

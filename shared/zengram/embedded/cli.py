@@ -58,10 +58,7 @@ def serve(
 def reindex(data_dir: DataDir = None) -> None:
     """Rebuild the search index from the record store, re-embedding with the configured model."""
     settings = _settings(data_dir)
-    from zengram.adapters.sqlite import EmbeddedSearchIndex
-
-    EmbeddedSearchIndex(settings.index_path).clear()  # lets the container open whatever was there
-    container = build_container(settings)
+    container = build_container(settings, check_index=False)  # the index may hold another model's vectors
     try:
         total = container.memory.index_sync.reindex(
             on_progress=lambda done: typer.echo(f"\rindexed {done}", nl=False)

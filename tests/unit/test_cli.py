@@ -1,0 +1,50 @@
+"""The `zengram` command line: reindex after a model change, key location."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.support import HashingEmbedder, TickingClock
+from zengram.bootstrap import build_container
+from zengram.domain.errors import EmbeddingMismatch
+from zengram.domain.models import MemoryType
+from zengram.domain.requests import MemoryDraft, SearchRequest
+from zengram.embedded.cli import app
+from zengram.ports import Embedder
+from zengram.settings import Settings
+
+
+def test_reindex_re_embeds_with_the_configured_model(tmp_path: Path, minilm: Embedder) -> None:
+    data_dir = tmp_path / "data"
+    settings = Settings(data_dir=data_dir, api_key="k")
+    old = build_container(settings, embedder=HashingEmbedder(model_id="test:old"), clock=TickingClock())
+    old.memory.store(MemoryDraft(type=MemoryType.EVENT, content="The staging cluster runs on Kubernetes",
+                                 source_agent="ops"))
+    old.close()
+    with pytest.raises(EmbeddingMismatch):
+        build_container(settings, embedder=minilm)
+
+    result = CliRunner().invoke(app, ["reindex", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+
+    assert result.exit_code == 0, result.output
+    assert "indexed 1 memories with minilm:all-MiniLM-L6-v2" in result.output
+    reopened = build_container(settings, embedder=minilm)
+    hits = reopened.memory.search(SearchRequest(q="which container orchestrator does staging use")).hits
+    assert [hit.memory.content for hit in hits] == ["The staging cluster runs on Kubernetes"]
+    reopened.close()
+
+
+def test_keys_says_where_the_generated_key_lives(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["keys", "--data-dir", str(tmp_path)], env={"BRAIN_API_KEY": ""})
+    assert result.exit_code == 0
+    key_file = tmp_path / "api-key"
+    assert str(key_file) in result.output
+    assert key_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_blank_configured_key_counts_as_unset() -> None:
+    assert Settings(api_key="   ").api_key is None
+    assert Settings(api_key="secret").api_key is not None
