@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-
-from tests.support import HashingEmbedder, TickingClock
 from zengram.bootstrap import build_container
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import MemoryType
@@ -15,6 +13,8 @@ from zengram.domain.requests import MemoryDraft, SearchRequest
 from zengram.embedded.cli import app
 from zengram.ports import Embedder
 from zengram.settings import Settings
+
+from tests.support import HashingEmbedder, TickingClock
 
 
 def test_reindex_re_embeds_with_the_configured_model(tmp_path: Path, minilm: Embedder) -> None:
