@@ -13,6 +13,7 @@ import os
 import platform
 import shutil
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,9 +27,9 @@ import numpy as np
 from zengram.adapters.minilm import MiniLMEmbedder
 from zengram.domain.requests import MemoryDraft
 from zengram.embedded.app import build_embedded_app
+from zengram.embedded.background import BackgroundServer
 
 from bench.corpus import AGENTS, Corpus, Query, word_count
-from bench.server import LiveServer
 from bench.stats import Latency, format_duration, format_load, load_average
 from bench.stores import API_KEY, SeedReport, ensure_store, open_container, settings_for, store_path, working_copy
 
@@ -52,6 +53,7 @@ class SearchFigures:
     latency: Latency
     mean_hits: float
     distinct_queries: int
+    by_source: dict[str, Latency] = field(default_factory=dict)  # LoCoMo questions vs generated ones
 
 
 @dataclass
@@ -127,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = Results(started_at=_now())
     results.machine = {
         "cpus": _cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-        "numpy": np.__version__,
+        "numpy": np.__version__, "commit": _git_commit(),
     }
     results.config = {"sizes": sizes, "queries": args.queries, "warmup": args.warmup, "writes": args.writes,
                       "search_limit": "default (10)", "write_store_size": write_store,
@@ -231,7 +233,7 @@ def bench_search(
             ("client_id", lambda q: {"q": q.text, "client_id": q.client_id}),
         ]
         figures: list[SearchFigures] = []
-        with LiveServer(app) as server, _client(server.url) as client:
+        with BackgroundServer(app) as server, _client(server.url) as client:
             opened.health = Latency.of(_timed_each(range(HEALTH_PROBES), lambda _: client.get("/health")))
             per_series = warmup + measured
             for number, (name, params) in enumerate(series):
@@ -248,9 +250,13 @@ def bench_search(
                     search(query)
                 hits.clear()
                 seconds = _timed_each(chunk[warmup:], search)
-                result = SearchFigures(size=size, filter=name, latency=Latency.of(seconds),
-                                       mean_hits=round(float(np.mean(hits)), 2),
-                                       distinct_queries=len({q.text for q in chunk}))
+                sources = sorted({q.source for q in chunk[warmup:]})
+                result = SearchFigures(
+                    size=size, filter=name, latency=Latency.of(seconds), mean_hits=round(float(np.mean(hits)), 2),
+                    distinct_queries=len({q.text for q in chunk}),
+                    by_source={source: Latency.of([t for q, t in zip(chunk[warmup:], seconds, strict=True)
+                                                   if q.source == source]) for source in sources},
+                )
                 figures.append(result)
                 print(f"  store-{size} filter={name:<9} p50 {result.latency.p50_ms:6.1f} ms  "
                       f"p95 {result.latency.p95_ms:6.1f} ms  p99 {result.latency.p99_ms:6.1f} ms")
@@ -270,7 +276,7 @@ def bench_writes(size: int, drafts: Sequence[MemoryDraft], measured: int, warmup
     try:
         container = open_container(work)
         app = build_embedded_app(settings_for(work), container)
-        with LiveServer(app) as server:
+        with BackgroundServer(app) as server:
             offset = 0
             for clients in WRITE_CONCURRENCY:
                 warm, batch = bodies[offset:offset + warmup], bodies[offset + warmup:offset + warmup + measured]
@@ -348,8 +354,8 @@ def render(results: Results) -> str:
     add = lines.append
     corpus = results.corpus
     add("=" * 104)
-    add(f"Zengram benchmark  {results.started_at} → {results.finished_at}   {results.machine['cpus']} CPUs, "
-        f"Python {results.machine['python']}, numpy {results.machine['numpy']}")
+    add(f"Zengram benchmark  {results.started_at} → {results.finished_at}   commit {results.machine['commit']}, "
+        f"{results.machine['cpus']} CPUs, Python {results.machine['python']}, numpy {results.machine['numpy']}")
     add("load average (1/5/15 min): " + ", ".join(f"{k} {format_load(v)}" for k, v in results.load.items()))
     add(f"corpus: {corpus['memories']:,} distinct memories ({corpus['locomo_memories']:,} from LoCoMo turns/"
         f"observations, the rest generated agent notes), {corpus['words_min']}-{corpus['words_max']} words "
@@ -384,6 +390,7 @@ def render(results: Results) -> str:
 
     add(f"\nSearch over HTTP (GET /memory/search, limit 10, client wall time incl. query embedding)"
         f"   target: p95 ≤ {SEARCH_P95_TARGET_MS:.0f} ms at {SEARCH_TARGET_SIZE:,}")
+    add("  (indented rows split the series above them by query source: LoCoMo questions vs generated ones)")
     add(f"  {'store':>9}  {'filter':<10} {'n':>4}  {'mean':>7}  {'p50':>7}  {'p95':>7}  {'p99':>7}  {'max':>7}  "
         f"{'hits':>5}  target")
     for opened in results.store_opens:
@@ -396,6 +403,9 @@ def render(results: Results) -> str:
         verdict = ("met" if lat.p95_ms <= SEARCH_P95_TARGET_MS else "MISSED") if s.size == SEARCH_TARGET_SIZE else "-"
         add(f"  {s.size:>9,}  {s.filter:<10} {lat.count:>4}  {lat.mean_ms:>5.1f}ms  {lat.p50_ms:>5.1f}ms  "
             f"{lat.p95_ms:>5.1f}ms  {lat.p99_ms:>5.1f}ms  {lat.max_ms:>5.1f}ms  {s.mean_hits:>5.1f}  {verdict}")
+        for source, lat in s.by_source.items():
+            add(f"  {'':>9}  {source:<10} {lat.count:>4}  {lat.mean_ms:>5.1f}ms  {lat.p50_ms:>5.1f}ms  "
+                f"{lat.p95_ms:>5.1f}ms  {lat.p99_ms:>5.1f}ms  {lat.max_ms:>5.1f}ms")
 
     if results.writes:
         add(f"\nWrites over HTTP (POST /memory, distinct texts, each embedded singly; store of "
@@ -445,6 +455,19 @@ def _describe_corpus(corpus: Corpus, size: int, queries: Sequence[Query]) -> dic
         "known_agents": len(AGENTS), "types": types,
         "queries": len(queries), "locomo_queries": sum(q.source == "locomo" for q in queries),
     }
+
+
+def _git_commit() -> str:
+    """The checked-out commit, with "+dirty" when shared/ has uncommitted changes (read-only git calls)."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "shared"], cwd=root, capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
 
 
 def _cpu_count() -> int:

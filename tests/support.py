@@ -70,37 +70,3 @@ class TickingClock(ManualClock):
     def now(self) -> datetime:
         return self.advance(milliseconds=1)
 
-
-class LiveServer:
-    """Runs an ASGI app under uvicorn on a free loopback port, in a background thread."""
-
-    def __init__(self, app: object) -> None:
-        import socket
-
-        import uvicorn
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")  # type: ignore[arg-type]
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> LiveServer:
-        import time
-
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)

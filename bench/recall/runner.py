@@ -14,11 +14,11 @@ from pathlib import Path
 import httpx
 from zengram.bootstrap import build_container
 from zengram.embedded.app import build_embedded_app
+from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
 from bench.recall.data import Conversation
 from bench.recall.metrics import Outcome
-from bench.server import LiveServer
 
 API_KEY = "recall-key"
 SOURCE_AGENT = "locomo"
@@ -53,7 +53,7 @@ def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
     container = build_container(settings)
     try:
         app = build_embedded_app(settings, container)
-        with LiveServer(app) as server, httpx.Client(
+        with BackgroundServer(app) as server, httpx.Client(
             base_url=server.url, headers={"x-api-key": API_KEY}, timeout=120.0
         ) as client:
             yield client

@@ -9,14 +9,15 @@ import httpx
 import pytest
 from zengram.bootstrap import Container
 from zengram.embedded.app import build_embedded_app
+from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
-from tests.support import API_KEY, LiveServer
+from tests.support import API_KEY
 
 
 @pytest.fixture
-def server(settings: Settings, container: Container) -> Iterator[LiveServer]:
-    with LiveServer(build_embedded_app(settings, container)) as live:
+def server(settings: Settings, container: Container) -> Iterator[BackgroundServer]:
+    with BackgroundServer(build_embedded_app(settings, container)) as live:
         yield live
 
 
@@ -26,7 +27,7 @@ def parallel(count: int, call: object) -> list[httpx.Response]:
 
 
 @pytest.fixture
-def http(server: LiveServer) -> Iterator[httpx.Client]:
+def http(server: BackgroundServer) -> Iterator[httpx.Client]:
     limits = httpx.Limits(max_connections=50)
     with httpx.Client(base_url=server.url, headers={"x-api-key": API_KEY}, limits=limits, timeout=60) as client:
         yield client
@@ -59,7 +60,7 @@ def test_fifty_writes_of_one_key_leave_exactly_one_active(http: httpx.Client) ->
 
 
 def test_two_hundred_searches_count_every_hit(
-    http: httpx.Client, server: LiveServer, container: Container
+    http: httpx.Client, server: BackgroundServer, container: Container
 ) -> None:
     for text in ("Invoices are sent on the first of the month", "Invoice numbering restarts every January",
                  "The office plants need water on Mondays"):

@@ -1,4 +1,4 @@
-"""Runs an ASGI app under uvicorn on a free loopback port, in a background thread of this process."""
+"""Serve an app from a background thread of this process: for tests, benchmarks and notebooks."""
 
 from __future__ import annotations
 
@@ -7,26 +7,27 @@ import threading
 import time
 from typing import Any
 
-import uvicorn
 
-
-class LiveServer:
-    """`with LiveServer(app) as server:` serves `app` at `server.url` until the block ends."""
+class BackgroundServer:
+    """`with BackgroundServer(app) as server:` serves `app` at `server.url` (a free loopback port) until the
+    block ends; leaving the block shuts uvicorn down gracefully, finishing in-flight background tasks."""
 
     def __init__(self, app: Any, *, start_timeout: float = 60.0) -> None:
+        import uvicorn
+
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port: int = probe.getsockname()[1]
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False)
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="bench-uvicorn", daemon=True)
+        self._thread = threading.Thread(target=self._server.run, name="zengram-uvicorn", daemon=True)
         self._start_timeout = start_timeout
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> LiveServer:
+    def __enter__(self) -> BackgroundServer:
         self._thread.start()
         deadline = time.monotonic() + self._start_timeout
         while not self._server.started:
