@@ -34,3 +34,16 @@ def test_matrix_grows_beyond_its_initial_capacity(tmp_path: Path) -> None:
     assert index.count() == 2500
     for probe in (0, 1023, 1024, 2499):
         assert index.vector_search(vectors[probe], SearchFilters(), k=1)[0].id == f"d{probe:04}"
+
+
+def test_keyword_queries_leave_out_the_most_frequent_words_once_the_budget_is_spent(tmp_path: Path) -> None:
+    index = EmbeddedSearchIndex(tmp_path / "index.sqlite3", keyword_postings_budget=30)
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document(f"common{i}", f"weekly status update number {i}") for i in range(40)]
+                 + [document("rare", "weekly kubernetes upgrade")])
+    # "weekly" matches 41 documents: over the budget of 30, so only "kubernetes" is scored.
+    hits = index.keyword_search("weekly kubernetes", SearchFilters(), k=10)
+    assert [hit.id for hit in hits] == ["rare"]
+
+    generous = EmbeddedSearchIndex(tmp_path / "index.sqlite3")  # default budget: both words count
+    assert len(generous.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 41

@@ -144,8 +144,11 @@ class _VectorMatrix:
 class EmbeddedSearchIndex:
     """Exact k-NN over a numpy matrix and BM25 over FTS5, persisted in one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, keyword_postings_budget: int = 20_000) -> None:
+        """`keyword_postings_budget`: how many (term, document) matches one keyword query may score; see
+        `_affordable_terms`. Small stores rarely reach it."""
         self._db = SQLiteDatabase(path, SCHEMA, on_connect=_register_functions)
+        self._postings_budget = keyword_postings_budget
         self._matrix: _VectorMatrix | None = None
         self._load()
 
@@ -241,7 +244,7 @@ class EmbeddedSearchIndex:
         terms = search_terms(text)
         if not terms or k <= 0:
             return []
-        match = " OR ".join(f'"{term}"' for term in terms)
+        match = " OR ".join(f'"{term}"' for term in self._affordable_terms(terms))
         if filters == SearchFilters():
             hits = self._rank_then_filter(match, k)
             if hits is not None:
@@ -257,6 +260,29 @@ class EmbeddedSearchIndex:
 
     def count(self) -> int:
         return int(self._db.connection().execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def _affordable_terms(self, terms: list[str]) -> list[str]:
+        """The query's terms, rarest first, while their matches fit the postings budget (the rarest always).
+
+        FTS5 scores every document that matches any term, so one word found in a quarter of a large store
+        makes a query slow while adding little to BM25 (its IDF is low). Leaving the most frequent words out
+        once the budget is spent bounds the cost; below the budget nothing changes.
+        """
+        if len(terms) == 1:
+            return terms
+        connection = self._db.connection()
+        frequency = {
+            term: int(connection.execute("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?",
+                                         (f'"{term}"',)).fetchone()[0])
+            for term in terms
+        }
+        kept, spent = [], 0
+        for term in sorted(terms, key=lambda t: (frequency[t], t)):
+            if kept and spent + frequency[term] > self._postings_budget:
+                break
+            kept.append(term)
+            spent += frequency[term]
+        return kept
 
     def _rank_then_filter(self, match: str, k: int) -> list[IndexHit] | None:
         """The common unfiltered search: rank in FTS5 alone, then drop inactive rows.
