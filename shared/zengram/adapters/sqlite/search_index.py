@@ -276,7 +276,8 @@ class EmbeddedSearchIndex:
                                          (f'"{term}"',)).fetchone()[0])
             for term in terms
         }
-        kept, spent = [], 0
+        kept: list[str] = []
+        spent = 0
         for term in sorted(terms, key=lambda t: (frequency[t], t)):
             if kept and spent + frequency[term] > self._postings_budget:
                 break
