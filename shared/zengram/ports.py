@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel
 
 from zengram.domain.models import ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
@@ -17,6 +19,8 @@ if TYPE_CHECKING:  # numpy only for annotations here: a function that never embe
     import numpy.typing as npt
 
     Vectors = npt.NDArray[np.float32]
+
+JsonModel = TypeVar("JsonModel", bound=BaseModel)
 
 
 @runtime_checkable
@@ -153,3 +157,23 @@ class SearchIndex(Protocol):
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """A chat model that answers in JSON (an OpenAI-compatible chat-completions endpoint, or a test script).
+
+    Contract:
+    - `complete_json(system, user, schema)` returns the answer validated as `schema`. An answer that is not
+      valid JSON for `schema` is asked for once more; a second bad answer raises `LLMInvalidResponse` (502).
+    - No provider configured, or the provider unreachable / timing out, raises `LLMUnavailable` (503).
+    - `provider` and `model` name what answered, for the `llm` field of responses.
+    """
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    def complete_json(self, system: str, user: str, schema: type[JsonModel]) -> JsonModel: ...

@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from zengram.domain.errors import ZengramError
+from zengram.domain.errors import RateLimited, ZengramError
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,8 @@ def describe_validation_errors(errors: Sequence[Any]) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZengramError)
     async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
-        return error_response(exc.status_code, str(exc))
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return error_response(exc.status_code, str(exc), headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -35,3 +35,38 @@ class IndexUnavailable(ZengramError):
     """The search index could not be reached; the record store still holds the truth."""
 
     status_code = 503
+
+
+class Forbidden(ZengramError):
+    """The caller may not do this without an explicit approval (e.g. import without operator_approved)."""
+
+    status_code = 403
+
+
+class RateLimited(ZengramError):
+    """Too many requests of one kind for one API key; retry after `retry_after` seconds (429)."""
+
+    status_code = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)
+
+
+class FeatureUnavailable(ZengramError):
+    """A feature that is switched off, or whose provider is not configured (503)."""
+
+    status_code = 503
+
+
+class LLMUnavailable(FeatureUnavailable):
+    """No LLM provider is configured, or it could not be reached."""
+
+    def __init__(self, message: str = "LLM provider unavailable") -> None:
+        super().__init__(message)
+
+
+class LLMInvalidResponse(ZengramError):
+    """The LLM answered, twice, with something that is not the expected JSON (502)."""
+
+    status_code = 502
