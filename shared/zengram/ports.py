@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+from zengram.domain.clients import ClientFingerprint
 from zengram.domain.models import ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 
@@ -177,3 +178,22 @@ class LanguageModel(Protocol):
     def model(self) -> str: ...
 
     def complete_json(self, system: str, user: str, schema: type[JsonModel]) -> JsonModel: ...
+
+
+@runtime_checkable
+class ClientStore(Protocol):
+    """Client fingerprints, kept in the record store's backend (a table in SQLite, items in DynamoDB).
+
+    Contract:
+    - `put` creates or replaces the fingerprint of `client_id` and returns what is stored (revision bumped
+      on replace, `created_at` kept); `get` of an unknown id is None; `delete` returns whether one existed.
+    - `list_all` returns every fingerprint ordered by `client_id`.
+    """
+
+    def put(self, fingerprint: ClientFingerprint) -> ClientFingerprint: ...
+
+    def get(self, client_id: str) -> ClientFingerprint | None: ...
+
+    def delete(self, client_id: str) -> bool: ...
+
+    def list_all(self) -> list[ClientFingerprint]: ...
