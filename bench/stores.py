@@ -36,7 +36,7 @@ class SeedReport:
 
 
 def settings_for(path: Path) -> Settings:
-    return Settings(data_dir=path, api_key=API_KEY, embedder="minilm")
+    return Settings(data_dir=path, api_key=API_KEY, embedder="minilm", rate_limit_enabled=False)
 
 
 def open_container(path: Path) -> Container:

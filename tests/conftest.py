@@ -12,6 +12,7 @@ from zengram.embedded.app import build_embedded_app
 from zengram.ports import Embedder
 from zengram.settings import Settings
 
+from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.support import API_KEY, HashingEmbedder, TickingClock
 
 
@@ -27,7 +28,8 @@ def minilm() -> Embedder:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", api_key=API_KEY)
+    # Rate limits off: suites store far more than 60 memories a minute; tests/api/test_rate_limits.py turns them on.
+    return Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
 
 
 @pytest.fixture
@@ -56,3 +58,23 @@ def hashing_container(settings: Settings, clock: TickingClock) -> Iterator[Conta
     built = build_container(settings, embedder=HashingEmbedder(), clock=clock)
     yield built
     built.close()
+
+
+@pytest.fixture(scope="session")
+def _scripted_llm_server() -> Iterator[ScriptedLLMServer]:
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm_server(_scripted_llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
+    """The scripted OpenAI-compatible chat server (one per session), emptied for each test."""
+    _scripted_llm_server.reset()
+    return _scripted_llm_server
+
+
+@pytest.fixture
+def llm_settings(settings: Settings, llm_server: ScriptedLLMServer) -> Settings:
+    """`settings` with the language model pointed at `llm_server`."""
+    return settings_with_llm(settings, llm_server)

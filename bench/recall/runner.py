@@ -49,7 +49,8 @@ def index_fingerprint(overrides: dict[str, str], data_path: Path) -> str:
 
 @contextmanager
 def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
-    settings = Settings(data_dir=data_dir, api_key=API_KEY, **overrides)  # type: ignore[arg-type]
+    settings = Settings(data_dir=data_dir, api_key=API_KEY, rate_limit_enabled=False,  # ingest is thousands of POSTs
+                        **overrides)  # type: ignore[arg-type]
     container = build_container(settings)
     try:
         app = build_embedded_app(settings, container)

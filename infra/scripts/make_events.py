@@ -41,7 +41,8 @@ def http_event(method: str, path: str, *, query: dict[str, str] | None = None, b
     if query:
         event["queryStringParameters"] = query
     if route and "{" in route:
-        event["pathParameters"] = {"memory_id": "SAMPLE-ID"}
+        name = route[route.index("{") + 1:route.index("}")]
+        event["pathParameters"] = {name: path.split("/")[route[:route.index("{")].count("/")]}
     if body is not None:
         event["body"] = json.dumps(body)
     return event
@@ -99,6 +100,92 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
 }
 
+
+# POST /research, and the events the research state machine's Task states send its step function
+# (`{"step", "state"}`: the Lambda payload of infra/statemachines/research.asl.json).
+_RESEARCH_TOPIC = "which decision superseded the caching approach, and what status did it leave the API in?"
+_RESEARCH_START = {"topic": _RESEARCH_TOPIC, "client_id": "acme-corp", "max_iterations": 3, "query": _RESEARCH_TOPIC,
+                   "iterations": 0, "memory_ids": [], "query_trace": [], "judgement": None, "repeated_query": False,
+                   "result": None}
+_RESEARCH_RETRIEVED = {**_RESEARCH_START, "iterations": 1, "memory_ids": ["SAMPLE-ID"],
+                       "query_trace": [{"query": _RESEARCH_TOPIC, "retrieved": 1, "cumulative": 1}]}
+_RESEARCH_JUDGED = {**_RESEARCH_RETRIEVED, "query": "API status after the cache change", "judgement": {
+    "draft": "The Redis cache was replaced [mem:SAMPLE-ID]", "status": "INSUFFICIENT",
+    "reason": "nothing says what status the API was left in", "missing": ["API status after the cache change"]}}
+SAMPLES.update({
+    "research/post_research.json": http_event("POST", "/research", request_id="sample-research-1", body={
+        "topic": _RESEARCH_TOPIC, "client_id": "acme-corp", "max_iterations": 3}),
+    "research/post_research_invalid.json": http_event("POST", "/research", request_id="sample-research-bad",
+                                                      body={"topic": "caching", "max_iterations": 9}),
+    "research_step/retrieve.json": {"step": "retrieve", "state": _RESEARCH_START},
+    "research_step/judge.json": {"step": "judge", "state": _RESEARCH_RETRIEVED},
+    "research_step/synthesize.json": {"step": "synthesize", "state": _RESEARCH_JUDGED},
+})
+
+SAMPLES.update({
+    "reflect/post_reflect.json": http_event("POST", "/reflect", request_id="sample-reflect-1", body={
+        "topic": "deployment pipeline", "client_id": "acme-corp", "limit": 20}),
+    "reflect/post_reflect_invalid.json": http_event("POST", "/reflect", request_id="sample-reflect-bad",
+                                                    body={"topic": "deployment pipeline", "limit": 51}),
+})
+
+SAMPLES.update({
+    "clients/put_client.json": http_event("PUT", "/clients/acme-corp", route="/clients/{client_id}",
+                                          request_id="sample-client-put-1", body={
+        "name": "Acme Corporation", "aliases": ["Acme", "Acme Corp"], "people": ["Jane Doe"],
+        "domains": ["acme.com"], "keywords": ["anvils", "rockets"]}),
+    "clients/put_client_invalid.json": http_event("PUT", "/clients/acme-corp", route="/clients/{client_id}",
+                                                  request_id="sample-client-put-bad", body={"aliases": "Acme"}),
+    "clients/get_client.json": http_event("GET", "/clients/acme-corp", route="/clients/{client_id}",
+                                          request_id="sample-client-get-1"),
+    "clients/list_clients.json": http_event("GET", "/clients", request_id="sample-client-list-1"),
+    "clients/delete_client.json": http_event("DELETE", "/clients/acme-corp", route="/clients/{client_id}",
+                                             request_id="sample-client-delete-1"),
+})
+
+SAMPLES.update({
+    "briefing/get_stats.json": http_event("GET", "/stats", request_id="sample-stats-1"),
+})
+
+SAMPLES.update({
+    "entities/list_entities.json": http_event("GET", "/entities", request_id="sample-entities-1",
+                                              query={"type": "technology", "limit": "50", "offset": "0"}),
+    "entities/get_entity_stats.json": http_event("GET", "/entities/stats", request_id="sample-entities-stats-1"),
+    "entities/get_entity.json": http_event("GET", "/entities/nextjs", route="/entities/{name}",
+                                           request_id="sample-entity-1"),
+    "entities/get_entity_memories.json": http_event("GET", "/entities/Next.js/memories",
+                                                    route="/entities/{name}/memories",
+                                                    request_id="sample-entity-memories-1", query={"limit": "20"}),
+    "entities/post_reclassify_dry_run.json": http_event("POST", "/entities/reclassify",
+                                                        request_id="sample-reclassify-1", body={
+        "reclassifications": [{"name": "PostgreSQL", "new_type": "system"}], "dry_run": True}),
+    "entities/post_reclassify.json": http_event("POST", "/entities/reclassify", request_id="sample-reclassify-2",
+                                                body={"reclassifications": [{"name": "PostgreSQL",
+                                                                             "new_type": "system"}],
+                                                      "dry_run": False}),
+    "entities/post_reclassify_invalid.json": http_event("POST", "/entities/reclassify",
+                                                        request_id="sample-reclassify-bad", body={
+        "reclassifications": [{"name": "PostgreSQL", "new_type": "database"}]}),
+})
+
+
+
+# Consolidation: the HTTP routes, the job event an async POST sends the function itself, and the schedule.
+SAMPLES.update({
+    "consolidate/post_consolidate.json": http_event("POST", "/consolidate", request_id="sample-consolidate-1"),
+    "consolidate/post_consolidate_sync.json": http_event("POST", "/consolidate", request_id="sample-consolidate-2",
+                                                         query={"sync": "true"}),
+    "consolidate/get_job.json": http_event("GET", "/consolidate/job/SAMPLE-ID", route="/consolidate/job/{job_id}",
+                                           request_id="sample-consolidate-job-1"),
+    "consolidate/get_status.json": http_event("GET", "/consolidate/status", request_id="sample-consolidate-status"),
+    "consolidate/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
+    "consolidate/scheduled_consolidation.json": {
+        "version": "0", "id": "5f9d2c1e-8b7a-4e3f-9c6d-2a1b0c9d8e7f", "detail-type": "Scheduled Event",
+        "source": "aws.scheduler", "account": "123456789012", "time": "2026-12-01T06:00:00Z", "region": "eu-west-1",
+        "resources": ["arn:aws:scheduler:eu-west-1:123456789012:schedule/default/zengram-ConsolidationSchedule"],
+        "detail": {},
+    },
+})
 
 def main() -> None:
     for relative, event in SAMPLES.items():

@@ -5,15 +5,19 @@ Each adapter of a port runs the same contract suite in `tests/contract/`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
 from zengram.domain.clients import ClientFingerprint
-from zengram.domain.models import ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
+from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
+from zengram.domain.jobs import Job, LockState
+from zengram.domain.models import Importance, ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
+from zengram.domain.research import ResearchState
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.domain.stats import RecordStats
 
 if TYPE_CHECKING:  # numpy only for annotations here: a function that never embeds never imports it
     import numpy as np
@@ -122,7 +126,44 @@ class RecordStore(Protocol):
         that raced the indexing stays pending."""
         ...
 
+    # Consolidation's writes. Each bumps `revision`, sets `updated_at = at` and marks what it changed pending,
+    # like every write; each returns the memories it changed.
+
+    def unconsolidated(self, limit: int) -> list[Memory]:
+        """Active memories not yet consolidated, oldest first (`created_at`, then id), at most `limit`."""
+        ...
+
+    def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
+        """Sets `consolidated=True` on each listed memory that exists, is not deleted and is not consolidated."""
+        ...
+
+    def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
+        """Consolidation's merge: each listed *active* memory gets `active=False`, `superseded_by`,
+        `superseded_at = valid_to = at` and `consolidated=True`, giving up its content and key/subject slots;
+        one already inactive (not deleted) is only marked consolidated. Unknown and deleted ids, and
+        `superseded_by` itself, are left alone. Each memory changes atomically (SQLite: the whole call is one
+        transaction; DynamoDB: one transaction per 25 memories)."""
+        ...
+
+    def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
+                      at: datetime, limit: int) -> list[Memory]:
+        """Soft-deletes (as `soft_delete` with `by`/`reason`) at most `limit` active events created before
+        `created_before` with one of `importances` and `access_count == 0`, oldest first. The count is
+        checked in the same atomic write, so a memory accessed meanwhile is kept."""
+        ...
+
     def count(self) -> int: ...
+
+    def stats(self, now: datetime, decay_factor: float) -> RecordStats:
+        """Counts over the whole store, as `RecordStats` defines them; `decayed_below_50pct` uses
+        `zengram.domain.scoring.effective_confidence(memory, now, decay_factor)`.
+
+        Exact: once writes have returned, the numbers equal a recount of the records, whatever the number
+        of concurrent writers (counters move in the same transaction as the records they count). Cheap: on
+        DynamoDB no read grows with the store (sharded counter items, and Select=COUNT over sparse GSIs,
+        which are eventually consistent: a count may lag a just-finished write by the GSI's delay).
+        """
+        ...
 
 
 @runtime_checkable
@@ -197,3 +238,113 @@ class ClientStore(Protocol):
     def delete(self, client_id: str) -> bool: ...
 
     def list_all(self) -> list[ClientFingerprint]: ...
+
+
+@runtime_checkable
+class JobStore(Protocol):
+    """Background job records and named locks, kept in the record store's backend (a table in SQLite,
+    items in DynamoDB).
+
+    Contract:
+    - `put` creates or replaces a job by id; `get` of an unknown id is None. `last_finished(kind)` is the job
+      of that kind with the latest `finished_at` (None before any finished).
+    - `acquire(name, owner, ttl_seconds, now)` takes the lock and returns True when it is free, expired
+      (`expires_at <= now`) or already held by `owner` (which extends it to `now + ttl_seconds`); otherwise
+      it changes nothing and returns False. Among concurrent callers for a free lock exactly one wins.
+    - `release(name, owner)` frees the lock only if `owner` holds it (a late release after an expiry and a
+      take-over by another owner must not free the new holder's lock).
+    - `read_lock(name)` is the current holder as stored, expired or not (None when free).
+    """
+
+    def put(self, job: Job) -> None: ...
+
+    def get(self, job_id: str) -> Job | None: ...
+
+    def last_finished(self, kind: str) -> Job | None: ...
+
+    def acquire(self, name: str, owner: str, ttl_seconds: float, now: datetime) -> bool: ...
+
+    def release(self, name: str, owner: str) -> None: ...
+
+    def read_lock(self, name: str) -> LockState | None: ...
+
+
+@runtime_checkable
+class ResearchRunner(Protocol):
+    """Drives the research loop (semantics.md) over the shared steps: Retrieve, Judge, then Retrieve again or
+    Synthesize, as `zengram.domain.research.loop_is_done` decides.
+
+    Contract:
+    - `run(state)` takes the start state and returns the state after Synthesize (`result` set). Given the same
+      memories and the same LLM answers, every runner returns the same state (in process or Step Functions).
+    - A step's domain error reaches the caller as the same `ZengramError` subclass (e.g. `LLMInvalidResponse`
+      502, `LLMUnavailable` 503); a failure of the machinery itself raises `ResearchFailed` (502).
+    """
+
+    def run(self, state: ResearchState) -> ResearchState: ...
+
+
+@runtime_checkable
+class RateLimiter(Protocol):
+    """Counts requests per (key, bucket) in fixed windows, kept in the record store's backend so every
+    process (every Lambda instance) shares the counts.
+
+    Contract:
+    - `hit(key, bucket, limit, window_seconds)` counts one request in the current window of `window_seconds`
+      (windows start at whole multiples of it since the epoch, by the limiter's clock) and returns None when
+      it is among the first `limit` of that window; otherwise the whole seconds (at least 1) until the window
+      ends. A bucket is always used with the same `window_seconds`.
+    - Atomic: under any number of concurrent callers exactly `limit` hits per window are allowed.
+    - Keys and buckets are opaque text; distinct (key, bucket) pairs never share a count.
+    """
+
+    def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None: ...
+
+
+@runtime_checkable
+class EntityStore(Protocol):
+    """The entity registry: entities, which memories mention them, and co-occurrence edges.
+
+    Entities are addressed by key (`zengram.domain.entities.entity_key` of the canonical name).
+    Contract:
+    - `set_mentions(memory_id, ...)` makes the registry hold exactly `entities` for that memory: entities new to
+      the registry are created with the given name and type (an existing one keeps its own); each entity's
+      `mention_count` is the number of memories linked to it; `first_seen`/`last_seen` span the `seen_at` of its
+      mentions; the edge between two entities has `strength` = the number of memories linked to both (0-strength
+      edges are not reported). Calling it again with the same set changes nothing; an empty set unlinks the
+      memory. Under concurrent callers no increment is lost.
+    - `list_entities` orders by `mention_count` descending, then key; `memory_ids` newest memory first
+      (`memory_created_at` descending, then id descending); `related` by strength descending, then name.
+    - `stats` counts every registered entity, by type, and names the `top` most mentioned.
+    - `set_type` changes the registered type (None for an unknown key).
+    """
+
+    def set_mentions(self, memory_id: str, memory_created_at: datetime, entities: Sequence[EntityRef],
+                     seen_at: datetime) -> None: ...
+
+    def get(self, key: str) -> EntityRecord | None: ...
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, EntityRecord]: ...
+
+    def list_entities(self, type_: EntityType | None, limit: int, offset: int) -> list[EntityRecord]: ...
+
+    def related(self, key: str, limit: int) -> list[RelatedEntity]: ...
+
+    def memory_ids(self, key: str, limit: int | None = None) -> list[str]: ...
+
+    def stats(self, top: int = 10) -> EntityStats: ...
+
+    def set_type(self, key: str, new_type: EntityType) -> EntityRecord | None: ...
+
+
+@runtime_checkable
+class JobLauncher(Protocol):
+    """Starts a recorded job somewhere that outlives the request which asked for it.
+
+    Contract:
+    - `launch(job_id, run_here)` returns at once; the job then runs exactly once, either by calling
+      `run_here(job_id)` on a thread of this process, or in another process that runs it by id.
+    - When the job cannot be started it raises (and nothing will run it).
+    """
+
+    def launch(self, job_id: str, run_here: Callable[[str], object]) -> None: ...

@@ -86,3 +86,33 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
 
     entry_point: Callable[[dict[str, Any], Any], dict[str, int]] = handler
     return entry_point
+
+
+def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The consolidation function takes three kinds of events: API Gateway requests (the /consolidate routes), a
+    job id sent by `LambdaJobLauncher` after an async POST /consolidate (runs that job), and anything else, the
+    EventBridge schedule (a run, unless disabled, without LLM, or one is going on)."""
+    from aws_lambda_powertools import Logger
+
+    from zengram.adapters.aws_lambda import job_id_of
+
+    logger = Logger()
+    http = http_handler(app)
+
+    @logger.inject_lambda_context
+    def background(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        provider: ContainerProvider = app.state.provider  # the HTTP app's: one container per execution environment
+        consolidation = provider.get().consolidation
+        job_id = job_id_of(event)
+        job = consolidation.run(job_id) if job_id else consolidation.run_scheduled()
+        if job is None:
+            return {"skipped": True}
+        logger.info("consolidation finished", extra={"job_id": job.id, "status": job.status.value, **job.result})
+        return {"job_id": job.id, "status": job.status.value, "result": job.result, "error": job.error}
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if "requestContext" in event:
+            return http(event, context)
+        return background(event, context)
+
+    return handler

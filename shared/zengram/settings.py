@@ -67,6 +67,23 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(default=1536, ge=8, le=8192, description="openai and bedrock vector size")
 
+    llm_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ZENGRAM_LLM_BASE_URL", "LLM_BASE_URL"),
+        description="OpenAI-compatible chat endpoint (Ollama, vLLM, LM Studio…); unset with a key means OpenAI.",
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ZENGRAM_LLM_API_KEY", "LLM_API_KEY", "OPENAI_API_KEY"),
+        description="Key for the chat endpoint; optional with a base URL (Ollama needs none).",
+    )
+    llm_api_key_secret_id: str | None = Field(
+        default=None, description="Secrets Manager secret holding llm_api_key (Lambda host; read when wiring)."
+    )
+    llm_model: str = Field(default="gpt-4o-mini", description="Chat model for /reflect, /research, consolidation.")
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per chat request.")
+    llm_max_retries: int = Field(
+        default=2, ge=0, le=5, description="SDK retries on connection errors, 429 and 5xx (not on bad JSON)."
+    )
+
     max_observers: int = Field(default=20, ge=1)
     rrf_k: int = Field(default=60, ge=1)
     decay_factor: float = Field(default=0.98, gt=0, le=1)
@@ -112,13 +129,82 @@ class Settings(BaseSettings):
         default=50, ge=1, le=200,
         description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
     )
+    speaker_boost: float = Field(
+        default=1.3, ge=1, le=3,
+        description="Multiplier for a 'Speaker: text' memory whose speaker the query names by name "
+                    "(LoCoMo dev5 recall@10 +1.7 pt, bench/recall/RESULTS.md). 1: off.",
+    )
+    time_boost: float = Field(
+        default=1.2, ge=1, le=3,
+        description="Multiplier for a memory that says when ('yesterday', 'last Friday', 'May 2023') if the "
+                    "query asks when ('When did...', 'How long ago...'). 1: off.",
+    )
+
+    client_cache_seconds: float = Field(
+        default=30.0, ge=0,
+        description="How long a process reuses the client fingerprint list for client_id auto-resolution "
+                    "(its own writes refresh it at once; other processes' writes show after at most this).",
+    )
+    rate_limit_enabled: bool = Field(default=True, description="Per-API-key request limits (429 + Retry-After).")
+    rate_limit_writes_per_minute: int = Field(default=60, ge=1, description="POST/PUT/PATCH/DELETE per minute.")
+    rate_limit_reads_per_minute: int = Field(default=120, ge=1, description="GET requests per minute.")
+    rate_limit_heavy_per_hour: int = Field(
+        default=1, ge=1, description="POST /consolidate and POST /research together, per hour."
+    )
+
+    research_enabled: bool = Field(
+        default=False, validation_alias=AliasChoices("RESEARCH_ENABLED", "ZENGRAM_RESEARCH_ENABLED"),
+        description="POST /research (several LLM calls per request) answers 503 unless this is true.",
+    )
+    research_state_machine_arn: str | None = Field(
+        default=None, description="Run the research loop as this Step Functions state machine; unset: in process.",
+    )
+    research_execution: Literal["sync", "poll"] = Field(
+        default="sync",
+        description="'sync': StartSyncExecution (Express machines). 'poll': StartExecution, then DescribeExecution "
+                    "until done (Standard machines, and emulators without StartSyncExecution such as moto).",
+    )
+    research_timeout: float = Field(default=60.0, gt=0, description="Seconds the 'poll' mode waits for a run.")
+    research_retrieve_limit: int = Field(default=15, ge=1, le=100, description="Memories each research round adds.")
+    research_synthesis_memories: int = Field(
+        default=40, ge=1, le=200, description="Most memories the research synthesis sees."
+    )
+
+    consolidation_enabled: bool = Field(
+        default=False, description="Run consolidation on its schedule (embedded: an in-process timer; AWS: the "
+                                   "template's ConsolidationScheduleEnabled sets this and the schedule's state).",
+    )
+    consolidation_interval: str = Field(
+        default="0 */6 * * *", description="The schedule, shown by GET /consolidate/status. The embedded timer "
+                                           "runs every period of it from start-up (rate(N hours) or a step cron).",
+    )
+    consolidation_batch_size: int = Field(default=50, ge=1, le=200, description="Memories per LLM call.")
+    consolidation_max_batches: int = Field(
+        default=20, ge=1, description="Most batches one run sends; the rest wait for the next run.",
+    )
+    consolidation_similarity: float = Field(
+        default=0.92, gt=0, le=1, description="A merged fact this close (cosine) to an active memory is skipped.",
+    )
+    consolidation_event_ttl_days: float = Field(
+        default=30.0, gt=0, description="Low/medium events older than this, never accessed, expire at consolidation.",
+    )
+    consolidation_lock_seconds: float = Field(
+        default=900.0, gt=0, description="Lock lifetime, renewed after every batch: a crashed run blocks this long.",
+    )
+    consolidation_launcher: Literal["thread", "lambda"] = Field(
+        default="thread", description="Where an async POST /consolidate runs: a thread of this process, or an "
+                                      "asynchronous invocation of consolidation_function (AWS).",
+    )
+    consolidation_function: str | None = Field(
+        default=None, description="Function (name, ARN or name:alias) the lambda launcher invokes with the job id.",
+    )
 
     def context_policy(self) -> ContextPolicy:
         return ContextPolicy(turns=self.index_context_turns,
                              window=timedelta(minutes=self.index_context_window_minutes),
                              embed=self.index_context_embed)
 
-    @field_validator("api_key", "openai_api_key", "opensearch_password", mode="before")
+    @field_validator("api_key", "openai_api_key", "opensearch_password", "llm_api_key", "llm_base_url", mode="before")
     @classmethod
     def _blank_secret_is_unset(cls, value: object) -> object:
         """`BRAIN_API_KEY=` must not configure an empty key that an empty header would match."""
@@ -132,6 +218,8 @@ class Settings(BaseSettings):
             vector_weight=self.vector_weight,
             fusion=self.fusion,
             linear_vector_weight=self.linear_vector_weight,
+            speaker_boost=self.speaker_boost,
+            time_boost=self.time_boost,
         )
 
     @property

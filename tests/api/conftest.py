@@ -21,7 +21,8 @@ from tests.support import API_KEY, TickingClock
 
 @pytest.fixture(scope="module")
 def shared_client(tmp_path_factory: pytest.TempPathFactory, minilm: Embedder) -> Iterator[TestClient]:
-    settings = Settings(data_dir=tmp_path_factory.mktemp("shared") / "data", api_key=API_KEY)
+    settings = Settings(data_dir=tmp_path_factory.mktemp("shared") / "data", api_key=API_KEY,
+                        rate_limit_enabled=False)
     container = build_container(settings, embedder=minilm, clock=TickingClock())
     try:
         with TestClient(build_embedded_app(settings, container), headers={"x-api-key": API_KEY}) as test_client:

@@ -85,7 +85,8 @@ def test_buckets_summary_and_agent_exclusion(client: TestClient, clock: TickingC
         "total": 4, "returned": 4, "has_more": False,
         "by_type": {"event": 1, "fact": 1, "decision": 1, "status": 1},
         "active_agents": ["codex", "cursor", "n8n"], "mentioned_clients": ["acme-corp", "globex"],
-        "top_entities": [],
+        "top_entities": [{"name": "Next.js", "type": "technology", "mentions": 1},
+                         {"name": "Vercel", "type": "service", "mentions": 1}],
     }
     everything = brief(client, since=since, agent="claude-code", include="all")
     assert set(bucket_ids(everything, "events")) == {event["id"], own["id"]}

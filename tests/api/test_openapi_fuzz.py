@@ -36,8 +36,13 @@ OPERATIONS = [
     ("DELETE", "/memory/{memory_id}"),
     ("POST", "/memory/{memory_id}/restore"),
     ("GET", "/briefing"),
+    ("GET", "/stats"),
     ("GET", "/export"),
     ("POST", "/export/import"),
+    ("PUT", "/clients/{client_id}"),
+    ("GET", "/clients/{client_id}"),
+    ("DELETE", "/clients/{client_id}"),
+    ("GET", "/clients"),
 ]
 SEED = [
     {"type": "fact", "content": "Acme Corp uses Next.js 14 with App Router", "source_agent": "claude-code",
@@ -76,7 +81,8 @@ def zengram_schema(client: TestClient) -> Iterator[schemathesis.BaseSchema]:
 # the restore call take neither (their only input is a free-form path string), so they run positive cases only.
 NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/query"),
              ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}"),
-             ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import")}
+             ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import"),
+             ("PUT", "/clients/{client_id}")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

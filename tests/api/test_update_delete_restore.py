@@ -93,13 +93,16 @@ def test_patch_content_rescrubs_and_rehashes(client: TestClient) -> None:
 
 
 def test_patch_content_reindexes_the_keyword_path(client: TestClient) -> None:
-    created = store(client, "The office dog Zephyr greets visitors at the Acme lobby")
+    created = store(client, "The office dog Zephyr greets visitors at the Acme lobby, say the Slack photos")
     store(client, "Acme ordered new ergonomic chairs for the design team")
+    assert search_ids(client, "anything", entity="Slack") == [created["id"]]
 
     patch(client, created["id"], {"content": "Acme runs its Kubernetes cluster on EKS with Karpenter autoscaling"})
 
-    assert search_ids(client, "anything", entity="Karpenter") == [created["id"]]
-    assert search_ids(client, "anything", entity="Zephyr") == []
+    # Entities are extracted again from the new content: Slack is gone, Kubernetes and EKS arrive.
+    assert search_ids(client, "anything", entity="k8s") == [created["id"]]
+    assert search_ids(client, "anything", entity="Amazon EKS") == [created["id"]]
+    assert search_ids(client, "anything", entity="Slack") == []
     new_word = search(client, "Karpenter", format="full")["results"]
     assert new_word[0]["id"] == created["id"]
     assert "keyword" in new_word[0]["retrieval_sources"]
@@ -108,13 +111,14 @@ def test_patch_content_reindexes_the_keyword_path(client: TestClient) -> None:
 
 
 def test_patch_content_reembeds(client: TestClient) -> None:
-    created = store(client, "The office dog at Acme is a golden retriever named Biscuit")
-    store(client, "Acme ordered new ergonomic chairs for the design team")
+    created = store(client, "The office dog at Acme is a golden retriever named Biscuit, as Slack knows")
+    store(client, "Acme ordered new ergonomic chairs for the design team, as Slack knows")
 
-    patch(client, created["id"], {"content": "Acme migrated its container workloads to a managed Kubernetes service"})
+    patch(client, created["id"], {"content": "Acme migrated its container workloads to a managed Kubernetes "
+                                             "service, as Slack knows"})
 
     # With an entity filter only the vector path runs, so this ranks on the new embedding alone.
-    hits = search(client, "container orchestration platform", entity="Acme", format="full")["results"]
+    hits = search(client, "container orchestration platform", entity="Slack", format="full")["results"]
     assert hits[0]["id"] == created["id"]
     assert hits[0]["content"].startswith("Acme migrated")
 

@@ -122,11 +122,22 @@ def test_at_time_keeps_documents_valid_then(index: SearchIndex) -> None:
     assert index.keyword_search("office", SearchFilters(at_time=T0 - timedelta(days=1)), k=10) == []
 
 
-def test_entity_filter_is_a_case_insensitive_phrase_match(index: SearchIndex) -> None:
-    index.upsert([document("next", "Acme migrated to Next.js 15"), document("js", "Next week we ship the JS SDK")])
+def test_entity_filter_keeps_documents_holding_that_entity_key(index: SearchIndex) -> None:
+    index.upsert([document("next", "Acme migrated to Next.js 15", entities=("next.js", "acme-corp")),
+                  document("js", "Next week Acme ships the JS SDK next", entities=("javascript",)),
+                  document("none", "Acme migration notes about next.js")])  # the text alone is not enough
     filters = SearchFilters(entity="next.js")
     assert ids(index.vector_search(EMBEDDER.embed(["migration"])[0], filters, k=10)) == ["next"]
     assert ids(index.keyword_search("acme", filters, k=10)) == ["next"]
+    assert index.keyword_search("acme", SearchFilters(entity="next"), k=10) == []  # whole keys only
+
+
+def test_set_attributes_moves_the_entity_filter(index: SearchIndex) -> None:
+    index.upsert([document("a", "quarterly roadmap review", entities=("postgresql",))])
+    index.set_attributes({"a": attributes(entities=("mysql",))})
+    assert index.keyword_search("roadmap", SearchFilters(entity="postgresql"), k=5) == []
+    assert ids(index.keyword_search("roadmap", SearchFilters(entity="mysql"), k=5)) == ["a"]
+    assert ids(index.vector_search(EMBEDDER.embed(["roadmap"])[0], SearchFilters(entity="mysql"), k=5)) == ["a"]
 
 
 def test_set_attributes_changes_filters_only(index: SearchIndex) -> None:

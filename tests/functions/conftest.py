@@ -27,6 +27,7 @@ def lambda_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
             "ZENGRAM_RECORD_STORE": "dynamodb",
             "ZENGRAM_DYNAMODB_TABLE": store.table_name,
             "ZENGRAM_SEARCH_INDEX": "embedded",
+            "ZENGRAM_RATE_LIMIT_ENABLED": "false",  # the rate-limit tests turn it on
             "ZENGRAM_DATA_DIR": str(tmp_path / "lambda-tmp"),
             "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint(),
             "AWS_REGION": REGION,

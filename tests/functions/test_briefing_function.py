@@ -47,3 +47,23 @@ def test_briefing_events(provider: ContainerProvider) -> None:
 def test_invalid_briefing_event_is_400(provider: ContainerProvider) -> None:
     status, body = call("briefing/get_briefing_invalid.json")
     assert status == 400 and body["error"].startswith("since:")
+
+
+def test_stats_event_counts_from_dynamodb_counters(provider: ContainerProvider) -> None:
+    memory = provider.get().memory
+    memory.store(MemoryDraft.model_validate({
+        "type": "fact", "content": "Acme hosts on Vercel", "source_agent": "n8n", "client_id": "acme-corp",
+        "key": "acme-hosting"}))
+    memory.store(MemoryDraft.model_validate({
+        "type": "fact", "content": "Acme moved to AWS", "source_agent": "n8n", "client_id": "acme-corp",
+        "key": "acme-hosting"}))
+    gone = memory.store(MemoryDraft.model_validate({
+        "type": "event", "content": "Kickoff call happened", "source_agent": "claude-code"}))
+    memory.delete(gone.memory.id, by="claude-code", reason="wrong")
+
+    status, body = call("briefing/get_stats.json")
+
+    assert status == 200
+    assert (body["total_memories"], body["active"], body["superseded"], body["deleted"]) == (2, 1, 1, 1)
+    assert body["by_type"] == {"event": 0, "fact": 2, "decision": 0, "status": 0}
+    assert body["index_health"] == {"pending_index": 0} and body["vectors_count"] == 2

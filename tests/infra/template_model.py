@@ -51,7 +51,7 @@ def as_packaged(template: dict[str, Any]) -> dict[str, Any]:
     packaged = copy.deepcopy(template)
     for logical_id, resource in packaged["Resources"].items():
         properties = resource.get("Properties", {})
-        for key in ("CodeUri", "ContentUri"):
+        for key in ("CodeUri", "ContentUri", "DefinitionUri"):
             if isinstance(properties.get(key), str) and not properties[key].startswith("s3://"):
                 properties[key] = f"s3://zengram-artifacts/{logical_id}.zip"
     return packaged

@@ -33,10 +33,10 @@ from zengram.services.indexing import IndexSync
 from tests.opensearch_fake import FakeOpenSearch, Recorded, internal_error, iter_bulk, rejected, unavailable
 
 ALIAS = "zengram-test"
-CONCRETE = "zengram-test-v1-4d"
+CONCRETE = "zengram-test-v2-4d"
 MODEL = "test:hashing"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
-MAPPING_FILE = Path(__file__).resolve().parents[2] / "shared/zengram/adapters/opensearch/mappings/memories.v1.json"
+MAPPING_FILE = Path(__file__).resolve().parents[2] / "shared/zengram/adapters/opensearch/mappings/memories.v2.json"
 ACTIVE = {"term": {"active": True}}
 ORDER = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
 
@@ -105,14 +105,14 @@ def test_bind_model_creates_the_versioned_index_behind_the_alias(fake: FakeOpenS
     assert analyzer["filter"] == ["english_possessive_stemmer", "lowercase", "english_stop", "asciifolding",
                                   "english_stemmer"]
     mappings = body["mappings"]
-    assert mappings["_meta"] == {"mapping_version": 1, "model_id": MODEL, "dimension": 4}
+    assert mappings["_meta"] == {"mapping_version": 2, "model_id": MODEL, "dimension": 4}
     assert mappings["dynamic"] == "strict"
     fields = mappings["properties"]
     hnsw = {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
             "parameters": {"m": 16, "ef_construction": 128}}
     assert fields["vector"] == {"type": "knn_vector", "dimension": 4, "method": hnsw}
     assert fields["text"] == {"type": "text", "analyzer": "english_folded"}
-    for name in ("id", "type", "source_agent", "client_id", "category", "knowledge_category"):
+    for name in ("id", "type", "source_agent", "client_id", "category", "knowledge_category", "entities"):
         assert fields[name] == {"type": "keyword"}, name
     assert fields["active"] == {"type": "boolean"}
     for name in ("valid_from", "valid_to", "created_at"):
@@ -125,7 +125,7 @@ def test_the_mapping_file_leaves_only_dimension_and_model_to_fill() -> None:
     vector = template["mappings"]["properties"]["vector"]
     assert vector["dimension"] is None
     assert vector["method"]["engine"] in ("lucene", "faiss")
-    assert template["mappings"]["_meta"] == {"mapping_version": 1, "model_id": None, "dimension": None}
+    assert template["mappings"]["_meta"] == {"mapping_version": 2, "model_id": None, "dimension": None}
 
 
 def test_ensure_index_is_a_no_op_when_the_alias_exists(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
@@ -149,7 +149,7 @@ def test_ensure_index_without_a_bound_model_is_a_clear_error(index: OpenSearchIn
 def test_rebinding_the_same_dimension_records_the_new_model(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
     bound.bind_model("other:model", 4)
     assert only(fake.requests_to("PUT", f"^/{ALIAS}/_mapping$")).json() == {
-        "_meta": {"mapping_version": 1, "model_id": "other:model", "dimension": 4}}
+        "_meta": {"mapping_version": 2, "model_id": "other:model", "dimension": 4}}
     assert bound.model_id == "other:model"
     bound.bind_model("other:model", 4)
     assert len(fake.requests_to("PUT", "_mapping")) == 1
@@ -160,7 +160,7 @@ def test_binding_another_dimension_needs_a_clear_first(fake: FakeOpenSearch, bou
         bound.bind_model("big:model", 8)
     bound.clear()
     bound.bind_model("big:model", 8)
-    assert fake.aliases == {ALIAS: "zengram-test-v1-8d"}
+    assert fake.aliases == {ALIAS: "zengram-test-v2-8d"}
 
 
 def test_an_index_created_by_a_racing_process_gets_the_alias(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
@@ -208,10 +208,10 @@ FILTER_CASES = [
                   {"term": {"category": "semantic"}}, {"term": {"knowledge_category": "technical"}}, ACTIVE],
                  id="every-field"),
     pytest.param(SearchFilters(at_time=AT), VALID_AT, id="at-time-includes-inactive"),
-    pytest.param(SearchFilters(client_id="acme", entity="Next.js"),
-                 [{"term": {"client_id": "acme"}}, ACTIVE, {"match_phrase": {"text": "Next.js"}}], id="entity"),
-    pytest.param(SearchFilters(at_time=AT, include_inactive=True, entity="Berlin"),
-                 [*VALID_AT, {"match_phrase": {"text": "Berlin"}}], id="at-time-and-entity"),
+    pytest.param(SearchFilters(client_id="acme", entity="next.js"),
+                 [{"term": {"client_id": "acme"}}, ACTIVE, {"term": {"entities": "next.js"}}], id="entity"),
+    pytest.param(SearchFilters(at_time=AT, include_inactive=True, entity="berlin"),
+                 [*VALID_AT, {"term": {"entities": "berlin"}}], id="at-time-and-entity"),
 ]
 
 
@@ -289,7 +289,7 @@ def test_upsert_sends_bulk_index_actions_through_the_alias(fake: FakeOpenSearch,
     assert first == {"id": "m1", "text": "Deploy failed on Friday", "type": "event", "source_agent": "claude-code",
                      "client_id": "acme", "category": "episodic", "knowledge_category": None, "active": True,
                      "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
-                     "created_at": "2026-03-01T00:00:00+00:00"}
+                     "created_at": "2026-03-01T00:00:00+00:00", "entities": []}
     assert (second["text"], second["active"], second["knowledge_category"], second["valid_to"]) == (
         "Café Müller", False, "meeting", "2026-03-02T00:00:00+00:00")
     assert bound.count() == 2
@@ -299,14 +299,15 @@ def test_set_attributes_sends_partial_updates_and_ignores_unknown_ids(fake: Fake
                                                                       bound: OpenSearchIndex) -> None:
     bound.upsert([document("a")])
     fake.requests.clear()
-    bound.set_attributes({"a": attributes(active=False, client_id="globex"), "unknown": attributes()})
+    bound.set_attributes({"a": attributes(active=False, client_id="globex", entities=("next.js", "acme-corp")),
+                          "unknown": attributes()})
 
     lines = list(iter_bulk(only(fake.requests_to("POST", "_bulk"))))
     assert [(kind, header) for kind, header, _ in lines] == [("update", {"_id": "a"}), ("update", {"_id": "unknown"})]
     assert lines[0][2] == {"doc": {"type": "event", "source_agent": "claude-code", "client_id": "globex",
                                    "category": "episodic", "knowledge_category": None, "active": False,
                                    "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
-                                   "created_at": "2026-03-01T00:00:00+00:00"}}
+                                   "created_at": "2026-03-01T00:00:00+00:00", "entities": ["next.js", "acme-corp"]}}
     stored = fake.indices[CONCRETE].docs["a"]
     assert (stored["client_id"], stored["active"], stored["text"]) == ("globex", False, "deploy pipeline")
 
@@ -451,7 +452,7 @@ def test_a_failed_write_leaves_the_records_pending_for_repair(fake: FakeOpenSear
     assert [m.id for m in hashing_container.store.pending_index(10)] == [result.memory.id]
     assert sync.repair() == 1
     assert hashing_container.store.pending_index(10) == []
-    assert fake.indices[f"{ALIAS}-v1-64d"].docs.keys() == {result.memory.id}
+    assert fake.indices[f"{ALIAS}-v2-64d"].docs.keys() == {result.memory.id}
 
 
 # -- authentication ------------------------------------------------------------------------------------

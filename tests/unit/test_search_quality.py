@@ -118,9 +118,10 @@ def test_reinforcement_can_be_switched_off(tmp_path: Path) -> None:
 def test_entity_filter_ignores_the_context(tmp_path: Path) -> None:
     c = container(tmp_path, index_context_turns=1)
     try:
-        c.memory.store(draft("Zephyr is the new cluster"))
+        kubernetes = c.memory.store(draft("Kubernetes is the new cluster")).memory
         reply = c.memory.store(draft("great, ship it")).memory
-        hits = c.memory.search(SearchRequest(q="anything", client_id="c1", entity="Zephyr")).hits
+        hits = c.memory.search(SearchRequest(q="anything", client_id="c1", entity="Kubernetes")).hits
+        assert kubernetes.id in [hit.memory.id for hit in hits]
         assert reply.id not in [hit.memory.id for hit in hits]
     finally:
         c.close()

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from zengram import __version__
 from zengram.api.errors import install_error_handlers
 from zengram.api.middleware import ApiKeyMiddleware, RequestIdMiddleware
+from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
 
 
@@ -25,6 +26,7 @@ def create_app(
         description="Shared long-term memory for AI agents (Zengram v4 API).",
         docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(enforce_rate_limit)],  # every route; /health is exempt inside
         **fastapi_options,
     )
     app.state.provider = provider

@@ -7,8 +7,14 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from zengram.bootstrap import Container, ContainerProvider
+from zengram.services.clients import ClientService
+from zengram.services.consolidation import ConsolidationService
+from zengram.services.entities import EntityService
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
+from zengram.services.reflect import ReflectService
+from zengram.services.research import ResearchService
+from zengram.services.stats import StatsService
 
 
 def get_container(request: Request) -> Container:
@@ -28,3 +34,47 @@ def get_knowledge_service(container: Annotated[Container, Depends(get_container)
 
 
 KnowledgeServiceDep = Annotated[KnowledgeService, Depends(get_knowledge_service)]
+
+
+def get_research_service(container: Annotated[Container, Depends(get_container)]) -> ResearchService:
+    research = container.research
+    research.ensure_enabled()  # before the body is read: a disabled feature answers 503 whatever was sent
+    return research
+
+
+ResearchServiceDep = Annotated[ResearchService, Depends(get_research_service)]
+
+
+def get_reflect_service(container: Annotated[Container, Depends(get_container)]) -> ReflectService:
+    return container.reflect
+
+
+ReflectServiceDep = Annotated[ReflectService, Depends(get_reflect_service)]
+
+
+def get_client_service(container: Annotated[Container, Depends(get_container)]) -> ClientService:
+    return container.clients
+
+
+ClientServiceDep = Annotated[ClientService, Depends(get_client_service)]
+
+
+def get_stats_service(container: Annotated[Container, Depends(get_container)]) -> StatsService:
+    return container.stats
+
+
+StatsServiceDep = Annotated[StatsService, Depends(get_stats_service)]
+
+
+def get_consolidation_service(container: Annotated[Container, Depends(get_container)]) -> ConsolidationService:
+    return container.consolidation
+
+
+ConsolidationServiceDep = Annotated[ConsolidationService, Depends(get_consolidation_service)]
+
+
+def get_entity_service(container: Annotated[Container, Depends(get_container)]) -> EntityService:
+    return container.entities
+
+
+EntityServiceDep = Annotated[EntityService, Depends(get_entity_service)]

@@ -85,6 +85,7 @@ class RestoreBody(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "Invalid input; the message names the field"},
     401: {"model": ErrorBody, "description": "Missing or invalid x-api-key"},
+    429: {"model": ErrorBody, "description": "Rate limited per API key; the Retry-After header says when to retry"},
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such memory"}}
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorBody, "description": "Conflicting state"}}
@@ -190,3 +191,208 @@ def briefing_entry(memory: Memory, form: str) -> dict[str, Any]:
         **({"key": memory.key} if memory.key else {}),
         **({"subject": memory.subject, "status_value": memory.status_value} if memory.subject else {}),
     }
+
+
+class ResearchQueryTrace(BaseModel):
+    query: str
+    retrieved: int
+    cumulative: int
+
+
+class ResearchSufficiency(BaseModel):
+    status: str
+    reason: str
+    missing: list[str]
+
+
+class ResearchLLM(BaseModel):
+    provider: str
+    model: str
+
+
+class ResearchBody(BaseModel):
+    """POST /research (zengram-api.md "Research")."""
+
+    topic: str
+    answer: str
+    key_findings: list[str]
+    unresolved: list[str]
+    cited_memory_ids: list[str]
+    partial: bool
+    iterations: int
+    memories_analyzed: int
+    query_trace: list[ResearchQueryTrace]
+    sufficiency: ResearchSufficiency
+    llm: ResearchLLM
+
+
+RESEARCH_ERRORS: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorBody, "description": "The LLM answered with something that is not the expected JSON"},
+    503: {"model": ErrorBody, "description": "Research disabled (RESEARCH_ENABLED unset) or LLM unavailable"},
+}
+
+
+class ClientBody(BaseModel):
+    """One client fingerprint (PUT/GET /clients/{client_id})."""
+
+    client_id: str
+    name: str | None
+    aliases: list[str]
+    people: list[str]
+    domains: list[str]
+    keywords: list[str]
+    created_at: str
+    updated_at: str
+    revision: int
+
+
+class ClientListBody(BaseModel):
+    count: int
+    clients: list[ClientBody]
+
+
+class ClientDeletedBody(BaseModel):
+    client_id: str
+    deleted: bool
+
+
+CLIENT_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such client"}}
+
+
+# -- GET /stats ------------------------------------------------------------------------------------------
+
+
+class DecayConfig(BaseModel):
+    factor: float
+    affected_types: list[str]
+
+
+class StatsEntity(BaseModel):
+    name: str
+    type: str
+    mention_count: int
+
+
+class StatsEntities(BaseModel):
+    total: int
+    by_type: dict[str, int]
+    top_mentioned: list[StatsEntity]
+
+
+class StatsRetrieval(BaseModel):
+    multi_path: bool
+    keyword_search: bool
+    keyword_index_count: int
+
+
+class IndexHealth(BaseModel):
+    pending_index: int  # memories whose last change has not reached the search index (the repair sweep's queue)
+
+
+class StatsBody(BaseModel):
+    total_memories: int
+    vectors_count: int
+    active: int
+    superseded: int
+    deleted: int
+    consolidated: int
+    by_type: dict[str, int]
+    decayed_below_50pct: int
+    decay_config: DecayConfig
+    entities: StatsEntities | None = None  # absent where no entity registry is wired
+    retrieval: StatsRetrieval
+    index_health: IndexHealth
+
+
+# -- consolidation --------------------------------------------------------------------------------------------
+
+
+class ConsolidationStarted(BaseModel):
+    status: str = "started"
+    job_id: str
+
+
+class JobBody(BaseModel):
+    job_id: str
+    status: str  # queued | running | succeeded | failed
+    trigger: str  # api | schedule
+    created_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    result: dict[str, Any]  # counts: memories_considered, batches, merged, superseded, expired, ...
+    error: str | None = None
+
+
+class LLMInfo(BaseModel):
+    provider: str
+    model: str
+
+
+class ConsolidationStatusBody(BaseModel):
+    is_running: bool
+    last_run_at: str | None
+    llm: LLMInfo
+    enabled: bool
+    interval: str
+
+
+# -- entities -------------------------------------------------------------------------------------------------
+
+
+class EntityBody(BaseModel):
+    name: str
+    type: str
+    mention_count: int
+    first_seen: str | None = None
+    last_seen: str | None = None
+
+
+class EntityListBody(BaseModel):
+    count: int
+    offset: int
+    limit: int
+    type: str | None = None
+    entities: list[EntityBody]
+
+
+class RelatedEntityBody(BaseModel):
+    name: str
+    strength: int
+
+
+class EntityDetailBody(EntityBody):
+    aliases: list[str]
+    related: list[RelatedEntityBody]
+
+
+class EntityStatsBody(BaseModel):
+    total: int
+    by_type: dict[str, int]
+    top_mentioned: list[EntityBody]
+
+
+class EntityMemoriesBody(BaseModel):
+    entity: str
+    type: str
+    count: int
+    memories: list[dict[str, Any]]
+
+
+class ReclassifyChangeBody(BaseModel):
+    entity: str
+    old_type: str
+    new_type: str
+    memories_affected: int
+
+
+class ReclassifyBody(BaseModel):
+    dry_run: bool
+    changes: list[ReclassifyChangeBody]
+    unchanged: list[str]
+    not_found: list[str]
+    memories_updated: int
+    indexed: bool
+    event_id: str | None = None
+
+
+ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such entity"}}

@@ -70,3 +70,9 @@ class LLMInvalidResponse(ZengramError):
     """The LLM answered, twice, with something that is not the expected JSON (502)."""
 
     status_code = 502
+
+
+class ResearchFailed(ZengramError):
+    """The research workflow itself failed (e.g. a Step Functions execution timed out or was aborted) (502)."""
+
+    status_code = 502

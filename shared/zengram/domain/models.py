@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from zengram.domain.entities import EntityRef
+
 GLOBAL_CLIENT = "global"
 
 
@@ -100,6 +102,7 @@ class Memory(BaseModel):
     confidence: float = 1.0
     consolidated: bool = False
     revision: int = 1
+    entities: list[EntityRef] = Field(default_factory=list)  # extracted at write time (domain/entities.py)
 
     @field_serializer(
         "valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
@@ -135,6 +138,11 @@ class MemoryChanges(BaseModel):
     importance: Importance | None = None
     knowledge_category: KnowledgeCategory | None = None
     metadata: dict[str, Any] | None = None
+    entities: list[EntityRef] | None = None  # re-extracted with new content, or rewritten by reclassify
+
+    def updates(self) -> dict[str, Any]:
+        """The fields to change, as values (not dumped to dicts, so nested models stay models)."""
+        return {name: getattr(self, name) for name in type(self).model_fields if getattr(self, name) is not None}
 
     def changed_fields(self) -> list[str]:
         return [name for name in ("content", "importance", "knowledge_category", "metadata")

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Self
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from zengram.domain.content import json_depth, json_size
+from zengram.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Category,
@@ -249,6 +250,7 @@ class ImportRecord(MemoryDraft):
     confidence: float = Field(default=1.0, ge=0, le=1)
     consolidated: bool = False
     revision: int = Field(default=1, ge=1)
+    entities: Annotated[list[EntityRef], Field(max_length=MAX_ENTITIES_PER_MEMORY)] | None = None
 
     @model_validator(mode="after")
     def _lifecycle_is_consistent(self) -> Self:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from zengram.domain.models import Importance, Memory, MemoryType
+from zengram.domain.query import QueryBoosts
 
 IMPORTANCE_WEIGHTS: dict[Importance, float] = {
     Importance.CRITICAL: 1.0,
@@ -29,6 +30,11 @@ class ScoringConfig:
     access_boost_cap: float = 2.0
     fusion: str = "blend"  # "blend": similarity and RRF (semantics.md); "linear": max-normalised path scores
     linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
+    speaker_boost: float = 1.0  # × for a "Speaker: ..." memory whose speaker the query names (domain/query.py)
+    time_boost: float = 1.0  # × for a memory that says when, if the query asks when
+
+    def query_boosts(self) -> QueryBoosts:
+        return QueryBoosts(speaker=self.speaker_boost, time=self.time_boost)
 
 
 @dataclass
@@ -108,14 +114,17 @@ def score_candidates(
     multi_path: bool,
     config: ScoringConfig,
     temporal_boost: float = 1.0,
+    boosts: Mapping[str, float] | None = None,
 ) -> list[ScoredMemory]:
-    """Scores every candidate whose memory is known, best first (ties: newer first, then id)."""
+    """Scores every candidate whose memory is known, best first (ties: newer first, then id).
+
+    `boosts`: per-memory multipliers from the query (see `zengram.domain.query.candidate_boosts`)."""
     known = [c for c in candidates.values() if c.id in memories]
     max_rrf = max((rrf_score(c, config.rrf_k) for c in known), default=0.0)
     tops = {path: max((c.scores.get(path, 0.0) for c in known), default=0.0) for path in ("vector", "keyword")}
     scored = [
         _score_one(c, memories[c.id], max_rrf, now=now, multi_path=multi_path, config=config,
-                   temporal_boost=temporal_boost, tops=tops)
+                   temporal_boost=temporal_boost * (boosts or {}).get(c.id, 1.0), tops=tops)
         for c in known
     ]
     scored.sort(key=lambda s: (-s.effective_score, -s.memory.created_at.timestamp(), s.memory.id))

@@ -29,6 +29,7 @@ class IndexAttributes(BaseModel):
     valid_from: datetime
     valid_to: datetime | None = None
     created_at: datetime
+    entities: tuple[str, ...] = ()  # entity keys (case-folded canonical names) the `entity` filter matches
 
     @classmethod
     def of(cls, memory: Memory) -> IndexAttributes:
@@ -42,6 +43,7 @@ class IndexAttributes(BaseModel):
             valid_from=memory.valid_from or memory.created_at,
             valid_to=memory.valid_to,
             created_at=memory.created_at,
+            entities=tuple(dict.fromkeys(ref.key for ref in memory.entities)),
         )
 
 
@@ -58,7 +60,7 @@ class IndexDocument:
 class SearchFilters(BaseModel):
     """Filters every search path applies inside the index, before ranking.
 
-    `entity` is a whole-phrase, case-insensitive match on the indexed text.
+    `entity` is an entity key (`entity_key` of a canonical name): documents whose `entities` hold it.
     Inactive (superseded) documents are excluded unless `include_inactive`; `at_time` keeps documents
     valid at that moment (valid_from ≤ T < valid_to), inactive ones included.
     """

@@ -8,12 +8,17 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from zengram.api.app import create_app
-from zengram.api.routers import briefing, export, health, memory
+from zengram.api.routers import briefing, clients, consolidate, export, health, memory, reflect, research, stats
+from zengram.api.routers import entities as entity_routes
 from zengram.bootstrap import Container, ContainerProvider, build_container
+from zengram.domain.consolidation import schedule_interval
 from zengram.embedded.keys import resolve_api_key
+from zengram.embedded.scheduler import PeriodicTask
 from zengram.settings import Settings
 
-ROUTERS = [health.router, memory.router, briefing.router, export.router]
+ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,
+           clients.router, stats.router, consolidate.router,
+           entity_routes.router]
 
 
 def build_embedded_app(settings: Settings, container: Container | None = None) -> FastAPI:
@@ -26,7 +31,20 @@ def build_embedded_app(settings: Settings, container: Container | None = None) -
         # Fail at startup (e.g. embedding mismatch), not on the first request; and since no scheduler runs
         # here, finish any index writes a crash left pending before serving.
         provider.get().memory.index_sync.repair_until_clean(keep_going=lambda: True)
+        schedule = consolidation_schedule(settings, provider)
+        if schedule is not None:
+            schedule.start()
         yield
+        if schedule is not None:
+            schedule.stop()
         provider.close()
 
     return create_app(ROUTERS, provider, expected_key=lambda: key, lifespan=lifespan)
+
+
+def consolidation_schedule(settings: Settings, provider: ContainerProvider) -> PeriodicTask | None:
+    """The in-process consolidation timer, when `consolidation_enabled` (the AWS host uses EventBridge)."""
+    if not settings.consolidation_enabled:
+        return None
+    return PeriodicTask(schedule_interval(settings.consolidation_interval),
+                        lambda: provider.get().consolidation.run_scheduled(), name="zengram-consolidation")

@@ -1,4 +1,5 @@
-"""`zengram`: run the embedded server and look after its data folder."""
+"""`zengram`: run the embedded server and look after its data folder; `zengram.cli` adds the commands
+that talk to a running server (store, search, export, import...)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from zengram import cli as client_commands
 from zengram.bootstrap import build_container
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.embedded.keys import resolve_api_key
@@ -57,23 +59,37 @@ def serve(
 @app.command()
 def reindex(data_dir: DataDir = None) -> None:
     """Rebuild the search index from the record store, re-embedding with the configured model."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     settings = _settings(data_dir)
     container = build_container(settings, check_index=False)  # the index may hold another model's vectors
     try:
-        total = container.memory.index_sync.reindex(
-            on_progress=lambda done: typer.echo(f"\rindexed {done}", nl=False)
-        )
+        with Progress(TextColumn("reindexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
+            task = progress.add_task("reindex", total=container.store.count())
+            total = container.memory.index_sync.reindex(
+                on_progress=lambda done: progress.update(task, completed=done)
+            )
     finally:
         container.close()
-    typer.echo(f"\rindexed {total} memories with {container.embedder.model_id}")
+    typer.echo(f"indexed {total} memories with {container.embedder.model_id}")
 
 
 @app.command()
-def keys(data_dir: DataDir = None) -> None:
-    """Show where the API key comes from."""
+def keys(
+    data_dir: DataDir = None,
+    show: Annotated[bool, typer.Option("--show", help="Print the key itself (for scripts: KEY=$(zengram keys --show))")]
+    = False,
+) -> None:
+    """Show where the API key comes from (generating it on first use, as `serve` would)."""
     settings = _settings(data_dir)
-    _, key_file = resolve_api_key(settings)
+    key, key_file = resolve_api_key(settings)
+    if show:
+        typer.echo(key)
+        return
     typer.echo(f"key file: {key_file}" if key_file else "key: from the BRAIN_API_KEY environment variable")
+
+
+client_commands.register(app)
 
 
 def main() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.entities import EntityRef, MentionCount, most_mentioned
 from zengram.domain.errors import ZengramError
 from zengram.domain.models import (
     GLOBAL_CLIENT,
@@ -18,7 +20,10 @@ from zengram.domain.models import (
 )
 from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord
 from zengram.ports import Clock, RecordStore
+from zengram.services.entities import EntityService
 from zengram.services.indexing import EMBED_BATCH, IndexSync
+
+logger = logging.getLogger(__name__)
 
 # A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
 MAX_BRIEFING_SCAN = 5_000
@@ -40,6 +45,7 @@ class Briefing:
     active_agents: list[str]
     mentioned_clients: list[str]
     scan_truncated: bool
+    top_entities: list[MentionCount] = field(default_factory=list)
 
     def bucket(self, type_: MemoryType) -> list[Memory]:
         return [memory for memory in self.memories if memory.type is type_]
@@ -70,10 +76,12 @@ class ImportReport:
 
 
 class KnowledgeService:
-    def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync) -> None:
+    def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync,
+                 entities: EntityService | None = None) -> None:
         self._store = store
         self._clock = clock
         self._index_sync = index_sync
+        self._entities = entities
 
     # -- briefing -------------------------------------------------------------------------------------
 
@@ -105,6 +113,7 @@ class KnowledgeService:
             active_agents=sorted({memory.source_agent for memory in matched}),
             mentioned_clients=sorted({memory.client_id for memory in matched}),
             scan_truncated=scanned >= MAX_BRIEFING_SCAN,
+            top_entities=most_mentioned(memory.entities for memory in matched),
         )
 
     # -- export ---------------------------------------------------------------------------------------
@@ -139,9 +148,26 @@ class KnowledgeService:
             else:
                 report.items.append(ImportItem(index, "skipped", id=memory.id,
                                                reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
+        self._link_entities(stored)
         for start in range(0, len(stored), EMBED_BATCH):
             report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
         return report
+
+    def _link_entities(self, memories: Sequence[Memory]) -> None:
+        """Imported memories join the entity registry (derived data: a failure is logged, not fatal)."""
+        if self._entities is None:
+            return
+        for memory in memories:
+            try:
+                self._entities.link(memory)
+            except Exception:
+                logger.exception("entity registry update failed for imported memory %s", memory.id)
+
+    def _entities_of(self, record: ImportRecord, content: str) -> list[EntityRef]:
+        """The record's own entities (an export carries them); extracted anew when it has none listed."""
+        if record.entities is not None or self._entities is None:
+            return list(record.entities or [])
+        return self._entities.extract(content, record.source_agent)
 
     def _memory_of(self, record: ImportRecord) -> Memory:
         now = self._clock.now()
@@ -180,6 +206,7 @@ class KnowledgeService:
             confidence=record.confidence,
             consolidated=record.consolidated,
             revision=record.revision,
+            entities=self._entities_of(record, content),
         )
 
 

@@ -2,28 +2,34 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
 from zengram.domain.context import ContextPolicy
+from zengram.domain.entities import canonical_entity_name, entity_key
 from zengram.domain.errors import NotFound
 from zengram.domain.models import (
+    GLOBAL_CLIENT,
     Memory,
     MemoryChanges,
     MemoryType,
     RecordQuery,
     WriteKind,
 )
+from zengram.domain.query import candidate_boosts
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
 from zengram.domain.search import IndexHit, SearchFilters
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
+from zengram.services.entities import EntityService
 from zengram.services.indexing import IndexSync
 
+logger = logging.getLogger(__name__)
 MAX_PATH_FETCH = 50
 
 
@@ -65,6 +71,8 @@ class MemoryService:
         reinforce_on_search: bool = True,
         context: ContextPolicy | None = None,
         path_fetch: int = MAX_PATH_FETCH,
+        resolve_client: Callable[[str], str] | None = None,
+        entities: EntityService | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -76,6 +84,8 @@ class MemoryService:
         self._search_paths = search_paths
         self._path_fetch = path_fetch
         self._reinforce_on_search = reinforce_on_search
+        self._resolve_client = resolve_client
+        self._entities = entities
         self._queries = QueryVectorCache(embedder)
         self.index_sync = IndexSync(store, index, embedder, context)
 
@@ -100,6 +110,7 @@ class MemoryService:
                            strict=True))
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o for o in outcomes if o.kind is WriteKind.CREATED]
+        self._link_entities([o.memory for o in created])
         late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
         if late:
             texts.update(self.index_sync.texts(late, new=True))
@@ -124,7 +135,7 @@ class MemoryService:
             content=content,
             content_hash=content_hash(content),
             source_agent=draft.source_agent,
-            client_id=draft.resolved_client_id,
+            client_id=self._client_of(draft, content),
             category=draft.category,
             importance=draft.importance,
             knowledge_category=draft.knowledge_category,
@@ -138,7 +149,15 @@ class MemoryService:
             updated_at=now,
             observed_by=[draft.source_agent],
             last_observed_at=now,
+            entities=self._entities.extract(content, draft.source_agent) if self._entities else [],
         )
+
+    def _client_of(self, draft: MemoryDraft, content: str) -> str:
+        """A given client_id is kept; a missing or "global" one is resolved from the content (semantics.md).
+        Imports never come through here: they keep their records exactly."""
+        if draft.resolved_client_id != GLOBAL_CLIENT or self._resolve_client is None:
+            return draft.resolved_client_id
+        return self._resolve_client(content)
 
     def update(self, memory_id: str, patch: MemoryPatch) -> UpdateResult:
         changes = MemoryChanges(
@@ -149,7 +168,12 @@ class MemoryService:
         if patch.content is not None:
             content = scrub_credentials(patch.content)
             changes = changes.model_copy(update={"content": content, "content_hash": content_hash(content)})
+            if self._entities is not None:  # new content, new entities (the memory's own agent is known)
+                entities = self._entities.extract(content, self.get(memory_id).source_agent)
+                changes = changes.model_copy(update={"entities": entities})
         updated = self._store.update(memory_id, changes, self._clock.now())
+        if changes.entities is not None:
+            self._link_entities([updated])
         if patch.content is not None:
             self.index_sync.refresh([updated])
         else:
@@ -158,6 +182,7 @@ class MemoryService:
 
     def delete(self, memory_id: str, *, by: str, reason: str | None) -> Memory:
         deleted = self._store.soft_delete(memory_id, by, reason, self._clock.now())
+        self._link_entities([deleted])  # a deleted memory no longer counts as a mention
         self.index_sync.refresh_attributes([deleted])
         return deleted
 
@@ -165,6 +190,22 @@ class MemoryService:
         changed = self._store.restore(memory_id, self._clock.now())
         self.index_sync.refresh_attributes(changed)
         return changed
+
+    def _link_entities(self, memories: Sequence[Memory]) -> None:
+        """Brings the entity registry in line with these records. It is derived data, like the index: a
+        failure is logged and the write still succeeds (the memory's own `entities` hold the truth)."""
+        if self._entities is None:
+            return
+        for memory in memories:
+            try:
+                self._entities.link(memory)
+            except Exception:
+                logger.exception("entity registry update failed for memory %s", memory.id)
+
+    def _entity_key(self, name: str) -> str:
+        if self._entities is not None:
+            return self._entities.resolve_key(name)
+        return entity_key(canonical_entity_name(name))
 
     def reinforce(self, memory_ids: list[str]) -> None:
         """Counts each returned hit as an access (run after the response is sent); off by setting."""
@@ -191,7 +232,7 @@ class MemoryService:
             client_id=request.client_id,
             category=request.category.value if request.category else None,
             knowledge_category=request.knowledge_category.value if request.knowledge_category else None,
-            entity=request.entity,
+            entity=self._entity_key(request.entity) if request.entity is not None else None,
             include_inactive=request.include_superseded,
             at_time=request.at_time,
         )
@@ -212,10 +253,11 @@ class MemoryService:
         memories = {
             memory_id: memory
             for memory_id, memory in self._store.get_many(list(candidates)).items()
-            if _still_matches(memory, request)
+            if _still_matches(memory, request) and _names_entity(memory, filters.entity)
         }
         scored = score_candidates(
-            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring
+            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring,
+            boosts=candidate_boosts(request.q, memories, self._scoring.query_boosts()),
         )
         return SearchResult(
             query=request.q,
@@ -240,6 +282,11 @@ def _still_matches(memory: Memory, request: SearchRequest) -> bool:
         "category": request.category, "knowledge_category": request.knowledge_category,
     }
     return all(wanted is None or getattr(memory, name) == wanted for name, wanted in checks.items())
+
+
+def _names_entity(memory: Memory, key: str | None) -> bool:
+    """The record has the last word on entities too (a PATCH may have dropped one the index still lists)."""
+    return key is None or any(ref.key == key for ref in memory.entities)
 
 
 def _warnings(memory: Memory) -> list[str]:

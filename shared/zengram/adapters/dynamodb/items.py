@@ -7,11 +7,23 @@ text), `metadata` is a JSON string (so floats need no Decimal), `observed_by` a 
 from __future__ import annotations
 
 import json
+import zlib
 from datetime import datetime
 from typing import Any
 
-from zengram.adapters.dynamodb.schema import ALL_PK, CLIENT_PK, CREATED_SK, PENDING_PK, PENDING_SK, PK, SK
+from zengram.adapters.dynamodb.schema import (
+    ALL_PK,
+    CLIENT_PK,
+    CREATED_SK,
+    DECAY_PK,
+    DECAY_SK,
+    PENDING_PK,
+    PENDING_SK,
+    PK,
+    SK,
+)
 from zengram.domain.models import Memory, MemoryType, format_timestamp, parse_timestamp
+from zengram.domain.stats import decay_reference, decays
 
 AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]
@@ -56,6 +68,9 @@ def encode(field: str, value: Any) -> AttributeValue | None:
         return string(json.dumps(value, ensure_ascii=False))
     if field == "observed_by":
         return {"L": [string(name) for name in value]}
+    if field == "entities":  # a JSON string like metadata: [{"name", "type", "confidence"}, ...]
+        refs = [ref if isinstance(ref, dict) else ref.model_dump(mode="json") for ref in value]
+        return string(json.dumps(refs, ensure_ascii=False, default=str))
     return string(str(value))  # plain strings and StrEnums
 
 
@@ -68,7 +83,7 @@ def decode(field: str, attribute: AttributeValue) -> Any:
         return int(attribute["N"])
     if field in _FLOAT_FIELDS:
         return float(attribute["N"])
-    if field == "metadata":
+    if field in ("metadata", "entities"):
         return json.loads(attribute["S"])
     if field == "observed_by":
         return [element["S"] for element in attribute["L"]]
@@ -132,8 +147,37 @@ def memory_item(memory: Memory) -> Item:
         ALL_PK: string(MEMORY_KIND),
         CREATED_SK: _created_sort_key(memory),
         **pending_attributes(memory),
+        **decay_attributes(memory),
         **{name: value for name, value in fields.items() if value is not None},
     }
+
+
+DECAY_SHARDS = 4  # decay-index partitions per confidence value: spreads the GSI's writes
+STATS_KIND = "STATS"  # counter items: pk STATS, sk SHARD#<n>; the numbers are summed over the shards
+STATS_SHARDS = 8  # each write adds to one at random, so no single item takes every write
+CONFIDENCE_SET = "decay_confidences"  # string set on counter items: each confidence the decay-index holds
+
+
+def stats_shard_key(shard: int) -> Item:
+    return {PK: string(STATS_KIND), SK: string(f"SHARD#{shard:02d}")}
+
+
+def confidence_key(confidence: float) -> str:
+    return repr(float(confidence))
+
+
+def decay_partition(confidence: float, shard: int) -> str:
+    return f"DECAY#{confidence_key(confidence)}#{shard}"
+
+
+def decay_attributes(memory: Memory) -> Item:
+    """The decay-index entry: `decay_sk` (the moment decay counts from) on every memory, so an access can move
+    it without knowing the memory; `decay_pk` only while it is an active fact or status, so only those count."""
+    attributes = {DECAY_SK: timestamp(decay_reference(memory))}
+    if decays(memory):
+        shard = zlib.crc32(memory.id.encode()) % DECAY_SHARDS  # fixed per memory: a revise never moves it
+        attributes[DECAY_PK] = string(decay_partition(memory.confidence, shard))
+    return attributes
 
 
 def memory_from_item(item: Item) -> Memory:

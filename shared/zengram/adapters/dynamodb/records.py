@@ -11,6 +11,7 @@ over from a fresh read (a bounded number of times).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import random
 import time
@@ -22,17 +23,24 @@ from typing import Any, TypeVar
 
 from zengram.adapters.dynamodb import writes
 from zengram.adapters.dynamodb.items import (
+    CONFIDENCE_SET,
+    DECAY_SHARDS,
     GUARD_TARGET,
     MEMORY_KIND,
     PENDING_MARK,
+    STATS_KIND,
+    STATS_SHARDS,
     Item,
+    confidence_key,
     content_guard_key,
+    decay_partition,
     encode,
     hash_guard_key,
     is_pending,
     label_guard_key,
     memory_from_item,
     memory_key,
+    stats_shard_key,
     string,
     timestamp,
 )
@@ -42,6 +50,9 @@ from zengram.adapters.dynamodb.schema import (
     BY_CREATED,
     CLIENT_PK,
     CREATED_SK,
+    DECAY_INDEX,
+    DECAY_PK,
+    DECAY_SK,
     PENDING_INDEX,
     PENDING_PK,
     PK,
@@ -52,6 +63,7 @@ from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_cli
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
 from zengram.domain.errors import Conflict, NotFound
 from zengram.domain.models import (
+    Importance,
     ImportKind,
     ImportOutcome,
     Memory,
@@ -60,6 +72,7 @@ from zengram.domain.models import (
     WriteKind,
     WriteOutcome,
 )
+from zengram.domain.stats import RecordStats, decayed_before, decays, stats_from_counters, tally_change
 
 T = TypeVar("T")
 
@@ -69,6 +82,9 @@ MAX_ATTEMPTS = 25
 _BACKOFF_BASE_SECONDS = 0.02
 _BACKOFF_CAP_SECONDS = 1.0
 _QUERY_PAGE = 100
+# Memories per consolidation transaction: each takes up to 3 actions (memory, 2 guards) of the 100 allowed.
+_REVISE_CHUNK = 25
+_ZERO = {"N": "0"}
 _FILTERED_FIELDS = ("type", "source_agent", "category", "key", "subject")
 
 
@@ -129,6 +145,94 @@ class DynamoDBRecordStore:
         for memory_id, revision in revisions.items():
             self._ignoring_conflict([writes.clear_pending(memory_id, revision)])  # changed again: stays pending
 
+    # -- consolidation's writes -----------------------------------------------------------------------
+
+    def unconsolidated(self, limit: int) -> list[Memory]:
+        """Reads by-created oldest first with a filter: its cost grows with the store (one pass per run)."""
+        if limit <= 0:
+            return []
+        expression = Expression()
+        condition = expression.equals(ALL_PK, string(MEMORY_KIND))
+        filters = " AND ".join([expression.equals("active", {"BOOL": True}),
+                                expression.equals("consolidated", {"BOOL": False}), _not_deleted(expression)])
+        params = {"IndexName": BY_CREATED, "ScanIndexForward": True,
+                  **expression.params(KeyConditionExpression=condition, FilterExpression=filters)}
+        items = itertools.islice(self._table.query(params, page_size=max(limit, _QUERY_PAGE)), limit)
+        return [memory_from_item(item) for item in items]
+
+    def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
+        def consolidated(current: Memory) -> Memory | None:
+            if current.is_deleted or current.consolidated:
+                return None
+            return _revised(current, at, consolidated=True)
+
+        return self._revise_in_chunks(memory_ids, consolidated, "mark consolidated")
+
+    def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
+        def superseded(current: Memory) -> Memory | None:
+            if current.is_deleted or current.id == superseded_by:
+                return None
+            if current.active:
+                return _revised(current, at, active=False, superseded_by=superseded_by, superseded_at=at,
+                                valid_to=at, consolidated=True)
+            return None if current.consolidated else _revised(current, at, consolidated=True)
+
+        return self._revise_in_chunks(memory_ids, superseded, f"supersede by {superseded_by}")
+
+    def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
+                      at: datetime, limit: int) -> list[Memory]:
+        levels = {Importance(level) for level in importances}
+        if not levels or limit <= 0:
+            return []
+        expired: list[Memory] = []
+        for candidate in self._expiry_candidates(created_before, levels, limit):
+            def expire(current: Memory) -> Memory | None:
+                if not (current.active and current.access_count == 0 and not current.is_deleted):
+                    return None  # changed since the listing: an access, a supersede or a delete keeps it
+                return _revised(current, at, active=False, deleted_at=at, deleted_by=by, delete_reason=reason)
+
+            expired += self._revise_in_chunks([candidate.id], expire, f"expire {candidate.id}", unaccessed=True)
+        return expired
+
+    def _expiry_candidates(self, created_before: datetime, levels: set[Importance], limit: int) -> list[Memory]:
+        expression = Expression()
+        condition = (f"{expression.equals(ALL_PK, string(MEMORY_KIND))} AND "
+                     f"{expression.name(CREATED_SK)} < {expression.value(timestamp(created_before))}")
+        importance = expression.name("importance")
+        filters = " AND ".join([
+            expression.equals("type", string("event")), expression.equals("active", {"BOOL": True}),
+            expression.equals("access_count", _ZERO), _not_deleted(expression),
+            f"{importance} IN ({', '.join(expression.value(string(level.value)) for level in sorted(levels))})",
+        ])
+        params = {"IndexName": BY_CREATED, "ScanIndexForward": True,
+                  **expression.params(KeyConditionExpression=condition, FilterExpression=filters)}
+        return [memory_from_item(item) for item in itertools.islice(self._table.query(params, page_size=100), limit)]
+
+    def _revise_in_chunks(self, memory_ids: Sequence[str], change: Callable[[Memory], Memory | None], action: str,
+                          *, unaccessed: bool = False) -> list[Memory]:
+        """Applies `change` to each memory (None: leave it), one transaction per chunk of memories: each revise
+        is conditioned on the revision read, and a memory leaving the active set gives up its guards."""
+        changed: list[Memory] = []
+        unique = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(unique), _REVISE_CHUNK):
+            chunk = unique[start:start + _REVISE_CHUNK]
+            changed += self._retrying(functools.partial(self._revise_once, chunk, change, unaccessed), action)
+        return changed
+
+    def _revise_once(self, memory_ids: Sequence[str], change: Callable[[Memory], Memory | None],
+                     unaccessed: bool) -> list[Memory]:
+        pairs = [(current, revised) for current in self.get_many(memory_ids).values()
+                 if (revised := change(current)) is not None]
+        ops: list[WriteOp] = []
+        for current, revised in pairs:
+            op = writes.revise(current, revised)
+            ops.append(_only_if_unaccessed(op) if unaccessed else op)
+            if current.active and not revised.active:
+                ops += self._release([content_guard_key(current), label_guard_key(current)], current.id)
+        if ops:
+            self._commit(ops, pairs)  # counters move in the same transaction
+        return [revised for _, revised in pairs]
+
     # -- reads ----------------------------------------------------------------------------------------
 
     def get(self, memory_id: str) -> Memory | None:
@@ -172,6 +276,16 @@ class DynamoDBRecordStore:
         condition = expression.equals(ALL_PK, string(MEMORY_KIND))
         return self._table.count({"IndexName": BY_CREATED, **expression.params(KeyConditionExpression=condition)})
 
+    def stats(self, now: datetime, decay_factor: float) -> RecordStats:
+        """One consistent Query over the counter shards, then Select=COUNT over the sparse GSIs: the cost grows
+        with the number of shards and distinct confidence values, not with the number of memories."""
+        counters, confidences = self._read_counters()
+        decayed = sum(self._count_decayed(confidence, now, decay_factor) for confidence in confidences)
+        expression = Expression()
+        pending = expression.params(KeyConditionExpression=expression.equals(PENDING_PK, string(PENDING_MARK)))
+        pending_count = self._table.count({"IndexName": PENDING_INDEX, **pending})
+        return stats_from_counters(counters, decayed=decayed, pending_index=pending_count)
+
     # -- one attempt of each write --------------------------------------------------------------------
 
     def _create_or_corroborate_once(self, memory: Memory, max_observers: int) -> WriteOutcome:
@@ -181,7 +295,8 @@ class DynamoDBRecordStore:
         label_ops, superseded = _take_label(label_guard, memory, at=memory.created_at)
         if superseded is not None:
             memory = memory.model_copy(update={"supersedes": superseded.id})
-        self._table.write([writes.put_new_memory(memory), content_guard.claim(memory.id), *label_ops])
+        self._commit([writes.put_new_memory(memory), content_guard.claim(memory.id), *label_ops],
+                     [(None, memory), (label_guard.holder if label_guard else None, superseded)])
         return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
 
     def _import_once(self, memory: Memory) -> ImportOutcome:
@@ -202,7 +317,7 @@ class DynamoDBRecordStore:
             ops.append(content_guard.claim(memory.id))
             if label_guard is not None:
                 ops.append(label_guard.claim(memory.id))
-        self._table.write(ops)
+        self._commit(ops, [(None, memory)])
         return ImportOutcome(kind=ImportKind.IMPORTED)
 
     def _observe(self, existing: Memory, incoming: Memory, max_observers: int) -> WriteOutcome:
@@ -216,12 +331,12 @@ class DynamoDBRecordStore:
         current = self._require(memory_id)
         if current.is_deleted:
             raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
-        fields = {name: value for name, value in changes.model_dump().items() if value is not None}
+        fields = changes.updates()
         updated = current.model_copy(update={**fields, "updated_at": at, "revision": current.revision + 1})
         ops = [writes.revise(current, updated)]
         if current.active and updated.content_hash != current.content_hash:
             ops += self._move_content_guard(current, updated)
-        self._table.write(ops)
+        self._commit(ops, [(current, updated)])
         return updated
 
     def _soft_delete_once(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
@@ -233,7 +348,7 @@ class DynamoDBRecordStore:
             "updated_at": at, "revision": current.revision + 1,
         })
         held = [content_guard_key(current), label_guard_key(current)] if current.active else []
-        self._table.write([writes.revise(current, deleted), *self._release(held, current.id)])
+        self._commit([writes.revise(current, deleted), *self._release(held, current.id)], [(current, deleted)])
         return deleted
 
     def _restore_once(self, memory_id: str, at: datetime) -> list[Memory]:
@@ -250,7 +365,8 @@ class DynamoDBRecordStore:
             "active": True, "superseded_by": None, "superseded_at": None, "valid_to": None,
             "updated_at": at, "revision": current.revision + 1,
         })
-        self._table.write([writes.revise(current, restored), content_guard.claim(memory_id), *label_ops])
+        self._commit([writes.revise(current, restored), content_guard.claim(memory_id), *label_ops],
+                     [(current, restored), (label_guard.holder if label_guard else None, displaced)])
         return [restored] + ([displaced] if displaced else [])
 
     # -- guards ---------------------------------------------------------------------------------------
@@ -282,6 +398,39 @@ class DynamoDBRecordStore:
         targets = self._guard_targets(keys)
         holders = self.get_many([target for _, target in targets if target is not None])
         return [_Guard(key, target, _active(holders.get(target)) if target else None) for key, target in targets]
+
+    # -- stats ----------------------------------------------------------------------------------------
+
+    def _commit(self, ops: list[WriteOp], changes: Sequence[tuple[Memory | None, Memory | None]]) -> None:
+        """Writes `ops` plus, in the same transaction, the counter moves of `changes` (each memory as read
+        and as written; None = absent). Every write path that changes what a memory counts towards
+        (`zengram.domain.stats.tally`) or puts it in the decay-index must commit through here."""
+        counter_op = _counter_write(changes)
+        self._table.write([*ops, counter_op] if counter_op else ops)
+
+    def _read_counters(self) -> tuple[Counter[str], set[float]]:
+        expression = Expression()
+        condition = expression.equals(PK, string(STATS_KIND))
+        params = {"ConsistentRead": True, **expression.params(KeyConditionExpression=condition)}
+        counters: Counter[str] = Counter()
+        confidences: set[float] = set()
+        for item in self._table.query(params, page_size=STATS_SHARDS):
+            confidences.update(float(text) for text in item.get(CONFIDENCE_SET, {}).get("SS", []))
+            counters.update({name: int(value["N"]) for name, value in item.items() if "N" in value})
+        return counters, confidences
+
+    def _count_decayed(self, confidence: float, now: datetime, decay_factor: float) -> int:
+        cutoff = decayed_before(confidence, now, decay_factor)
+        if cutoff is None:
+            return 0
+        total = 0
+        for shard in range(DECAY_SHARDS):
+            expression = Expression()
+            condition = (f"{expression.equals(DECAY_PK, string(decay_partition(confidence, shard)))} "
+                         f"AND {expression.name(DECAY_SK)} < {expression.value(timestamp(cutoff))}")
+            total += self._table.count({"IndexName": DECAY_INDEX,
+                                        **expression.params(KeyConditionExpression=condition)})
+        return total
 
     # -- plumbing -------------------------------------------------------------------------------------
 
@@ -343,6 +492,25 @@ def _take_label(guard: _Guard | None, memory: Memory, *, at: datetime) -> tuple[
     return ops, superseded
 
 
+def _counter_write(changes: Sequence[tuple[Memory | None, Memory | None]]) -> WriteOp | None:
+    """One random counter shard's share of `changes`, or None when nothing moves."""
+    delta: Counter[str] = Counter()
+    confidences: set[str] = set()
+    for before, after in changes:
+        delta.update(tally_change(before, after))
+        if after is not None and _enters_decay_partition(before, after):
+            confidences.add(confidence_key(after.confidence))
+    moved = {name: value for name, value in delta.items() if value}
+    if not moved and not confidences:
+        return None
+    return writes.add_to_counters(stats_shard_key(random.randrange(STATS_SHARDS)), moved, confidences)
+
+
+def _enters_decay_partition(before: Memory | None, after: Memory) -> bool:
+    """Whether the write puts `after` in a decay-index partition it was not in (its confidence is then new)."""
+    return decays(after) and (before is None or not decays(before) or before.confidence != after.confidence)
+
+
 def _listing(query: RecordQuery) -> dict[str, Any]:
     """Query parameters: one client's partition of by-client, else the by-created index; newest first
     unless `oldest_first`."""
@@ -367,3 +535,16 @@ def _listing(query: RecordQuery) -> dict[str, Any]:
 
 def _not_deleted(expression: Expression) -> str:
     return f"attribute_not_exists({expression.name('deleted_at')})"
+
+
+def _revised(current: Memory, at: datetime, **changes: Any) -> Memory:
+    return current.model_copy(update={**changes, "updated_at": at, "revision": current.revision + 1})
+
+
+def _only_if_unaccessed(op: WriteOp) -> WriteOp:
+    """Adds `access_count = 0` to a revise's condition: access counting never bumps the revision."""
+    params = dict(op.params)
+    params["ConditionExpression"] += " AND #access_count = :never_accessed"
+    params["ExpressionAttributeNames"] = {**params.get("ExpressionAttributeNames", {}), "#access_count": "access_count"}
+    params["ExpressionAttributeValues"] = {**params.get("ExpressionAttributeValues", {}), ":never_accessed": _ZERO}
+    return WriteOp(op.action, params)

@@ -7,10 +7,13 @@ from typing import Any
 PK, SK = "pk", "sk"
 CLIENT_PK, ALL_PK, CREATED_SK = "client_pk", "all_pk", "created_sk"
 PENDING_PK, PENDING_SK = "pending_pk", "pending_sk"
+DECAY_PK, DECAY_SK = "decay_pk", "decay_sk"
 
 BY_CLIENT = "by-client"  # client_pk = CLIENT#<client_id>, created_sk = <created_at>#<id>: one client by time
 BY_CREATED = "by-created"  # all_pk = MEMORY, created_sk: every memory by time, without a client filter
 PENDING_INDEX = "pending-index"  # sparse: pending_pk/pending_sk exist only while the index lags behind
+# sparse: decay_pk = DECAY#<confidence>#<shard> only on active facts/statuses, decay_sk = last access else creation
+DECAY_INDEX = "decay-index"
 
 
 def _string_attribute(name: str) -> dict[str, str]:
@@ -29,7 +32,8 @@ def _index(name: str, partition: str, sort: str, projection: str) -> dict[str, A
 TABLE_DEFINITION: dict[str, Any] = {
     "BillingMode": "PAY_PER_REQUEST",
     "AttributeDefinitions": [
-        _string_attribute(name) for name in (PK, SK, CLIENT_PK, ALL_PK, CREATED_SK, PENDING_PK, PENDING_SK)
+        _string_attribute(name)
+        for name in (PK, SK, CLIENT_PK, ALL_PK, CREATED_SK, PENDING_PK, PENDING_SK, DECAY_PK, DECAY_SK)
     ],
     "KeySchema": _key_schema(PK, SK),
     "GlobalSecondaryIndexes": [
@@ -37,6 +41,8 @@ TABLE_DEFINITION: dict[str, Any] = {
         _index(BY_CREATED, ALL_PK, CREATED_SK, "ALL"),
         # Keys only: the indexer re-reads pending memories with strongly consistent reads anyway.
         _index(PENDING_INDEX, PENDING_PK, PENDING_SK, "KEYS_ONLY"),
+        # Keys only: /stats just counts (Select=COUNT) the decayed memories of each partition.
+        _index(DECAY_INDEX, DECAY_PK, DECAY_SK, "KEYS_ONLY"),
     ],
 }
 

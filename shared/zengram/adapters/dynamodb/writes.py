@@ -8,9 +8,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from zengram.adapters.dynamodb.items import (
+    CONFIDENCE_SET,
     GUARD_TARGET,
+    STATS_KIND,
     AttributeValue,
     Item,
+    decay_attributes,
     encode,
     guard_item,
     memory_item,
@@ -20,7 +23,7 @@ from zengram.adapters.dynamodb.items import (
     string,
     timestamp,
 )
-from zengram.adapters.dynamodb.schema import PENDING_PK, PENDING_SK, PK
+from zengram.adapters.dynamodb.schema import DECAY_SK, PENDING_PK, PENDING_SK, PK
 from zengram.domain.models import Memory
 
 
@@ -90,6 +93,10 @@ def revise(before: Memory, after: Memory) -> WriteOp:
         else:
             assignments.append(expression.equals(field, encoded))
     assignments += [expression.equals(name, value) for name, value in pending_attributes(after).items()]
+    derived_before, derived_after = decay_attributes(before), decay_attributes(after)
+    assignments += [expression.equals(name, value) for name, value in derived_after.items()
+                    if derived_before.get(name) != value]
+    removals += [expression.name(name) for name in derived_before if name not in derived_after]
     update = f"SET {', '.join(assignments)}" + (f" REMOVE {', '.join(removals)}" if removals else "")
     condition = expression.equals("revision", number(before.revision))
     return _update(memory_key(before.id), expression, update, condition)
@@ -121,7 +128,7 @@ def count_access(memory_id: str, count: int, at: datetime | None) -> WriteOp:
     condition = f"attribute_exists({expression.name(PK)})"  # never create an item for an unknown id
     if at is not None:
         stamp, last = expression.value(timestamp(at)), expression.name("last_accessed_at")
-        update += f" SET {last} = {stamp}"
+        update += f" SET {last} = {stamp}, {expression.name(DECAY_SK)} = {stamp}"  # moves it in the decay-index
         condition += f" AND (attribute_not_exists({last}) OR {last} <= {stamp})"
     return _update(memory_key(memory_id), expression, update, condition)
 
@@ -152,3 +159,17 @@ def release_guard(key: Item, holder_id: str) -> WriteOp:
     expression = Expression()
     condition = expression.equals(GUARD_TARGET, string(holder_id))
     return WriteOp("Delete", {"Key": key, **expression.params(ConditionExpression=condition)})
+
+
+# -- stats counters ---------------------------------------------------------------------------------------
+
+
+def add_to_counters(key: Item, delta: dict[str, int], confidences: set[str]) -> WriteOp:
+    """Adds `delta` to one counter shard and records confidence values seen in the decay-index. Unconditional:
+    it is part of the transaction whose conditions make the memory writes (and so the delta) exact."""
+    expression = Expression()
+    additions = [f"{expression.name(name)} {expression.value(number(moved))}" for name, moved in sorted(delta.items())]
+    if confidences:
+        additions.append(f"{expression.name(CONFIDENCE_SET)} {expression.value({'SS': sorted(confidences)})}")
+    update = f"SET {expression.equals('kind', string(STATS_KIND))} ADD {', '.join(additions)}"
+    return WriteOp("Update", {"Key": key, **expression.params(UpdateExpression=update)})

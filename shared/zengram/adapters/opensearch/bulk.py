@@ -70,6 +70,7 @@ def attribute_fields(attributes: IndexAttributes) -> dict[str, Any]:
         "valid_from": moment(attributes.valid_from),
         "valid_to": moment(attributes.valid_to) if attributes.valid_to is not None else None,
         "created_at": moment(attributes.created_at),
+        "entities": list(attributes.entities),
     }
 
 

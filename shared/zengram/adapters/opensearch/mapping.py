@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-MAPPING_VERSION = 1
+MAPPING_VERSION = 2  # v2: the `entities` keyword field
 Engine = Literal["lucene", "faiss"]
 
 

@@ -42,7 +42,7 @@ def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
     if filters.at_time is not None:
         clauses.extend(_valid_at(moment(filters.at_time)))
     if filters.entity is not None:
-        clauses.append({"match_phrase": {"text": filters.entity}})
+        clauses.append({"term": {"entities": filters.entity}})
     return clauses
 
 

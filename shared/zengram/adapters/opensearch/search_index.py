@@ -1,7 +1,7 @@
 """The `SearchIndex` port on OpenSearch: k-NN (HNSW, cosine) and BM25 over one index behind an alias.
 
 Writes and reads go through the alias (`zengram-memories`) to a versioned concrete index
-(`zengram-memories-v1-384d`) created from `mappings/memories.v1.json`. Filters are applied inside the
+(`zengram-memories-v2-384d`) created from `mappings/memories.v2.json`. Filters are applied inside the
 index on both paths; fusion of the two rankings stays in the domain.
 """
 

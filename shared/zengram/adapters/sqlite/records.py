@@ -13,6 +13,7 @@ from typing import Any
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.domain.errors import Conflict, NotFound
 from zengram.domain.models import (
+    Importance,
     ImportKind,
     ImportOutcome,
     Memory,
@@ -24,6 +25,7 @@ from zengram.domain.models import (
     format_timestamp,
     parse_timestamp,
 )
+from zengram.domain.stats import DELETED, RecordStats, decayed_before, stats_from_counters, tally_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -59,7 +61,8 @@ CREATE TABLE IF NOT EXISTS memories (
     confidence REAL NOT NULL,
     consolidated INTEGER NOT NULL,
     revision INTEGER NOT NULL,
-    index_pending INTEGER NOT NULL
+    index_pending INTEGER NOT NULL,
+    entities TEXT NOT NULL DEFAULT '[]'
 );
 CREATE UNIQUE INDEX IF NOT EXISTS memories_active_hash
     ON memories (client_id, type, content_hash) WHERE active = 1;
@@ -72,14 +75,30 @@ CREATE INDEX IF NOT EXISTS memories_by_client_created ON memories (client_id, cr
 CREATE INDEX IF NOT EXISTS memories_by_key ON memories (client_id, key) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_by_subject ON memories (client_id, subject) WHERE subject IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (index_pending) WHERE index_pending = 1;
+CREATE INDEX IF NOT EXISTS memories_unconsolidated ON memories (created_at, id)
+    WHERE active = 1 AND consolidated = 0;
+-- Covering indexes for /stats: the counts read only these (the trailing columns spare the table lookups).
+CREATE INDEX IF NOT EXISTS memories_live_by_state ON memories (type, active, consolidated, deleted_at)
+    WHERE deleted_at IS NULL;
+CREATE INDEX IF NOT EXISTS memories_deleted ON memories (deleted_at) WHERE deleted_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_decaying
+    ON memories (confidence, COALESCE(last_accessed_at, created_at), active, type, last_accessed_at, created_at)
+    WHERE active = 1 AND type IN ('fact', 'status');
 """
 
 _TIMESTAMP_FIELDS = ("valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
                      "last_observed_at", "last_accessed_at")
-_JSON_FIELDS = ("metadata", "observed_by")
+_JSON_FIELDS = ("metadata", "observed_by", "entities")
 _BOOL_FIELDS = ("active", "consolidated")
 _COLUMNS = [*Memory.model_fields, "index_pending"]
 _INSERT = f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+_LIVE_COUNTS = ("SELECT type, active, consolidated, COUNT(*) FROM memories WHERE deleted_at IS NULL "
+                "GROUP BY type, active, consolidated")
+_DELETED_COUNT = "SELECT COUNT(*) FROM memories WHERE deleted_at IS NOT NULL"
+_DECAYING = "active = 1 AND type IN ('fact', 'status')"  # the WHERE of the memories_decaying index, verbatim
+_DECAY_CONFIDENCES = f"SELECT DISTINCT confidence FROM memories INDEXED BY memories_decaying WHERE {_DECAYING}"
+_DECAYED_COUNT = (f"SELECT COUNT(*) FROM memories WHERE {_DECAYING} "
+                  "AND confidence = ? AND COALESCE(last_accessed_at, created_at) < ?")
 
 
 def _to_row(memory: Memory) -> list[Any]:
@@ -110,6 +129,7 @@ class SQLiteRecordStore:
 
     def __init__(self, path: Path) -> None:
         self._db = SQLiteDatabase(path, SCHEMA)
+        _add_entities_column(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -150,7 +170,7 @@ class SQLiteRecordStore:
                 duplicate = self._active_duplicate(tx, current.client_id, current.type.value, changes.content_hash)
                 if duplicate is not None:
                     raise Conflict(f"content: duplicates active memory {duplicate.id}")
-            updates = {name: value for name, value in changes.model_dump().items() if value is not None}
+            updates = changes.updates()
             updated = current.model_copy(update={**updates, "updated_at": at, "revision": current.revision + 1})
             self._write(tx, updated)
             return updated
@@ -205,6 +225,59 @@ class SQLiteRecordStore:
                 "UPDATE memories SET index_pending = 0 WHERE id = ? AND revision = ?",
                 list(revisions.items()),
             )
+
+    # -- consolidation's writes (each call one transaction) ---------------------------------------------
+
+    def unconsolidated(self, limit: int) -> list[Memory]:
+        rows = self._db.connection().execute(
+            "SELECT * FROM memories INDEXED BY memories_unconsolidated WHERE active = 1 AND consolidated = 0 "
+            "ORDER BY created_at, id LIMIT ?", (limit,),
+        ).fetchall()
+        return [_from_row(row) for row in rows]
+
+    def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
+        with self._db.transaction() as tx:
+            found = [self._find(tx, memory_id) for memory_id in dict.fromkeys(memory_ids)]
+            return [self._revise(tx, m, at, consolidated=True)
+                    for m in found if m is not None and not m.is_deleted and not m.consolidated]
+
+    def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
+        changed: list[Memory] = []
+        with self._db.transaction() as tx:
+            for memory_id in dict.fromkeys(memory_ids):
+                current = self._find(tx, memory_id)
+                if current is None or current.is_deleted or memory_id == superseded_by:
+                    continue
+                if current.active:
+                    changed.append(self._revise(tx, current, at, active=False, superseded_by=superseded_by,
+                                                superseded_at=at, valid_to=at, consolidated=True))
+                elif not current.consolidated:
+                    changed.append(self._revise(tx, current, at, consolidated=True))
+        return changed
+
+    def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
+                      at: datetime, limit: int) -> list[Memory]:
+        levels = [Importance(level).value for level in importances]
+        if not levels or limit <= 0:
+            return []
+        with self._db.transaction() as tx:
+            rows = tx.execute(
+                "SELECT * FROM memories WHERE type = 'event' AND active = 1 AND deleted_at IS NULL "
+                f"AND access_count = 0 AND created_at < ? AND importance IN ({', '.join('?' for _ in levels)}) "
+                "ORDER BY created_at, id LIMIT ?", (format_timestamp(created_before), *levels, limit),
+            ).fetchall()
+            return [self._revise(tx, _from_row(row), at, active=False, deleted_at=at, deleted_by=by,
+                                 delete_reason=reason) for row in rows]
+
+    @staticmethod
+    def _find(connection: sqlite3.Connection, memory_id: str) -> Memory | None:
+        row = connection.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        return _from_row(row) if row else None
+
+    def _revise(self, tx: sqlite3.Connection, current: Memory, at: datetime, **changes: Any) -> Memory:
+        revised = current.model_copy(update={**changes, "updated_at": at, "revision": current.revision + 1})
+        self._write(tx, revised)
+        return revised
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -268,7 +341,33 @@ class SQLiteRecordStore:
     def count(self) -> int:
         return int(self._db.connection().execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
+    def stats(self, now: datetime, decay_factor: float) -> RecordStats:
+        """A few COUNTs over covering indexes, in one read transaction so they agree with each other."""
+        connection = self._db.connection()
+        connection.execute("BEGIN")
+        try:
+            counters: Counter[str] = Counter()
+            for type_, active, consolidated, count in connection.execute(_LIVE_COUNTS):
+                state = tally_of(MemoryType(type_), active=bool(active), consolidated=bool(consolidated), deleted=False)
+                counters.update({name: value * count for name, value in state.items()})
+            counters[DELETED] = connection.execute(_DELETED_COUNT).fetchone()[0]
+            pending = connection.execute("SELECT COUNT(*) FROM memories WHERE index_pending = 1").fetchone()[0]
+            decayed = self._count_decayed(connection, now, decay_factor)
+        finally:
+            connection.execute("COMMIT")
+        return stats_from_counters(counters, decayed=decayed, pending_index=int(pending))
+
     # -- helpers --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _count_decayed(connection: sqlite3.Connection, now: datetime, decay_factor: float) -> int:
+        """Per distinct confidence, a range count over the reference time: no confidence computed per row."""
+        total = 0
+        for (confidence,) in connection.execute(_DECAY_CONFIDENCES).fetchall():
+            cutoff = decayed_before(confidence, now, decay_factor)
+            if cutoff is not None:
+                total += connection.execute(_DECAYED_COUNT, (confidence, format_timestamp(cutoff))).fetchone()[0]
+        return total
 
     @staticmethod
     def _active_duplicate(
@@ -344,3 +443,11 @@ def _supersede_label(memory: Memory) -> tuple[str, str | None]:
     if memory.type is MemoryType.STATUS:
         return "subject", memory.subject
     return "key", None
+
+
+def _add_entities_column(db: SQLiteDatabase) -> None:
+    """Files written before entities existed lack the column: add it (their memories have none yet)."""
+    columns = {row["name"] for row in db.connection().execute("PRAGMA table_info(memories)")}
+    if "entities" not in columns:
+        with db.transaction() as tx:
+            tx.execute("ALTER TABLE memories ADD COLUMN entities TEXT NOT NULL DEFAULT '[]'")

@@ -6,9 +6,7 @@ record store remains the source of truth (`zengram reindex` rebuilds this file f
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -20,9 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.context import own_text
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
-from zengram.domain.text import search_terms, words
+from zengram.domain.text import search_terms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,13 +35,16 @@ CREATE TABLE IF NOT EXISTS docs (
     active INTEGER NOT NULL,
     valid_from REAL NOT NULL,
     valid_to REAL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    entities TEXT NOT NULL DEFAULT ''
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
 
 CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
-_ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "created_at")
+_ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "created_at", "entities")
+# Entity keys are stored as one text, each wrapped in this separator, so `instr` finds a whole key.
+_ENTITY_SEPARATOR = "\x1f"
 _NO_END = math.inf
 
 
@@ -55,7 +55,11 @@ def _epoch(moment: datetime | None) -> float | None:
 def _attribute_values(attributes: IndexAttributes) -> list[object]:
     return [attributes.type, attributes.source_agent, attributes.client_id, attributes.category,
             attributes.knowledge_category, int(attributes.active), _epoch(attributes.valid_from),
-            _epoch(attributes.valid_to), _epoch(attributes.created_at)]
+            _epoch(attributes.valid_to), _epoch(attributes.created_at), _entity_text(attributes.entities)]
+
+
+def _entity_text(keys: Sequence[str]) -> str:
+    return "".join(f"{_ENTITY_SEPARATOR}{key}{_ENTITY_SEPARATOR}" for key in keys)
 
 
 @dataclass
@@ -79,6 +83,9 @@ class _VectorMatrix:
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
         self.vocabulary: dict[str, dict[str | None, int]] = {name: {} for name in CATEGORICAL_FIELDS}
+        # Entity key → rows mentioning it (an inverted index), and each row's keys to undo on change.
+        self._entity_rows: dict[str, set[int]] = {}
+        self._row_entities: dict[int, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self._snapshot = self._allocate(0, 1024)
 
@@ -116,6 +123,23 @@ class _VectorMatrix:
             for name in CATEGORICAL_FIELDS:
                 value = getattr(attributes, name)
                 snap.codes[name][row] = self.vocabulary[name].setdefault(value, len(self.vocabulary[name]))
+            self._set_entities(row, attributes.entities)
+
+    def _set_entities(self, row: int, keys: tuple[str, ...]) -> None:
+        previous = self._row_entities.get(row, ())
+        for key in set(previous) - set(keys):
+            self._entity_rows[key].discard(row)
+        for key in keys:
+            self._entity_rows.setdefault(key, set()).add(row)
+        self._row_entities[row] = keys
+
+    def entity_rows(self, key: str, size: int) -> npt.NDArray[np.bool_]:
+        """A mask of the first `size` rows: those whose document mentions the entity `key`."""
+        mask = np.zeros(size, dtype=bool)
+        with self._lock:  # writers mutate the sets in place
+            rows = np.fromiter(self._entity_rows.get(key, ()), dtype=np.int64)
+        mask[rows[rows < size]] = True
+        return mask
 
     def remove(self, memory_id: str) -> None:
         with self._lock:
@@ -147,7 +171,8 @@ class EmbeddedSearchIndex:
     def __init__(self, path: Path, *, keyword_postings_budget: int = 20_000) -> None:
         """`keyword_postings_budget`: how many (term, document) matches one keyword query may score; see
         `_affordable_terms`. Small stores rarely reach it."""
-        self._db = SQLiteDatabase(path, SCHEMA, on_connect=_register_functions)
+        self._db = SQLiteDatabase(path, SCHEMA)
+        _add_entities_column(self._db)
         self._postings_budget = keyword_postings_budget
         self._matrix: _VectorMatrix | None = None
         self._load()
@@ -372,23 +397,8 @@ class EmbeddedSearchIndex:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
         if filters.entity is not None:
-            mask &= self._entity_rows(matrix, filters.entity, size)
+            mask &= matrix.entity_rows(filters.entity, size)
         return mask
-
-    def _entity_rows(self, matrix: _VectorMatrix, entity: str, size: int) -> npt.NDArray[np.bool_]:
-        rows = np.zeros(size, dtype=bool)
-        phrase = _phrase(entity)
-        if phrase is None:
-            return rows
-        for (memory_id,) in self._db.connection().execute(
-            "SELECT docs.id FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
-            "WHERE docs_fts MATCH ? AND entity_match(docs_fts.text, ?)",
-            (phrase, entity),
-        ):
-            row = matrix.row_of.get(memory_id)
-            if row is not None and row < size:
-                rows[row] = True
-        return rows
 
     @staticmethod
     def _sql_filters(filters: SearchFilters) -> tuple[list[str], list[object]]:
@@ -405,37 +415,17 @@ class EmbeddedSearchIndex:
             clauses.append("docs.valid_from <= ? AND (docs.valid_to IS NULL OR docs.valid_to > ?)")
             params += [filters.at_time.timestamp()] * 2
         if filters.entity is not None:
-            phrase = _phrase(filters.entity)
-            clauses.append(
-                "docs.rowid IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND entity_match(text, ?))"
-                if phrase else "0"
-            )
-            if phrase:
-                params += [phrase, filters.entity]
+            clauses.append("instr(docs.entities, ?) > 0")
+            params.append(_entity_text([filters.entity]))
         return clauses, params
 
 
-def _register_functions(connection: sqlite3.Connection) -> None:
-    connection.create_function("entity_match", 2, _entity_match, deterministic=True)
-
-
-@functools.lru_cache(maxsize=256)
-def _entity_pattern(entity: str) -> re.Pattern[str]:
-    """The entity's words in order, whole words only, any punctuation or space between them."""
-    return re.compile(r"(?<!\w)" + r"\W+".join(re.escape(word) for word in words(entity)) + r"(?!\w)",
-                      re.IGNORECASE)
-
-
-def _entity_match(text: str, entity: str) -> bool:
-    """The FTS5 phrase query stems ("go" finds "going"); an entity must match its exact words, in the
-    memory's own text (not the conversation context indexed with it)."""
-    return _entity_pattern(entity).search(own_text(text)) is not None
-
-
-def _phrase(text: str) -> str | None:
-    """An FTS5 phrase query for a name: "Next.js" → `"next js"`."""
-    tokens = words(text)
-    return '"' + " ".join(tokens) + '"' if tokens else None
+def _add_entities_column(db: SQLiteDatabase) -> None:
+    """Index files written before entities existed lack the column (`zengram reindex` fills it)."""
+    columns = {row["name"] for row in db.connection().execute("PRAGMA table_info(docs)")}
+    if "entities" not in columns:
+        with db.transaction() as tx:
+            tx.execute("ALTER TABLE docs ADD COLUMN entities TEXT NOT NULL DEFAULT ''")
 
 
 def _attributes_from_row(row: sqlite3.Row) -> IndexAttributes:
@@ -449,4 +439,5 @@ def _attributes_from_row(row: sqlite3.Row) -> IndexAttributes:
         category=row["category"], knowledge_category=row["knowledge_category"], active=bool(row["active"]),
         valid_from=moment(row["valid_from"]) or datetime.fromtimestamp(0, UTC),
         valid_to=moment(row["valid_to"]), created_at=moment(row["created_at"]) or datetime.fromtimestamp(0, UTC),
+        entities=tuple(key for key in row["entities"].split(_ENTITY_SEPARATOR) if key),
     )

@@ -28,7 +28,7 @@ def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: Knowle
         by_type=briefing.by_type,
         active_agents=briefing.active_agents,
         mentioned_clients=briefing.mentioned_clients,
-        top_entities=[],  # the entity system has not landed yet
+        top_entities=[entity.model_dump(mode="json") for entity in briefing.top_entities],
     )
     return BriefingBody(since=format_timestamp(request.since), agent=request.agent, format=form, summary=summary,
                         **buckets)

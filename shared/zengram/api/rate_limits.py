@@ -1,0 +1,61 @@
+"""Per-API-key request limits (semantics.md): writes 60/min, reads 120/min, consolidation and research
+together 1/hour, all settings. Runs as an app-wide dependency, after the API key middleware let the request in."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from zengram.api.deps import get_container
+from zengram.domain.errors import RateLimited
+from zengram.settings import Settings
+
+UNLIMITED_PATHS = frozenset({"/health"})
+HEAVY_PATHS = frozenset({"/consolidate", "/research"})  # POSTs that run several LLM calls
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class Limit:
+    bucket: str
+    limit: int
+    window_seconds: int
+    description: str
+
+
+def limit_for(method: str, path: str, settings: Settings) -> Limit | None:
+    """Which budget a request draws from; None for the routes that are never limited."""
+    path = path.rstrip("/") or "/"
+    if path in UNLIMITED_PATHS:
+        return None
+    if method == "POST" and path in HEAVY_PATHS:
+        per_hour = settings.rate_limit_heavy_per_hour
+        return Limit("heavy", per_hour, 3600, f"at most {per_hour} consolidation or research runs per hour")
+    if method in READ_METHODS:
+        per_minute = settings.rate_limit_reads_per_minute
+        return Limit("reads", per_minute, 60, f"at most {per_minute} reads per minute")
+    per_minute = settings.rate_limit_writes_per_minute
+    return Limit("writes", per_minute, 60, f"at most {per_minute} writes per minute")
+
+
+def key_fingerprint(api_key: str) -> str:
+    """What the counters are keyed by: a hash, so the key itself is never stored."""
+    return hashlib.sha256(api_key.encode()).hexdigest()[:32]
+
+
+def enforce_rate_limit(request: Request) -> None:
+    """Counts the request against its budget; raises RateLimited (429 + Retry-After) once it is spent."""
+    if request.url.path.rstrip("/") in UNLIMITED_PATHS:
+        return  # before touching the container: /health must answer without a record store
+    container = get_container(request)
+    settings = container.settings
+    limit = limit_for(request.method, request.url.path, settings)
+    if not settings.rate_limit_enabled or limit is None:
+        return
+    api_key = request.headers.get("x-api-key", "")
+    retry_after = container.rate_limiter.hit(key_fingerprint(api_key), limit.bucket, limit.limit,
+                                             limit.window_seconds)
+    if retry_after is not None:
+        raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after)

@@ -1,0 +1,72 @@
+"""Consolidation: start a run (async job or `?sync=true`), poll a job, read the engine's status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from zengram.api.deps import ConsolidationServiceDep
+from zengram.api.schemas import (
+    CONFLICT,
+    ERROR_RESPONSES,
+    ConsolidationStarted,
+    ConsolidationStatusBody,
+    ErrorBody,
+    JobBody,
+    LLMInfo,
+)
+from zengram.domain.jobs import Job
+from zengram.domain.models import format_timestamp
+
+router = APIRouter(tags=["consolidation"], responses=ERROR_RESPONSES)
+
+UNAVAILABLE: dict[int | str, dict[str, Any]] = {
+    503: {"model": ErrorBody, "description": "No LLM provider configured (or it could not be reached)"},
+}
+BAD_LLM_ANSWER: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorBody, "description": "?sync=true: the LLM answered without the expected JSON"},
+}
+JOB_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such job"}}
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment is not None else None
+
+
+def job_body(job: Job) -> JobBody:
+    return JobBody(job_id=job.id, status=job.status.value, trigger=job.trigger,
+                   created_at=format_timestamp(job.created_at), started_at=_stamp(job.started_at),
+                   finished_at=_stamp(job.finished_at), result=job.result, error=job.error)
+
+
+@router.post("/consolidate", status_code=202, response_model=ConsolidationStarted,
+             responses={200: {"model": JobBody, "description": "?sync=true: the finished job"},
+                        **CONFLICT, **UNAVAILABLE, **BAD_LLM_ANSWER})
+def consolidate(
+    consolidation: ConsolidationServiceDep,
+    sync: Annotated[bool, Query(description="Run now and answer when done")] = False,
+) -> Any:
+    if sync:
+        job = consolidation.run_now(raise_errors=True)
+        return JSONResponse(job_body(job).model_dump(mode="json"), status_code=200)
+    job = consolidation.start_in_background()
+    return ConsolidationStarted(job_id=job.id)
+
+
+@router.get("/consolidate/job/{job_id}", response_model=JobBody, responses=JOB_NOT_FOUND)
+def get_job(job_id: str, consolidation: ConsolidationServiceDep) -> JobBody:
+    return job_body(consolidation.job(job_id))
+
+
+@router.get("/consolidate/status", response_model=ConsolidationStatusBody)
+def get_status(consolidation: ConsolidationServiceDep) -> ConsolidationStatusBody:
+    status = consolidation.status()
+    return ConsolidationStatusBody(
+        is_running=status.is_running,
+        last_run_at=_stamp(status.last_run_at),
+        llm=LLMInfo(provider=status.llm_provider, model=status.llm_model),
+        enabled=status.enabled, interval=status.interval,
+    )

@@ -1,0 +1,75 @@
+"""Entities: the registry extraction fills at write time, and reclassification of entity types."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from zengram.api.deps import EntityServiceDep
+from zengram.api.schemas import (
+    ENTITY_NOT_FOUND,
+    ERROR_RESPONSES,
+    EntityBody,
+    EntityDetailBody,
+    EntityListBody,
+    EntityMemoriesBody,
+    EntityStatsBody,
+    ReclassifyBody,
+    ReclassifyChangeBody,
+    RelatedEntityBody,
+    briefing_entry,
+)
+from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, EntityRecord, ReclassifyRequest
+
+router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
+
+
+def _entity_body(entity: EntityRecord) -> EntityBody:
+    return EntityBody.model_validate(entity.model_dump(mode="json"))
+
+
+@router.get("/entities", response_model=EntityListBody, response_model_exclude_none=True)
+def list_entities(request: Annotated[EntityListRequest, Query()], entities: EntityServiceDep) -> EntityListBody:
+    found = entities.list_entities(request.type, request.limit, request.offset)
+    return EntityListBody(count=len(found), offset=request.offset, limit=request.limit,
+                          type=request.type.value if request.type else None,
+                          entities=[_entity_body(entity) for entity in found])
+
+
+@router.get("/entities/stats", response_model=EntityStatsBody)
+def entity_stats(entities: EntityServiceDep) -> EntityStatsBody:
+    stats = entities.stats()
+    return EntityStatsBody(total=stats.total, by_type=stats.by_type,
+                           top_mentioned=[_entity_body(entity) for entity in stats.top_mentioned])
+
+
+@router.post("/entities/reclassify", response_model=ReclassifyBody, response_model_exclude_none=True)
+def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> ReclassifyBody:
+    report = entities.reclassify(body)
+    return ReclassifyBody(
+        dry_run=report.dry_run,
+        changes=[ReclassifyChangeBody(entity=change.name, old_type=change.old_type.value,
+                                      new_type=change.new_type.value, memories_affected=change.memories_affected)
+                 for change in report.changes],
+        unchanged=report.unchanged, not_found=report.not_found, memories_updated=report.memories_updated,
+        indexed=report.indexed, event_id=report.event_id,
+    )
+
+
+@router.get("/entities/{name}", response_model=EntityDetailBody, response_model_exclude_none=True,
+            responses=ENTITY_NOT_FOUND)
+def get_entity(name: str, entities: EntityServiceDep) -> EntityDetailBody:
+    detail = entities.detail(name)
+    return EntityDetailBody(
+        **_entity_body(detail.entity).model_dump(), aliases=detail.aliases,
+        related=[RelatedEntityBody(name=edge.name, strength=edge.strength) for edge in detail.related],
+    )
+
+
+@router.get("/entities/{name}/memories", response_model=EntityMemoriesBody, responses=ENTITY_NOT_FOUND)
+def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()],
+                    entities: EntityServiceDep) -> EntityMemoriesBody:
+    entity, memories = entities.memories(name, request.limit)
+    return EntityMemoriesBody(entity=entity.name, type=entity.type.value, count=len(memories),
+                              memories=[briefing_entry(memory, "compact") for memory in memories])

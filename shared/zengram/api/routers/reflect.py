@@ -1,0 +1,23 @@
+"""LLM-powered topic synthesis: what the memories about a topic say, with checked [mem:<id>] citations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from zengram.api.deps import ReflectServiceDep
+from zengram.api.schemas import ERROR_RESPONSES, ErrorBody
+from zengram.domain.reflect import ReflectRequest, ReflectResult
+
+REFLECT_ERRORS: dict[int | str, dict[str, Any]] = {
+    502: {"model": ErrorBody, "description": "The LLM answered twice with something that is not the expected JSON"},
+    503: {"model": ErrorBody, "description": "No LLM provider configured, or it could not be reached"},
+}
+
+router = APIRouter(tags=["reflect"], responses=ERROR_RESPONSES)
+
+
+@router.post("/reflect", response_model=ReflectResult, responses=REFLECT_ERRORS)
+def reflect(body: ReflectRequest, reflect: ReflectServiceDep) -> ReflectResult:
+    return reflect.reflect(body)

@@ -1,0 +1,66 @@
+"""Connection settings shared by the sync and the async client."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from zengram.client.calls import Call
+from zengram.client.errors import BrainConnectionError
+from zengram.client.retry import RetryPolicy
+
+DEFAULT_URL = "http://127.0.0.1:8084"
+DEFAULT_TIMEOUT = 15.0
+SLOW_TIMEOUT = 120.0  # consolidation (sync), reflect, research: several LLM calls
+EXPORT_PAGE = 1000
+
+
+def env_url() -> str:
+    return os.environ.get("BRAIN_API_URL", "").strip() or DEFAULT_URL
+
+
+def env_key() -> str:
+    return os.environ.get("BRAIN_API_KEY", "").strip()
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    url: str
+    api_key: str
+    timeout: float = DEFAULT_TIMEOUT
+    slow_timeout: float = SLOW_TIMEOUT
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    source_agent: str | None = None
+    request_id: str | None = None
+
+    @classmethod
+    def build(cls, url: str | None, api_key: str | None, timeout: float, max_retries: int,
+              source_agent: str | None, slow_timeout: float, retry: RetryPolicy | None,
+              request_id: str | None) -> ClientConfig:
+        """Arguments win; `BRAIN_API_URL` / `BRAIN_API_KEY` fill what is left out."""
+        return cls(url=(url or env_url()).rstrip("/"), api_key=api_key if api_key is not None else env_key(),
+                   timeout=timeout, slow_timeout=slow_timeout, retry=retry or RetryPolicy(max_retries=max_retries),
+                   source_agent=source_agent, request_id=request_id)
+
+    def headers(self) -> dict[str, str]:
+        headers = {"x-api-key": self.api_key, "accept": "application/json", "user-agent": "zengram-python"}
+        if self.request_id:
+            headers["x-request-id"] = self.request_id
+        return headers
+
+    def timeout_for(self, call: Call[Any]) -> float:
+        return self.slow_timeout if call.slow else self.timeout
+
+    def agent(self, source_agent: str | None) -> str:
+        agent = source_agent or self.source_agent
+        if not agent:
+            raise ValueError("source_agent is required (pass it here or set source_agent on the client)")
+        return agent
+
+    def connection_error(self, call: Call[Any], error: httpx.TransportError) -> BrainConnectionError:
+        reason = str(error) or type(error).__name__
+        return BrainConnectionError(f"cannot reach {self.url} ({call.method} {call.path}): {reason}",
+                                    request_id=self.request_id)

@@ -1,0 +1,81 @@
+"""Query-side ranking hints: who a question is about, and whether it asks when. Pure functions, no I/O.
+
+Conversation turns are stored as "Speaker: text". A question that names a speaker ("What did Caroline
+research?") is usually answered by that speaker's own turns, and a question that asks when something
+happened is usually answered by a turn that says when ("yesterday", "last Friday", "in May 2022").
+Neither hint filters anything out: matching candidates get a multiplier on top of `effective_score`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from zengram.domain.models import Memory
+from zengram.domain.text import words
+
+# "Caroline: ...", "Dr. Jane Smith: ..." — up to three capitalised words, then a colon and a space.
+_SPEAKER_PREFIX = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
+_ASKS_WHEN = re.compile(
+    r"^\s*(when|since when|how long|what (year|month|date|day|time)|which (year|month|date|day))\b"
+    r"|\b(how long ago|what year|which year|what month|which month|what date)\b",
+    re.IGNORECASE,
+)
+_WEEKDAY = r"(mon|tues|wednes|thurs|fri|satur|sun)day"
+_TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|weekend|"
+    rf"(last|next|this|past) (week|weekend|month|year|night|morning|summer|spring|fall|autumn|winter|{_WEEKDAY}|fri)|"
+    rf"{_WEEKDAY}s?|january|february|april|june|july|august|september|october|november|december|"
+    r"(19|20)\d\d|few (days|weeks|months|years))\b",
+    re.IGNORECASE,
+)
+# "May" and "March" are also verbs: only a capitalised one after a word ("in May", "on 3 March") is a month.
+_AMBIGUOUS_MONTHS = re.compile(r"(?<=\w )(May|March)\b")
+
+
+@dataclass(frozen=True)
+class QueryBoosts:
+    """Multipliers for candidates that fit the question; 1.0 turns a hint off."""
+
+    speaker: float = 1.0
+    time: float = 1.0
+
+
+def speaker_of(content: str) -> str | None:
+    """The lower-cased speaker of a "Speaker: text" memory, else None."""
+    match = _SPEAKER_PREFIX.match(content)
+    return match.group(1).lower() if match else None
+
+
+def names_speaker(query_words: set[str], speaker: str) -> bool:
+    """The question names this speaker: by full name, or by first name (titles like "Dr." skipped)."""
+    parts = words(" ".join(part for part in speaker.split() if not part.endswith(".")))
+    return bool(parts) and (parts[0] in query_words or set(parts) <= query_words)
+
+
+def asks_when(query: str) -> bool:
+    return _ASKS_WHEN.search(query) is not None
+
+
+def mentions_time(text: str) -> bool:
+    """The text says when: a relative day/week/month, a weekday, a month or a year."""
+    return _TIME_WORDS.search(text) is not None or _AMBIGUOUS_MONTHS.search(text) is not None
+
+
+def candidate_boosts(query: str, memories: Mapping[str, Memory], boosts: QueryBoosts) -> dict[str, float]:
+    """Each memory's multiplier for this query (only those above 1.0 are listed)."""
+    query_words = set(words(query))
+    when = boosts.time != 1.0 and asks_when(query)
+    found: dict[str, float] = {}
+    for memory_id, memory in memories.items():
+        factor = 1.0
+        if boosts.speaker != 1.0:
+            speaker = speaker_of(memory.content)
+            if speaker is not None and names_speaker(query_words, speaker):
+                factor *= boosts.speaker
+        if when and mentions_time(memory.content):
+            factor *= boosts.time
+        if factor != 1.0:
+            found[memory_id] = factor
+    return found

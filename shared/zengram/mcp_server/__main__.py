@@ -1,0 +1,3 @@
+from zengram.mcp_server.main import main
+
+main()

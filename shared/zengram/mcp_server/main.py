@@ -1,0 +1,47 @@
+"""`zengram-mcp`: serve the tools to a coding assistant (stdio) or over the network (streamable HTTP).
+
+Configured like Zengram's MCP server: BRAIN_API_URL (default: the local embedded server), BRAIN_API_KEY
+(default: the key the local server generated), BRAIN_MCP_SOURCE_AGENT (default: claude-code).
+Nothing but the JSON-RPC stream may reach stdout in stdio mode, so every message goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from zengram.client import AsyncBrainClient
+from zengram.client.local import resolve_connection
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="zengram-mcp", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable-http: address to bind")
+    parser.add_argument("--port", type=int, default=8085, help="streamable-http: port (endpoint /mcp)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from zengram.mcp_server.tools import build_server
+
+    arguments = _arguments(argv)
+    connection = resolve_connection(os.environ.get("BRAIN_API_URL"), os.environ.get("BRAIN_API_KEY"))
+    if not connection.api_key:
+        print(f"[zengram-mcp] no API key: set BRAIN_API_KEY (looked in {connection.key_source})", file=sys.stderr)
+        raise SystemExit(1)
+    timeout = float(os.environ.get("BRAIN_MCP_TIMEOUT", "15000")) / 1000  # milliseconds, as in Zengram
+    client = AsyncBrainClient(url=connection.url, api_key=connection.api_key, timeout=timeout)
+    server = build_server(client)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call would drown stderr
+    print(f"[zengram-mcp] serving Zengram at {connection.url} over {arguments.transport}", file=sys.stderr)
+    if arguments.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=arguments.host, port=arguments.port)
+
+
+if __name__ == "__main__":
+    main()

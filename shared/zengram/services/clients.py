@@ -1,0 +1,79 @@
+"""Client fingerprints: managing them, and resolving which client a memory is about (semantics.md)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from zengram.domain.client_resolution import ClientTerms, resolve_client
+from zengram.domain.clients import ClientDraft, ClientFingerprint
+from zengram.domain.errors import InvalidInput, NotFound
+from zengram.domain.models import GLOBAL_CLIENT
+from zengram.ports import ClientStore, Clock
+
+
+class ClientService:
+    """CRUD over the `ClientStore`, plus `resolve`, which reads fingerprints from an in-process cache.
+
+    The cache lives `cache_seconds` (a store write in another process shows up after at most that long); this
+    process's own writes drop it at once, so a PUT is used by the very next POST /memory here.
+    """
+
+    def __init__(
+        self,
+        store: ClientStore,
+        clock: Clock,
+        *,
+        cache_seconds: float = 30.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._cache_seconds = cache_seconds
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._terms: list[ClientTerms] | None = None
+        self._loaded_at = 0.0
+
+    def put(self, client_id: str, draft: ClientDraft) -> ClientFingerprint:
+        """Creates or replaces the whole fingerprint (revision 1 means it was created)."""
+        if client_id == GLOBAL_CLIENT:
+            raise InvalidInput("client_id", f"'{GLOBAL_CLIENT}' is the default tenant, not a client to describe")
+        now = self._clock.now()
+        stored = self._store.put(ClientFingerprint(client_id=client_id, **draft.model_dump(),
+                                                   created_at=now, updated_at=now))
+        self.invalidate()
+        return stored
+
+    def get(self, client_id: str) -> ClientFingerprint:
+        fingerprint = self._store.get(client_id)
+        if fingerprint is None:
+            raise NotFound(f"client {client_id} not found")
+        return fingerprint
+
+    def delete(self, client_id: str) -> None:
+        """Raises NotFound for an unknown client, so a typo in the id is not taken for success."""
+        existed = self._store.delete(client_id)
+        self.invalidate()
+        if not existed:
+            raise NotFound(f"client {client_id} not found")
+
+    def list_all(self) -> list[ClientFingerprint]:
+        return self._store.list_all()
+
+    def resolve(self, text: str) -> str:
+        """The one known client `text` is about, else "global"."""
+        return resolve_client(text, self._known_clients())
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._terms = None
+
+    def _known_clients(self) -> list[ClientTerms]:
+        with self._lock:  # one loader at a time; the others wait for its list instead of loading their own
+            terms = self._terms
+            if terms is None or self._monotonic() - self._loaded_at >= self._cache_seconds:
+                terms = [ClientTerms.of(fingerprint) for fingerprint in self._store.list_all()]
+                self._terms, self._loaded_at = terms, self._monotonic()
+            return terms

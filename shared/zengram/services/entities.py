@@ -1,0 +1,233 @@
+"""Entities: extraction at write time, the registry's views, and reclassification."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from zengram.domain.clients import ClientFingerprint
+from zengram.domain.entities import (
+    EntityRecord,
+    EntityRef,
+    EntityStats,
+    EntityType,
+    ReclassifyRequest,
+    RelatedEntity,
+    aliases_of,
+    canonical_entity_name,
+    entity_key,
+    extract_entities,
+)
+from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryChanges, MemoryType
+from zengram.domain.requests import MemoryDraft
+from zengram.ports import Clock, EntityStore, RecordStore
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+RECLASSIFY_CHUNK = 100
+RELATED_LIMIT = 20
+_KNOWN_AGENTS_LIMIT = 500
+EVENT_AGENT = "zengram"
+
+
+@dataclass(frozen=True)
+class EntityDetail:
+    entity: EntityRecord
+    aliases: list[str]
+    related: list[RelatedEntity]
+
+
+@dataclass(frozen=True)
+class ReclassifyChange:
+    name: str
+    old_type: EntityType
+    new_type: EntityType
+    memories_affected: int
+
+
+@dataclass
+class ReclassifyReport:
+    dry_run: bool
+    changes: list[ReclassifyChange] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)  # already of the asked type
+    not_found: list[str] = field(default_factory=list)
+    memories_updated: int = 0
+    indexed: bool = True
+    event_id: str | None = None
+
+
+class _Cached(Generic[T]):
+    """A value loaded at most every `seconds` (other processes' writes show up after at most that long)."""
+
+    def __init__(self, load: Callable[[], T], seconds: float, monotonic: Callable[[], float]) -> None:
+        self._load, self._seconds, self._monotonic = load, seconds, monotonic
+        self._lock = threading.Lock()
+        self._value: T | None = None
+        self._loaded_at = 0.0
+
+    def get(self) -> T:
+        with self._lock:
+            if self._value is None or self._monotonic() - self._loaded_at >= self._seconds:
+                self._value, self._loaded_at = self._load(), self._monotonic()
+            return self._value
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._value = None
+
+
+class EntityService:
+    """Finds entities in memories (no LLM), keeps the registry in step, and answers /entities.
+
+    `known_clients` lists client fingerprints (the ClientService). A reclassification pushes changed records
+    to the search index with `refresh_index` (IndexSync.refresh_attributes) and stores its event memory with
+    `log_event` (MemoryService.store); both are wired once the MemoryService exists.
+    """
+
+    def __init__(
+        self,
+        entities: EntityStore,
+        records: RecordStore,
+        clock: Clock,
+        *,
+        refresh_index: Callable[[Sequence[Memory]], bool] = lambda memories: True,
+        known_clients: Callable[[], Sequence[ClientFingerprint]] = list,
+        log_event: Callable[[MemoryDraft], object] | None = None,
+        cache_seconds: float = 30.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._entities = entities
+        self._records = records
+        self._refresh_index = refresh_index
+        self._clock = clock
+        self._log_event = log_event
+        self._clients = _Cached(lambda: list(known_clients()), cache_seconds, monotonic)
+        self._agents = _Cached(self._registered_agents, cache_seconds, monotonic)
+
+    # -- write time -----------------------------------------------------------------------------------
+
+    def extract(self, text: str, source_agent: str) -> list[EntityRef]:
+        """The entities `text` names; an entity the registry knows keeps the registry's name and type
+        (so a reclassification sticks for later memories)."""
+        found = extract_entities(text, self._clients.get(), [*self._agents.get(), source_agent])
+        registered = self._entities.get_many([ref.key for ref in found]) if found else {}
+        return [ref.model_copy(update={"name": registered[ref.key].name, "type": registered[ref.key].type})
+                if ref.key in registered else ref for ref in found]
+
+    def link(self, memory: Memory) -> None:
+        """Makes the registry hold this memory's entities (none once it is deleted)."""
+        entities = [] if memory.is_deleted else memory.entities
+        self._entities.set_mentions(memory.id, memory.created_at, entities, memory.updated_at)
+        if any(ref.type is EntityType.AGENT for ref in entities):
+            self._agents.invalidate()
+
+    def resolve_key(self, name: str) -> str:
+        """The entity key a caller means: aliases and dictionary spellings, then client names and aliases."""
+        key = entity_key(canonical_entity_name(name))
+        if self._entities.get(key) is None:
+            client = self._client_named(name)
+            if client is not None:
+                return entity_key(client.client_id)
+        return key
+
+    # -- reads ----------------------------------------------------------------------------------------
+
+    def list_entities(self, type_: EntityType | None, limit: int, offset: int) -> list[EntityRecord]:
+        return self._entities.list_entities(type_, limit, offset)
+
+    def stats(self, top: int = 10) -> EntityStats:
+        return self._entities.stats(top)
+
+    def detail(self, name: str) -> EntityDetail:
+        key, entity = self._require(name)
+        aliases = aliases_of(entity.name)
+        client = next((c for c in self._clients.get() if entity_key(c.client_id) == key), None)
+        if client is not None:
+            aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
+        return EntityDetail(entity, sorted(set(aliases), key=str.casefold), self._entities.related(key, RELATED_LIMIT))
+
+    def memories(self, name: str, limit: int) -> tuple[EntityRecord, list[Memory]]:
+        """The entity and its linked memories, newest first (deleted ones are unlinked)."""
+        key, entity = self._require(name)
+        ids = self._entities.memory_ids(key, limit)
+        found = self._records.get_many(ids)
+        return entity, [found[memory_id] for memory_id in ids if memory_id in found and not found[memory_id].is_deleted]
+
+    # -- reclassification -----------------------------------------------------------------------------
+
+    def reclassify(self, request: ReclassifyRequest) -> ReclassifyReport:
+        """Preview (dry run) or apply: the registry's type, then every linked memory's `entities` (a record
+        write that marks it for indexing) and its index entry, chunk by chunk, then one event memory."""
+        report = ReclassifyReport(dry_run=request.dry_run)
+        for item in request.reclassifications:
+            key = self.resolve_key(item.name)
+            entity = self._entities.get(key)
+            if entity is None:
+                report.not_found.append(item.name)
+            elif entity.type is item.new_type:
+                report.unchanged.append(entity.name)
+            else:
+                report.changes.append(ReclassifyChange(entity.name, entity.type, item.new_type,
+                                                       entity.mention_count))
+                if not request.dry_run:
+                    self._apply(key, item.new_type, report)
+        if not request.dry_run and report.changes:
+            report.event_id = self._record_event(report)
+        return report
+
+    def _apply(self, key: str, new_type: EntityType, report: ReclassifyReport) -> None:
+        self._entities.set_type(key, new_type)
+        ids = self._entities.memory_ids(key)
+        for start in range(0, len(ids), RECLASSIFY_CHUNK):
+            chunk = self._records.get_many(ids[start:start + RECLASSIFY_CHUNK])
+            updated = [memory for memory in (self._retype(m, key, new_type) for m in chunk.values()) if memory]
+            report.memories_updated += len(updated)
+            report.indexed = self._refresh_index(updated) and report.indexed
+
+    def _retype(self, memory: Memory, key: str, new_type: EntityType) -> Memory | None:
+        if memory.is_deleted:
+            return None
+        entities = [ref.model_copy(update={"type": new_type}) if ref.key == key else ref for ref in memory.entities]
+        if entities == memory.entities:
+            return None
+        try:
+            return self._records.update(memory.id, MemoryChanges(entities=entities), self._clock.now())
+        except (Conflict, NotFound):  # deleted (or gone) meanwhile: nothing left to retype
+            logger.info("reclassify skipped memory %s: it changed meanwhile", memory.id)
+            return None
+
+    def _record_event(self, report: ReclassifyReport) -> str | None:
+        if self._log_event is None:
+            return None
+        changes = "; ".join(f"{change.name}: {change.old_type.value} → {change.new_type.value} "
+                            f"({change.memories_affected} memories)" for change in report.changes)
+        stored = self._log_event(MemoryDraft(
+            type=MemoryType.EVENT, content=f"Entity reclassification: {changes}", source_agent=EVENT_AGENT,
+            importance=Importance.MEDIUM, knowledge_category=KnowledgeCategory.TECHNICAL,
+        ))
+        memory = getattr(stored, "memory", None)
+        return memory.id if isinstance(memory, Memory) else None
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    def _require(self, name: str) -> tuple[str, EntityRecord]:
+        key = self.resolve_key(name)
+        entity = self._entities.get(key)
+        if entity is None:
+            raise NotFound(f"entity: no entity named '{name}'")
+        return key, entity
+
+    def _client_named(self, name: str) -> ClientFingerprint | None:
+        wanted = entity_key(name)
+        for client in self._clients.get():
+            if wanted in {entity_key(term) for term in [client.client_id, client.name or "", *client.aliases]}:
+                return client
+        return None
+
+    def _registered_agents(self) -> list[str]:
+        return [entity.name for entity in self._entities.list_entities(EntityType.AGENT, _KNOWN_AGENTS_LIMIT, 0)]

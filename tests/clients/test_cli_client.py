@@ -1,0 +1,141 @@
+"""The `zengram` client commands against a running server: output, --json, exit codes, and the
+export → import round trip through JSON Lines files."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+from zengram.bootstrap import build_container
+from zengram.client import BrainClient
+from zengram.embedded.app import build_embedded_app
+from zengram.embedded.background import BackgroundServer
+from zengram.embedded.cli import app
+from zengram.settings import Settings
+
+from tests.support import API_KEY, HashingEmbedder, TickingClock
+
+ENV = {"BRAIN_API_KEY": API_KEY, "BRAIN_MAX_RETRIES": "0", "COLUMNS": "200"}  # wide: table rows on one line
+
+
+def run(server_url: str, *arguments: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, [*arguments, "--url", server_url], env=ENV)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def empty_server(tmp_path: Path) -> Iterator[BackgroundServer]:
+    """A second server with its own data folder, for restoring into."""
+    settings = Settings(data_dir=tmp_path / "restore", api_key=API_KEY, rate_limit_enabled=False)
+    container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
+    with BackgroundServer(build_embedded_app(settings, container)) as server:
+        yield server
+    container.close()
+
+
+def test_store_then_search_shows_a_table(live_server: BackgroundServer) -> None:
+    code, stored, _ = run(live_server.url, "store", "fact", "Acme invoices are due in 30 days", "--client", "acme",
+                          "--fact-key", "acme-payment-terms", "--agent", "finance-bot")
+    assert code == 0 and stored.startswith("stored ")
+
+    code, table, _ = run(live_server.url, "search", "invoice payment terms", "--client", "acme")
+
+    assert code == 0
+    assert "Acme invoices are due in 30 days" in table and "finance-bot" in table and "1 results" in table
+
+
+def test_read_commands_print_the_servers_json(live_server: BackgroundServer) -> None:
+    _, stored, _ = run(live_server.url, "store", "event", "The nightly backup finished", "--json")
+    memory_id = json.loads(stored)["id"]
+
+    _, search, _ = run(live_server.url, "search", "nightly backup", "--json")
+    _, got, _ = run(live_server.url, "get", memory_id, "--json")
+    _, briefing, _ = run(live_server.url, "briefing", "--since", "2000-01-01T00:00:00Z", "--json")
+
+    assert json.loads(search)["results"][0]["id"] == memory_id
+    assert json.loads(got)["content"] == "The nightly backup finished"
+    assert json.loads(briefing)["summary"]["total"] == 1
+
+
+def test_exit_codes(live_server: BackgroundServer) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+    refused = run(live_server.url, "get", "no-such-memory")
+    invalid = run(live_server.url, "search", "x", "--limit", "1000")
+    bad_metadata = run(live_server.url, "store", "event", "x", "--metadata", "[1]")
+    usage = CliRunner().invoke(app, ["search"], env=ENV)
+    unreachable = run(closed, "stats")
+
+    assert refused[0] == 1 and "HTTP 404" in refused[2] and "no-such-memory" in refused[2]
+    assert invalid[0] == 1 and "limit:" in invalid[2]
+    assert bad_metadata[0] == 2 and "--metadata: must be a JSON object" in bad_metadata[2]
+    assert usage.exit_code == 2
+    assert unreachable[0] == 3 and "cannot reach" in unreachable[2]
+
+
+def test_export_then_import_into_an_empty_server_gives_identical_records(
+    live_server: BackgroundServer, empty_server: BackgroundServer, tmp_path: Path
+) -> None:
+    with BrainClient(url=live_server.url, api_key=API_KEY, source_agent="ops") as brain:
+        brain.store(type="fact", content="Support hours are 9 to 5", key="support-hours", client_id="acme")
+        brain.store(type="fact", content="Support hours are 8 to 6", key="support-hours", client_id="acme")
+        gone = brain.store(type="event", content="A test event nobody needs")
+        brain.delete(gone.id, reason="noise")
+        for n in range(4):
+            brain.store(type="decision", content=f"Decision number {n}: ship on Fridays is off", client_id="acme")
+    exported, restored = tmp_path / "backup.jsonl", tmp_path / "again.jsonl"
+
+    code, _, message = run(live_server.url, "export", str(exported), "--page-size", "3")
+    assert code == 0 and "exported 7 memories" in message
+    code, _, message = run(empty_server.url, "import", str(exported), "--batch-size", "2")
+    assert code == 0 and "7 imported, 0 skipped" in message
+    run(empty_server.url, "export", str(restored))
+
+    assert exported.read_text().splitlines() == restored.read_text().splitlines()
+    records = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert sum(not record["active"] for record in records) == 2  # the superseded fact and the deleted event
+
+
+def test_an_interrupted_import_resumes_by_skipping_what_is_there(
+    live_server: BackgroundServer, empty_server: BackgroundServer, tmp_path: Path
+) -> None:
+    with BrainClient(url=live_server.url, api_key=API_KEY, source_agent="ops") as brain:
+        for n in range(6):
+            brain.store(type="event", content=f"Ticket {n} was closed by the support team")
+    full, first_half = tmp_path / "all.jsonl", tmp_path / "half.jsonl"
+    run(live_server.url, "export", str(full))
+    first_half.write_text("".join(full.read_text().splitlines(keepends=True)[:3]))
+    assert run(empty_server.url, "import", str(first_half))[0] == 0
+
+    code, _, message = run(empty_server.url, "import", str(full))
+    again = run(empty_server.url, "import", str(full), "--json")
+
+    assert code == 0 and "3 imported, 3 skipped (already there), 0 failed" in message
+    assert json.loads(again[1]) == {"imported": 0, "skipped": 6, "failed": 0, "failures": []}
+
+
+def test_a_broken_line_fails_alone_and_the_exit_code_says_so(
+    empty_server: BackgroundServer, tmp_path: Path
+) -> None:
+    file = tmp_path / "mixed.jsonl"
+    good = {"type": "fact", "content": "Our VAT number is on every invoice", "source_agent": "import"}
+    file.write_text(json.dumps(good) + "\n{not json\n" + json.dumps({"type": "memo", "content": "x",
+                                                                       "source_agent": "import"}) + "\n")
+
+    code, _, message = run(empty_server.url, "import", str(file))
+
+    assert code == 1
+    assert "1 imported, 0 skipped (already there), 2 failed" in message
+    assert "line 2: not valid JSON" in message and "line 3: type:" in message
+
+
+def test_keys_show_prints_the_key_for_scripts(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["keys", "--show", "--data-dir", str(tmp_path)], env={"BRAIN_API_KEY": ""})
+    assert result.exit_code == 0
+    assert result.stdout.strip() == (tmp_path / "api-key").read_text().strip()

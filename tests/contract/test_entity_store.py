@@ -1,0 +1,170 @@
+"""The `EntityStore` contract (see zengram.ports.EntityStore), on SQLite and on DynamoDB (moto server)."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from zengram.adapters.sqlite.entities import SQLiteEntityStore
+from zengram.domain.entities import EntityRef, EntityType, RelatedEntity
+from zengram.ports import EntityStore
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+NEXT = EntityRef(name="Next.js", type=EntityType.TECHNOLOGY)
+POSTGRES = EntityRef(name="PostgreSQL", type=EntityType.TECHNOLOGY)
+ACME = EntityRef(name="acme-corp", type=EntityType.CLIENT)
+STRIPE = EntityRef(name="Stripe", type=EntityType.SERVICE)
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def entity_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EntityStore]:
+    if request.param == "sqlite":
+        store = SQLiteEntityStore(tmp_path / "entities.sqlite3")
+        yield store
+        store.close()
+        return
+    if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
+        pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
+    from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
+
+    from tests.aws_support import fresh_dynamodb_store
+
+    with fresh_dynamodb_store() as records:
+        yield DynamoDBEntityStore(records.table_name, client=records.client)
+
+
+def mention(store: EntityStore, memory_id: str, *refs: EntityRef, minutes: int = 0, seen: int | None = None) -> None:
+    """Memory `memory_id` (created `minutes` after T0) mentions `refs`, as seen `seen` minutes after T0."""
+    created = T0 + timedelta(minutes=minutes)
+    store.set_mentions(memory_id, created, list(refs), T0 + timedelta(minutes=minutes if seen is None else seen))
+
+
+def test_mentions_create_entities_with_counts_and_first_and_last_seen(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, ACME, minutes=0)
+    mention(entity_store, "m2", NEXT, minutes=5)
+
+    next_js = entity_store.get("next.js")
+    assert next_js is not None
+    assert (next_js.name, next_js.type, next_js.mention_count) == ("Next.js", EntityType.TECHNOLOGY, 2)
+    assert (next_js.first_seen, next_js.last_seen) == (T0, T0 + timedelta(minutes=5))
+    assert entity_store.get("acme-corp") is not None
+    assert entity_store.get("unknown") is None
+    assert set(entity_store.get_many(["next.js", "acme-corp", "nope"])) == {"next.js", "acme-corp"}
+
+
+def test_an_existing_entity_keeps_its_name_and_type(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT)
+    mention(entity_store, "m2", EntityRef(name="NEXT.JS", type=EntityType.SYSTEM))
+
+    stored = entity_store.get("next.js")
+    assert stored is not None and (stored.name, stored.type, stored.mention_count) == ("Next.js",
+                                                                                     EntityType.TECHNOLOGY, 2)
+
+
+def test_listing_is_most_mentioned_first_filtered_by_type_and_paged(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES, ACME)
+    mention(entity_store, "m2", NEXT, POSTGRES)
+    mention(entity_store, "m3", NEXT)
+
+    names = [entity.name for entity in entity_store.list_entities(None, 10, 0)]
+    assert names == ["Next.js", "PostgreSQL", "acme-corp"]
+    assert [e.name for e in entity_store.list_entities(EntityType.TECHNOLOGY, 10, 0)] == ["Next.js", "PostgreSQL"]
+    assert [e.name for e in entity_store.list_entities(None, 1, 1)] == ["PostgreSQL"]
+    assert entity_store.list_entities(EntityType.PERSON, 10, 0) == []
+
+
+def test_co_mentions_are_edges_whose_strength_counts_memories(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES, ACME)
+    mention(entity_store, "m2", NEXT, POSTGRES)
+
+    assert entity_store.related("next.js", 10) == [RelatedEntity(name="PostgreSQL", strength=2),
+                                                   RelatedEntity(name="acme-corp", strength=1)]
+    assert entity_store.related("acme-corp", 10) == [RelatedEntity(name="Next.js", strength=1),
+                                                     RelatedEntity(name="PostgreSQL", strength=1)]
+    assert entity_store.related("next.js", 1) == [RelatedEntity(name="PostgreSQL", strength=2)]
+
+
+def test_memory_ids_are_newest_memory_first(entity_store: EntityStore) -> None:
+    mention(entity_store, "m-old", NEXT, minutes=0)
+    mention(entity_store, "m-new", NEXT, minutes=10)
+    mention(entity_store, "m-mid", NEXT, minutes=5)
+
+    assert entity_store.memory_ids("next.js") == ["m-new", "m-mid", "m-old"]
+    assert entity_store.memory_ids("next.js", 2) == ["m-new", "m-mid"]
+    assert entity_store.memory_ids("unknown") == []
+
+
+def test_changing_a_memorys_entities_moves_links_counts_and_edges(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES)
+    mention(entity_store, "m2", NEXT, POSTGRES)
+
+    mention(entity_store, "m1", NEXT, STRIPE, seen=1)  # content changed: PostgreSQL dropped, Stripe added
+
+    postgres, stripe = entity_store.get("postgresql"), entity_store.get("stripe")
+    assert postgres is not None and postgres.mention_count == 1
+    assert stripe is not None and stripe.mention_count == 1
+    assert stripe.first_seen == T0 + timedelta(minutes=1)
+    assert entity_store.memory_ids("postgresql") == ["m2"]
+    assert entity_store.related("next.js", 10) == [RelatedEntity(name="PostgreSQL", strength=1),
+                                                   RelatedEntity(name="Stripe", strength=1)]
+    assert entity_store.related("postgresql", 10) == [RelatedEntity(name="Next.js", strength=1)]
+
+
+def test_setting_the_same_mentions_again_changes_nothing(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES)
+    mention(entity_store, "m1", NEXT, POSTGRES)
+
+    next_js = entity_store.get("next.js")
+    assert next_js is not None and next_js.mention_count == 1
+    assert entity_store.related("next.js", 10) == [RelatedEntity(name="PostgreSQL", strength=1)]
+    assert entity_store.stats().total == 2
+
+
+def test_no_entities_unlinks_the_memory(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES)
+    mention(entity_store, "m1")
+
+    next_js = entity_store.get("next.js")
+    assert next_js is not None and next_js.mention_count == 0
+    assert entity_store.memory_ids("next.js") == []
+    assert entity_store.related("next.js", 10) == []
+
+
+def test_stats_count_entities_by_type_and_name_the_most_mentioned(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, POSTGRES, ACME)
+    mention(entity_store, "m2", NEXT)
+
+    stats = entity_store.stats(top=2)
+    assert stats.total == 3
+    assert stats.by_type == {"client": 1, "technology": 2}
+    assert [entity.name for entity in stats.top_mentioned] == ["Next.js", "acme-corp"]  # ties: by key
+
+
+def test_set_type_reclassifies_and_moves_the_type_counts(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", POSTGRES, ACME)
+
+    changed = entity_store.set_type("postgresql", EntityType.SYSTEM)
+
+    assert changed is not None and changed.type is EntityType.SYSTEM
+    stored = entity_store.get("postgresql")
+    assert stored is not None and stored.type is EntityType.SYSTEM
+    assert [e.name for e in entity_store.list_entities(EntityType.SYSTEM, 10, 0)] == ["PostgreSQL"]
+    assert entity_store.list_entities(EntityType.TECHNOLOGY, 10, 0) == []
+    assert entity_store.stats().by_type == {"client": 1, "system": 1}
+    assert entity_store.set_type("unknown", EntityType.SYSTEM) is None
+
+
+def test_concurrent_mentions_lose_no_increment(entity_store: EntityStore) -> None:
+    writers = 20
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda n: mention(entity_store, f"m{n}", NEXT, POSTGRES, minutes=n), range(writers)))
+
+    next_js = entity_store.get("next.js")
+    assert next_js is not None and next_js.mention_count == writers
+    assert entity_store.related("next.js", 10) == [RelatedEntity(name="PostgreSQL", strength=writers)]
+    assert len(entity_store.memory_ids("next.js")) == writers
+    assert entity_store.stats().total == 2

@@ -1,0 +1,69 @@
+"""The `RateLimiter` contract (see zengram.ports.RateLimiter), on SQLite and DynamoDB."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from zengram.ports import RateLimiter
+
+from tests.contract.keyed_backends import BACKENDS, rate_limiter
+from tests.support import ManualClock
+
+MINUTE = 60
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()  # 2026-03-01 12:00:00 UTC: the start of a minute and of an hour
+
+
+@pytest.fixture(params=BACKENDS)
+def limiter(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[RateLimiter]:
+    with rate_limiter(request.param, tmp_path, clock) as adapter:
+        assert isinstance(adapter, RateLimiter)
+        yield adapter
+
+
+def test_the_first_limit_hits_pass_then_retry_after_is_the_rest_of_the_window(
+    limiter: RateLimiter, clock: ManualClock
+) -> None:
+    assert [limiter.hit("k", "writes", 3, MINUTE) for _ in range(3)] == [None, None, None]
+    clock.advance(seconds=20)
+    assert limiter.hit("k", "writes", 3, MINUTE) == 40
+    clock.advance(seconds=39.5)
+    assert limiter.hit("k", "writes", 3, MINUTE) == 1  # half a second left rounds up, never 0
+
+
+def test_a_new_window_starts_a_new_count(limiter: RateLimiter, clock: ManualClock) -> None:
+    assert limiter.hit("k", "writes", 1, MINUTE) is None
+    assert limiter.hit("k", "writes", 1, MINUTE) is not None
+    clock.advance(seconds=60)
+    assert limiter.hit("k", "writes", 1, MINUTE) is None
+    assert limiter.hit("k", "writes", 1, MINUTE) == 60
+
+
+def test_windows_are_aligned_not_sliding(limiter: RateLimiter, clock: ManualClock) -> None:
+    clock.advance(seconds=59)
+    assert limiter.hit("k", "heavy", 1, 3600) is None
+    assert limiter.hit("k", "heavy", 1, 3600) == 3600 - 59
+    clock.advance(seconds=3600 - 59)  # the next hour begins: allowed again at once
+    assert limiter.hit("k", "heavy", 1, 3600) is None
+
+
+def test_keys_and_buckets_count_apart(limiter: RateLimiter) -> None:
+    assert limiter.hit("key-a", "writes", 1, MINUTE) is None
+    assert limiter.hit("key-a", "reads", 1, MINUTE) is None
+    assert limiter.hit("key-b", "writes", 1, MINUTE) is None
+    assert limiter.hit("key-a#reads", "", 1, MINUTE) is None  # no collision through the separator
+    assert limiter.hit("key-a", "writes", 1, MINUTE) is not None
+
+
+def test_concurrent_hits_allow_exactly_the_limit(limiter: RateLimiter) -> None:
+    limit, callers = 10, 40
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(lambda _: limiter.hit("k", "writes", limit, MINUTE), range(callers)))
+    assert results.count(None) == limit
+    assert all(result == MINUTE for result in results if result is not None)
