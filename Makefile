@@ -9,7 +9,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve test lint typecheck unit bench bench-coldstart bench-recall package reindex clean
+.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall package reindex clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ install: $(STAMP) $(SAM_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/zengram serve
+
+# Zengram's MCP tools for a coding assistant (stdio); the server must be running (`make serve`).
+mcp: $(STAMP)
+	$(BIN)/zengram-mcp
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared functions tests bench infra

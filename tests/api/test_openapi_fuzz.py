@@ -43,6 +43,11 @@ OPERATIONS = [
     ("GET", "/clients/{client_id}"),
     ("DELETE", "/clients/{client_id}"),
     ("GET", "/clients"),
+    ("GET", "/entities"),
+    ("GET", "/entities/stats"),
+    ("GET", "/entities/{name}"),
+    ("GET", "/entities/{name}/memories"),
+    ("POST", "/entities/reclassify"),
 ]
 SEED = [
     {"type": "fact", "content": "Acme Corp uses Next.js 14 with App Router", "source_agent": "claude-code",
@@ -82,7 +87,8 @@ def zengram_schema(client: TestClient) -> Iterator[schemathesis.BaseSchema]:
 NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/query"),
              ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}"),
              ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import"),
-             ("PUT", "/clients/{client_id}")}
+             ("PUT", "/clients/{client_id}"),
+             ("GET", "/entities"), ("GET", "/entities/{name}/memories"), ("POST", "/entities/reclassify")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

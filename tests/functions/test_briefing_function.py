@@ -36,7 +36,8 @@ def test_briefing_events(provider: ContainerProvider) -> None:
     status, body = call("briefing/get_briefing.json")
     assert status == 200
     assert [entry["id"] for entry in body["decisions"]] == [other.memory.id] and body["events"] == []
-    assert body["summary"]["active_agents"] == ["n8n"] and body["summary"]["top_entities"] == []
+    assert body["summary"]["active_agents"] == ["n8n"]
+    assert body["summary"]["top_entities"] == [{"name": "Vercel", "type": "service", "mentions": 1}]
     status, body = call("briefing/get_briefing_summary_all.json")
     assert status == 200 and body["summary"]["total"] == 2
     assert body["events"][0] == {"id": own.memory.id, "headline": "I reviewed the Acme contract",

@@ -54,8 +54,7 @@ def export_command(
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Export memories, one whole record per line, oldest first (superseded and deleted ones too, unless
-    --active-only), so `zengram import` can restore them elsewhere."""
+    """Export whole memories to a JSON Lines file, oldest first (history too, unless --active-only)."""
     client = connect(url, key)
     to_stdout = str(file) == "-"
     with reporting_errors(client), _open_for_writing(file) as sink, _progress() as progress:
@@ -102,8 +101,7 @@ def import_command(
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Import memories from a JSON Lines file (operator-approved: you ran the command). Records already
-    there are skipped, so an interrupted import can simply be run again."""
+    """Import a JSON Lines export; records already there are skipped, so a broken import can be rerun."""
     total = _count_records(file)
     client = connect(url, key)
     tally = ImportTally()
