@@ -105,6 +105,12 @@ class Settings(BaseSettings):
         description="Index each event with this many events stored just before it by the same client and agent "
                     "(a conversation's previous turns), so a reply is found by what it replies to. 0: off.",
     )
+    index_context_next_turns: int = Field(
+        default=0, ge=0, le=2,
+        description="Also index each event with this many events stored just after it (a conversation's next "
+                    "turns: an answer is often echoed or followed up). Storing an event re-indexes the ones "
+                    "before it. 0: off.",
+    )
     index_context_window_minutes: float = Field(
         default=60.0, gt=0,
         description="Only events within this many minutes of each other (by valid_from, else stored time, and "
@@ -202,7 +208,7 @@ class Settings(BaseSettings):
     def context_policy(self) -> ContextPolicy:
         return ContextPolicy(turns=self.index_context_turns,
                              window=timedelta(minutes=self.index_context_window_minutes),
-                             embed=self.index_context_embed)
+                             embed=self.index_context_embed, next_turns=self.index_context_next_turns)
 
     @field_validator("api_key", "openai_api_key", "opensearch_password", "llm_api_key", "llm_base_url", mode="before")
     @classmethod

@@ -144,6 +144,7 @@ def test_list_is_most_mentioned_first_by_type_and_paged(api: TestClient) -> None
     ("/entities", {"limit": "501"}, "limit"),
     ("/entities", {"limit": "0"}, "limit"),
     ("/entities", {"offset": "-1"}, "offset"),
+    ("/entities", {"offset": "1000001"}, "offset"),
     ("/entities", {"type": "database"}, "type"),
     ("/entities/Python/memories", {"limit": "101"}, "limit"),
 ])

@@ -3,7 +3,9 @@
 A conversation turn often answers the turn before it ("Yes! Last year." after "Did you paint that?"), so
 on its own it shares few words, and little meaning, with a question about it. Indexing each event with the
 previous event of the same client and agent, when both fall inside a short window, lets both the keyword
-and the vector path find it. Pure functions; `IndexSync` reads the neighbour from the record store.
+and the vector path find it. The turn after it helps the same way ("When did you paint that?" → "I painted it
+last May." → "Wow, May already!"), so an event can also be indexed with the events that follow it; those are
+added when they are stored. Pure functions; `IndexSync` reads the neighbours from the record store.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ CONTEXT_MARK = "\x1e"
 
 @dataclass(frozen=True)
 class ContextPolicy:
-    """`turns` previous memories (0: off) within `window` of each other; `embed`: the vector sees them too."""
+    """`turns` previous and `next_turns` following memories (0: off) within `window` of each other;
+    `embed`: the vector sees them too."""
 
     turns: int = 0
     window: timedelta = timedelta(hours=1)
     embed: bool = False
+    next_turns: int = 0
 
     @property
     def enabled(self) -> bool:
-        return self.turns > 0
+        return self.turns > 0 or self.next_turns > 0
 
 
 def anchor(memory: Memory) -> datetime:
@@ -54,11 +58,13 @@ def thread_key(memory: Memory) -> tuple[str, str]:
     return memory.client_id, memory.source_agent
 
 
-def with_context(memory: Memory, previous: list[Memory]) -> str:
-    """The text to index: the memory's own index text, the mark, then the previous memories (oldest first)."""
-    if not previous:
+def with_context(memory: Memory, previous: list[Memory], following: list[Memory] | None = None) -> str:
+    """The text to index: the memory's own index text, the mark, then the previous memories and the
+    following ones (each oldest first)."""
+    neighbours = [*previous, *(following or [])]
+    if not neighbours:
         return memory.index_text()
-    return memory.index_text() + "\n" + CONTEXT_MARK + "\n" + "\n".join(p.content for p in previous)
+    return memory.index_text() + "\n" + CONTEXT_MARK + "\n" + "\n".join(n.content for n in neighbours)
 
 
 def own_text(indexed: str) -> str:

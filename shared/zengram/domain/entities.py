@@ -86,6 +86,7 @@ class EntityStats(BaseModel):
 MAX_ENTITY_LIST_LIMIT = 500
 MAX_ENTITY_MEMORIES_LIMIT = 100
 MAX_RECLASSIFICATIONS = 100
+MAX_ENTITY_OFFSET = 1_000_000  # far beyond any registry; keeps the number inside what SQLite can bind
 EntityName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
 
 
@@ -94,7 +95,7 @@ class EntityListRequest(BaseModel):
 
     type: EntityType | None = None
     limit: int = Field(default=50, ge=1, le=MAX_ENTITY_LIST_LIMIT)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_ENTITY_OFFSET)
 
 
 class EntityMemoriesRequest(BaseModel):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
@@ -31,12 +33,15 @@ class IndexSync:
         self._context = context or ContextPolicy()
 
     def texts(self, memories: Sequence[Memory], *, from_store: bool = True, new: bool = False,
-              recent: dict[tuple[str, str], list[Memory]] | None = None) -> dict[str, IndexTexts]:
+              recent: dict[tuple[str, str], list[Memory]] | None = None,
+              upcoming: Sequence[Memory] = ()) -> dict[str, IndexTexts]:
         """What to index for each memory: keyword text and embedding text, with context when enabled.
 
         Context is the memories stored just before each one in the same thread (client and agent): the
-        earlier ones of this batch (`recent`), and (`from_store`) those in the record store. `new`: these
-        memories are being stored now, so the thread's newest stored memories are their predecessors.
+        earlier ones of this batch (`recent`), and (`from_store`) those in the record store; and, with
+        `next_turns`, those stored just after it: later ones of this batch or of `upcoming`, and stored ones.
+        `new`: these memories are being stored now, so the thread's newest stored memories are their
+        predecessors (and they have no stored followers yet).
         """
         policy = self._context
         if not policy.enabled:
@@ -44,21 +49,26 @@ class IndexSync:
         stored = self._threads(memories, newest=new) if from_store else {}
         found: dict[str, IndexTexts] = {}
         recent = {} if recent is None else recent
+        later_pool = [*memories, *upcoming] if policy.next_turns else []
         for memory in memories:
             key = thread_key(memory)
             pool = [*recent.get(key, []), *stored.get(key, [])]
             earlier = {p.id: p for p in pool if p.created_at <= memory.created_at
                        and same_thread(memory, p, policy.window)}
-            previous = sorted(earlier.values(), key=lambda m: (m.created_at, m.id))[-policy.turns:]
-            text = with_context(memory, previous)
+            previous = _oldest_first(earlier.values())[-policy.turns:] if policy.turns else []
+            later = {p.id: p for p in [*later_pool, *stored.get(key, [])] if p.created_at > memory.created_at
+                     and same_thread(p, memory, policy.window)}
+            following = _oldest_first(later.values())[: policy.next_turns]
+            text = with_context(memory, previous, following)
             found[memory.id] = IndexTexts(text, text if policy.embed else memory.index_text())
-            recent[key] = [*recent.get(key, [])[-policy.turns:], memory]
+            recent[key] = [*recent.get(key, [])[-policy.turns:], memory] if policy.turns else []
         return found
 
-    def _threads(self, memories: Sequence[Memory], *, newest: bool = False, page: int = 500,
+    def _threads(self, memories: Sequence[Memory], *, newest: bool = False, before: bool = False, page: int = 500,
                  pages: int = 20) -> dict[tuple[str, str], list[Memory]]:
         """Each thread's live stored events from `window` before its earliest memory here on, one paged
-        query per thread; `newest`: only the thread's last few (all a memory being stored now needs)."""
+        query per thread; `newest`: only the thread's last few (all a memory being stored now needs);
+        `before`: surely including the `next_turns` stored just before the earliest memory."""
         oldest: dict[tuple[str, str], Memory] = {}
         for memory in memories:
             key = thread_key(memory)
@@ -77,22 +87,45 @@ class IndexSync:
                 batch = self._store.query(query.model_copy(update={"offset": number * page}))
                 found[key] += batch
                 # Newest first: once a page reaches back past the earliest memory, the rest is in hand.
-                if len(batch) < page or batch[-1].created_at < first.created_at:
+                older = sum(m.created_at < first.created_at for m in batch)
+                if len(batch) < page or older > (self._context.next_turns if before else 0):
                     break
         return found
 
     def _followers(self, memories: Sequence[Memory]) -> list[Memory]:
-        """Live events whose indexed context includes one of these (to re-index after a change)."""
+        """Live events whose indexed context includes one of these (to re-index after a change): the
+        `turns` after each, and the `next_turns` before it."""
         policy = self._context
         changed = {m.id for m in memories}
-        stored = self._threads(memories)
+        stored = self._threads(memories, before=policy.next_turns > 0)
         followers: dict[str, Memory] = {}
         for memory in memories:
-            later = [f for f in stored.get(thread_key(memory), []) if f.id not in changed
-                     and f.created_at >= memory.created_at and same_thread(f, memory, policy.window)]
-            for follower in sorted(later, key=lambda m: (m.created_at, m.id))[: policy.turns]:
+            thread = [f for f in stored.get(thread_key(memory), []) if f.id not in changed]
+            later = [f for f in thread if f.created_at >= memory.created_at and same_thread(f, memory, policy.window)]
+            for follower in _oldest_first(later)[: policy.turns]:
                 followers[follower.id] = follower
+            earlier = [p for p in thread if p.created_at <= memory.created_at
+                       and same_thread(memory, p, policy.window)]
+            for predecessor in _oldest_first(earlier)[-policy.next_turns:] if policy.next_turns else []:
+                followers[predecessor.id] = predecessor
         return list(followers.values())
+
+    def _predecessors(self, created: Sequence[Memory]) -> list[Memory]:
+        """Stored events whose following context now includes one of these freshly stored ones."""
+        policy = self._context
+        events = [m for m in created if m.type in CONTEXT_TYPES]
+        if not policy.next_turns or not events:
+            return []
+        new = {m.id for m in events}
+        found: dict[str, Memory] = {}
+        for memories in _by_thread(events).values():
+            first = min(memories, key=lambda m: (m.created_at, m.id))
+            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
+                                since=first.created_at - policy.window, limit=policy.next_turns + len(memories) + 1)
+            earlier = [p for p in self._store.query(query) if p.id not in new and p.created_at <= first.created_at
+                       and same_thread(first, p, policy.window)]
+            found.update((p.id, p) for p in _oldest_first(earlier)[-policy.next_turns:])
+        return list(found.values())
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model; binds a fresh one to ours."""
@@ -113,8 +146,12 @@ class IndexSync:
             return True
         memories = [memory for memory, _ in pairs]
         keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
-        return self._attempt(memories, lambda: self._index.upsert(
+        indexed = self._attempt(memories, lambda: self._index.upsert(
             [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
+        predecessors = self._predecessors(memories)
+        if predecessors:  # their following context now includes these; a failure only leaves it stale
+            self._attempt(predecessors, lambda: self._upsert_embedded(predecessors))
+        return indexed
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
         """Brings the index in line with these records: re-embeds live ones, drops deleted ones."""
@@ -144,14 +181,33 @@ class IndexSync:
         self._index.bind_model(self._embedder.model_id, self._embedder.dimension)
         done = 0
         recent: dict[tuple[str, str], list[Memory]] = {}  # context carried from batch to batch
+        held: list[Memory] = []  # events whose following context may still come in a later batch
         for batch in _batches(self._store.iter_all(), EMBED_BATCH):
-            live = [memory for memory in batch if not memory.is_deleted]
-            self._upsert_embedded(live, recent=recent)
-            self._store.mark_indexed({memory.id: memory.revision for memory in batch})
+            ready, held = self._ready([*held, *(m for m in batch if not m.is_deleted)], batch[-1].created_at)
+            self._upsert_embedded(ready, recent=recent, upcoming=held)
+            self._store.mark_indexed({m.id: m.revision for m in [*ready, *(m for m in batch if m.is_deleted)]})
             done += len(batch)
             if on_progress:
                 on_progress(done)
+        self._upsert_embedded(held, recent=recent)
+        self._store.mark_indexed({m.id: m.revision for m in held})
         return done
+
+    def _ready(self, pool: list[Memory], newest: datetime) -> tuple[list[Memory], list[Memory]]:
+        """Splits a rebuild's oldest-first pool into the prefix whose following context is complete (each
+        has its `next_turns` followers in the pool, or is too old for more to come) and the rest."""
+        policy = self._context
+        if not policy.next_turns:
+            return pool, []
+        threads = _by_thread(pool)
+        for position, memory in enumerate(pool):
+            if memory.type not in CONTEXT_TYPES or memory.created_at + policy.window < newest:
+                continue
+            followers = (f for f in threads[thread_key(memory)] if f.created_at > memory.created_at
+                         and same_thread(f, memory, policy.window))
+            if len(list(itertools.islice(followers, policy.next_turns))) < policy.next_turns:
+                return pool[:position], pool[position:]
+        return pool, []
 
     def _apply(self, memories: Sequence[Memory], *, re_embed: bool) -> None:
         deleted = [memory.id for memory in memories if memory.is_deleted]
@@ -168,12 +224,14 @@ class IndexSync:
             self._upsert_embedded(self._followers([m for m in memories if m.type in CONTEXT_TYPES]))
 
     def _upsert_embedded(self, memories: Sequence[Memory], *,
-                         recent: dict[tuple[str, str], list[Memory]] | None = None) -> None:
+                         recent: dict[tuple[str, str], list[Memory]] | None = None,
+                         upcoming: Sequence[Memory] = ()) -> None:
         if not memories:
             return
-        # A rebuild walks the store oldest first and carries each thread's last memories (`recent`);
-        # the store's newest ones are not context there. A refresh reads them from the store.
-        texts = self.texts(memories, from_store=recent is None, recent=recent)
+        # A rebuild walks the store oldest first and carries each thread's last memories (`recent`) and the
+        # ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
+        # them from the store.
+        texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
         vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
         self._index.upsert([_document(memory, vector, texts[memory.id].keyword)
                             for memory, vector in zip(memories, vectors, strict=True)])
@@ -201,6 +259,17 @@ def _document(memory: Memory, vector: Vectors, text: str | None = None) -> Index
         vector=vector,
         attributes=IndexAttributes.of(memory),
     )
+
+
+def _oldest_first(memories: Iterable[Memory]) -> list[Memory]:
+    return sorted(memories, key=lambda m: (m.created_at, m.id))
+
+
+def _by_thread(memories: Iterable[Memory]) -> dict[tuple[str, str], list[Memory]]:
+    threads: dict[tuple[str, str], list[Memory]] = {}
+    for memory in memories:
+        threads.setdefault(thread_key(memory), []).append(memory)
+    return threads
 
 
 def _batches(items: Iterable[Memory], size: int) -> Iterable[list[Memory]]:

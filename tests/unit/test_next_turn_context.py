@@ -1,0 +1,96 @@
+"""Index-time context from the following turns (`index_context_next_turns`): an event is found by the words of
+the event stored just after it, on store, update, delete and reindex."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from zengram.bootstrap import Container, build_container
+from zengram.domain.context import with_context
+from zengram.domain.models import MemoryType
+from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
+from zengram.services.indexing import EMBED_BATCH
+from zengram.settings import Settings
+
+from tests.support import HashingEmbedder, TickingClock
+from tests.unit.test_search_quality import memory
+
+
+def _container(tmp_path: Path, **settings: Any) -> Container:
+    options: dict[str, Any] = {"index_context_turns": 0, "index_context_next_turns": 1, "search_paths": "keyword",
+                               **settings}
+    return build_container(Settings(data_dir=tmp_path / "data", api_key="k", **options),
+                           embedder=HashingEmbedder(), clock=TickingClock())
+
+
+def _store(c: Container, content: str, client_id: str = "c1") -> str:
+    return c.memory.store(MemoryDraft(type=MemoryType.EVENT, content=content, source_agent="chat",
+                                      client_id=client_id)).memory.id
+
+
+def _found(c: Container, query: str, client_id: str = "c1") -> set[str]:
+    hits = c.memory.search(SearchRequest(q=query, client_id=client_id, limit=20)).hits
+    return {hit.memory.content for hit in hits}
+
+
+def test_following_turns_come_after_the_previous_ones() -> None:
+    indexed = with_context(memory("reply"), [memory("q1")], [memory("n1"), memory("n2")])
+    assert indexed == "reply\n\x1e\nq1\nn1\nn2"
+    assert with_context(memory("reply"), [], [memory("n1")]) == "reply\n\x1e\nn1"
+
+
+def test_storing_a_turn_makes_the_one_before_it_findable_by_its_words(tmp_path: Path) -> None:
+    on, off = _container(tmp_path / "on"), _container(tmp_path / "off", index_context_next_turns=0)
+    try:
+        for c in (on, off):
+            _store(c, "Melanie: I painted that lake last May")
+            _store(c, "Caroline: a sunrise over the lake, gorgeous")
+            _store(c, "Caroline: sunrise again", client_id="c2")
+        assert _found(on, "sunrise") == {"Melanie: I painted that lake last May", "Caroline: a sunrise over the lake, gorgeous"}
+        assert _found(off, "sunrise") == {"Caroline: a sunrise over the lake, gorgeous"}
+    finally:
+        on.close()
+        off.close()
+
+
+def test_only_the_next_turns_are_context_not_later_ones(tmp_path: Path) -> None:
+    c = _container(tmp_path)
+    try:
+        for word in ("alpha", "bravo", "charlie"):
+            _store(c, f"turn {word}")
+        assert _found(c, "charlie") == {"turn bravo", "turn charlie"}
+        assert _found(c, "bravo") == {"turn alpha", "turn bravo"}
+    finally:
+        c.close()
+
+
+def test_changing_or_deleting_a_turn_updates_the_one_before_it(tmp_path: Path) -> None:
+    c = _container(tmp_path)
+    try:
+        _store(c, "turn alpha")
+        second = _store(c, "turn bravo")
+        c.memory.update(second, MemoryPatch(content="turn delta"))
+        assert _found(c, "bravo") == set()
+        assert _found(c, "delta") == {"turn alpha", "turn delta"}
+        c.memory.delete(second, by="test", reason=None)
+        assert _found(c, "delta") == set()
+    finally:
+        c.close()
+
+
+def test_reindex_rebuilds_the_following_context_across_batches(tmp_path: Path) -> None:
+    c = _container(tmp_path)
+    count = EMBED_BATCH + 6  # the follower of the batch's last turn comes in the next batch
+    try:
+        for n in range(count):
+            _store(c, f"turn word{n} here", client_id="c1" if n % 5 else "c2")
+        assert c.memory.index_sync.reindex() == count
+        for n in range(1, count):
+            client = "c1" if n % 5 else "c2"
+            same = [m for m in range(count) if ("c1" if m % 5 else "c2") == client]
+            before = [m for m in same if m < n]
+            expected = {f"turn word{n} here"} | ({f"turn word{before[-1]} here"} if before else set())
+            assert _found(c, f"word{n}", client) == expected, n
+    finally:
+        c.close()
