@@ -36,9 +36,11 @@ INDEX_CODE = (
 
 
 def index_fingerprint(overrides: dict[str, str], data_path: Path) -> str:
+    """Keyed by the effective index-time settings (so a changed default rebuilds), the data and the code."""
+    settings = Settings(data_dir=CACHE_DIR, api_key=API_KEY, **overrides)  # type: ignore[arg-type]
+    index_time = {k: v for k, v in settings.model_dump(mode="json").items() if k.startswith(INDEX_TIME_PREFIXES)}
     digest = hashlib.sha256()
-    digest.update(json.dumps({k: v for k, v in sorted(overrides.items()) if k.startswith(INDEX_TIME_PREFIXES)})
-                  .encode())
+    digest.update(json.dumps(index_time, sort_keys=True).encode())
     digest.update(hashlib.sha256(data_path.read_bytes()).digest())
     for name in INDEX_CODE:
         path = ROOT / name

@@ -48,7 +48,15 @@ OPERATIONS = [
     ("GET", "/entities/{name}"),
     ("GET", "/entities/{name}/memories"),
     ("POST", "/entities/reclassify"),
+    ("POST", "/consolidate"),
+    ("GET", "/consolidate/job/{job_id}"),
+    ("GET", "/consolidate/status"),
+    ("POST", "/reflect"),
+    ("POST", "/research"),
 ]
+# These need an LLM, which the fuzzed app does not have (and /research is off by default): for them, the documented
+# 502/503 answers are expected; a 500 still fails. Their validation (400s) runs as for every other operation.
+LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research")}
 SEED = [
     {"type": "fact", "content": "Acme Corp uses Next.js 14 with App Router", "source_agent": "claude-code",
      "client_id": "acme-corp", "key": "acme-tech-stack", "importance": "high"},
@@ -88,7 +96,8 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}"),
              ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import"),
              ("PUT", "/clients/{client_id}"),
-             ("GET", "/entities"), ("GET", "/entities/{name}/memories"), ("POST", "/entities/reclassify")}
+             ("GET", "/entities"), ("GET", "/entities/{name}/memories"), ("POST", "/entities/reclassify"),
+             ("POST", "/consolidate"), ("POST", "/reflect")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS
@@ -111,7 +120,13 @@ def test_no_operation_answers_with_a_server_error(
     @settings(max_examples=20, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))
     def no_server_error(case: schemathesis.Case) -> None:
-        case.call_and_validate(headers=AUTH, checks=[not_a_server_error])
+        if (method, path) in LLM_OPERATIONS:
+            response = case.call(headers=AUTH)
+            assert response.status_code < 500 or response.status_code in (502, 503), response.text
+            if response.status_code >= 400:
+                assert "error" in response.json(), response.text
+        else:
+            case.call_and_validate(headers=AUTH, checks=[not_a_server_error])
 
     no_server_error()
 

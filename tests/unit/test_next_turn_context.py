@@ -17,11 +17,11 @@ from tests.support import HashingEmbedder, TickingClock
 from tests.unit.test_search_quality import memory
 
 
-def _container(tmp_path: Path, **settings: Any) -> Container:
+def _container(tmp_path: Path, embedder: HashingEmbedder | None = None, **settings: Any) -> Container:
     options: dict[str, Any] = {"index_context_turns": 0, "index_context_next_turns": 1, "search_paths": "keyword",
                                **settings}
     return build_container(Settings(data_dir=tmp_path / "data", api_key="k", **options),
-                           embedder=HashingEmbedder(), clock=TickingClock())
+                           embedder=embedder or HashingEmbedder(), clock=TickingClock())
 
 
 def _store(c: Container, content: str, client_id: str = "c1") -> str:
@@ -47,11 +47,25 @@ def test_storing_a_turn_makes_the_one_before_it_findable_by_its_words(tmp_path: 
             _store(c, "Melanie: I painted that lake last May")
             _store(c, "Caroline: a sunrise over the lake, gorgeous")
             _store(c, "Caroline: sunrise again", client_id="c2")
-        assert _found(on, "sunrise") == {"Melanie: I painted that lake last May", "Caroline: a sunrise over the lake, gorgeous"}
-        assert _found(off, "sunrise") == {"Caroline: a sunrise over the lake, gorgeous"}
+        reply = "Caroline: a sunrise over the lake, gorgeous"
+        assert _found(on, "sunrise") == {"Melanie: I painted that lake last May", reply}
+        assert _found(off, "sunrise") == {reply}
     finally:
         on.close()
         off.close()
+
+
+def test_re_indexing_the_turn_before_reuses_its_vector(tmp_path: Path) -> None:
+    embedder = HashingEmbedder()
+    c = _container(tmp_path, embedder)
+    try:
+        _store(c, "turn alpha")
+        calls = embedder.calls
+        _store(c, "turn bravo")
+        assert embedder.calls == calls + 1  # the new turn only: "turn alpha" keeps the vector it was stored with
+        assert _found(c, "bravo") == {"turn alpha", "turn bravo"}
+    finally:
+        c.close()
 
 
 def test_only_the_next_turns_are_context_not_later_ones(tmp_path: Path) -> None:

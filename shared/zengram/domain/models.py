@@ -57,7 +57,8 @@ def as_utc(moment: datetime) -> datetime:
 def format_timestamp(moment: datetime) -> str:
     """ISO 8601 in UTC with millisecond precision and a `Z`: sorts as text, reads like Zengram's."""
     utc = as_utc(moment)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # The year by hand: strftime's %Y does not zero-pad years before 1000 on every platform.
+    return f"{utc.year:04d}-" + utc.strftime("%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 def parse_timestamp(text: str) -> datetime:

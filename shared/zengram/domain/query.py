@@ -8,6 +8,7 @@ Neither hint filters anything out: matching candidates get a multiplier on top o
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,14 +23,13 @@ _ASKS_WHEN = re.compile(
     r"|\b(how long ago|what year|which year|what month|which month|what date)\b",
     re.IGNORECASE,
 )
-_WEEKDAY = r"(mon|tues|wednes|thurs|fri|satur|sun)day"
-_TIME_WORDS = re.compile(
-    r"\b(yesterday|today|tonight|tomorrow|ago|weekend|"
-    rf"(last|next|this|past) (week|weekend|month|year|night|morning|summer|spring|fall|autumn|winter|{_WEEKDAY}|fri)|"
-    rf"{_WEEKDAY}s?|january|february|april|june|july|august|september|october|november|december|"
-    r"(19|20)\d\d|few (days|weeks|months|years))\b",
-    re.IGNORECASE,
-)
+_WEEKDAYS = frozenset(f"{day}day" for day in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun"))
+_MONTHS = frozenset("january february april june july august september october november december".split())
+_TIME_WORDS = frozenset({"yesterday", "today", "tonight", "tomorrow", "ago", "weekend"}) | _WEEKDAYS | _MONTHS | {
+    f"{day}s" for day in _WEEKDAYS}
+_RELATIVE = frozenset({"last", "next", "this", "past"})
+_PERIODS = frozenset("week weekend month year night morning summer spring fall autumn winter fri".split()) | _WEEKDAYS
+_SPANS = frozenset({"days", "weeks", "months", "years"})
 # "May" and "March" are also verbs: only a capitalised one after a word ("in May", "on 3 March") is a month.
 _AMBIGUOUS_MONTHS = re.compile(r"(?<=\w )(May|March)\b")
 
@@ -42,6 +42,7 @@ class QueryBoosts:
     time: float = 1.0
 
 
+@functools.lru_cache(maxsize=16_384)  # the same memories come back as candidates query after query
 def speaker_of(content: str) -> str | None:
     """The lower-cased speaker of a "Speaker: text" memory, else None."""
     match = _SPEAKER_PREFIX.match(content)
@@ -58,9 +59,19 @@ def asks_when(query: str) -> bool:
     return _ASKS_WHEN.search(query) is not None
 
 
+@functools.lru_cache(maxsize=16_384)
 def mentions_time(text: str) -> bool:
-    """The text says when: a relative day/week/month, a weekday, a month or a year."""
-    return _TIME_WORDS.search(text) is not None or _AMBIGUOUS_MONTHS.search(text) is not None
+    """The text says when: a relative day/week/month, a weekday, a month or a year.
+
+    Word sets, not one big regex: this runs on every candidate of a "when" question, inside the search budget."""
+    tokens = words(text)
+    for position, token in enumerate(tokens):
+        if token in _TIME_WORDS or (len(token) == 4 and token.isdigit() and token[:2] in ("19", "20")):
+            return True
+        following = tokens[position + 1] if position + 1 < len(tokens) else ""
+        if (token in _RELATIVE and following in _PERIODS) or (token == "few" and following in _SPANS):
+            return True
+    return ("May" in text or "March" in text) and _AMBIGUOUS_MONTHS.search(text) is not None
 
 
 def candidate_boosts(query: str, memories: Mapping[str, Memory], boosts: QueryBoosts) -> dict[str, float]:

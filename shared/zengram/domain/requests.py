@@ -25,6 +25,7 @@ MAX_CONTENT_CHARS = 10_000
 MAX_METADATA_BYTES = 10 * 1024
 MAX_METADATA_DEPTH = 3
 MAX_SEARCH_LIMIT = 100
+MAX_OFFSET = 1_000_000  # deeper paging is a mistake (and would overflow SQLite's integers)
 AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 CLIENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
@@ -161,7 +162,7 @@ class StructuredQuery(BaseModel):
     subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     include_superseded: bool = False
     limit: int = Field(default=50, ge=1, le=500)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
     @model_validator(mode="after")
     def _labels_fit_the_type(self) -> Self:
@@ -222,7 +223,7 @@ class ExportRequest(BaseModel):
     since: Timestamp | None = None
     active_only: bool = True
     limit: int = Field(default=1_000, ge=1, le=MAX_EXPORT_LIMIT)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
 
 class ImportRecord(MemoryDraft):

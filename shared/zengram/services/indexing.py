@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 64
+RECENT_VECTORS = 512
 
 
 class IndexSync:
@@ -31,6 +34,10 @@ class IndexSync:
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
+        # Vectors of recently indexed memories by (id, embedding text): re-indexing an event for its new
+        # following context changes only its keyword text, so its vector is usually still here.
+        self._recent_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def texts(self, memories: Sequence[Memory], *, from_store: bool = True, new: bool = False,
               recent: dict[tuple[str, str], list[Memory]] | None = None,
@@ -146,6 +153,9 @@ class IndexSync:
             return True
         memories = [memory for memory, _ in pairs]
         keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
+        if self._context.next_turns:
+            embedded = {m.id: t.embedding for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
+            self._remember([(m.id, embedded.get(m.id, m.index_text()), v) for m, v in pairs])
         indexed = self._attempt(memories, lambda: self._index.upsert(
             [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
         predecessors = self._predecessors(memories)
@@ -232,9 +242,28 @@ class IndexSync:
         # ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
         # them from the store.
         texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
-        vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
+        vectors = self._vectors([(memory.id, texts[memory.id].embedding) for memory in memories])
         self._index.upsert([_document(memory, vector, texts[memory.id].keyword)
                             for memory, vector in zip(memories, vectors, strict=True)])
+
+    def _vectors(self, keys: Sequence[tuple[str, str]]) -> list[Vectors]:
+        """Embeddings for (memory id, text) pairs: recently indexed ones from memory, the rest in one call."""
+        with self._recent_lock:
+            known = [self._recent_vectors.get(key) for key in keys]
+        missing = [key for key, vector in zip(keys, known, strict=True) if vector is None]
+        fresh: Iterator[Vectors] = iter(self._embedder.embed([text for _, text in missing]) if missing else [])
+        vectors = [vector if vector is not None else next(fresh) for vector in known]
+        if self._context.next_turns:
+            self._remember([(memory_id, text, vector) for (memory_id, text), vector in zip(keys, vectors, strict=True)])
+        return vectors
+
+    def _remember(self, entries: Sequence[tuple[str, str, Vectors]]) -> None:
+        with self._recent_lock:
+            for memory_id, text, vector in entries:
+                self._recent_vectors[(memory_id, text)] = vector
+                self._recent_vectors.move_to_end((memory_id, text))
+            while len(self._recent_vectors) > RECENT_VECTORS:
+                self._recent_vectors.popitem(last=False)
 
     def _attempt(self, memories: Sequence[Memory], write: Callable[[], None]) -> bool:
         try:
