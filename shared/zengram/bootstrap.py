@@ -253,7 +253,7 @@ def build_container(
 
     entity_store = build_entity_store(settings, store)
     # The reclassify event and index refresh go through `memory`, which is built next (late-bound lambdas).
-    entities = EntityService(entity_store, store, clock, known_clients=clients.list_all,
+    entities = EntityService(entity_store, store, clock, known_clients=clients.known_clients,
                              refresh_index=lambda changed: memory.index_sync.refresh_attributes(changed),
                              log_event=lambda draft: memory.store(draft), cache_seconds=settings.client_cache_seconds)
     memory = MemoryService(

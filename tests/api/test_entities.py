@@ -80,6 +80,16 @@ def test_known_clients_people_and_agents_are_entities(api: TestClient) -> None:
     assert client_entity["aliases"] == ["Acme Corp", "Acme Corporation"]
 
 
+def test_a_client_described_after_the_first_writes_is_recognised_at_once(api: TestClient) -> None:
+    store(api, "Warm-up memory, so every cache of known names is loaded")
+    response = api.put("/clients/globex", json={"aliases": ["Globex Corporation"]})
+    assert response.status_code == 201, response.text
+
+    mention = store(api, "Globex Corporation signed the renewal")
+
+    assert ("globex", "client") in entities_of(api, mention["id"])
+
+
 def test_patch_re_extracts_and_keeps_counts_honest(api: TestClient) -> None:
     first = store(api, "The billing worker runs on Kubernetes and Redis")
     other = store(api, "Redis holds the session cache")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 
@@ -11,6 +10,7 @@ from zengram.domain.clients import ClientDraft, ClientFingerprint
 from zengram.domain.errors import InvalidInput, NotFound
 from zengram.domain.models import GLOBAL_CLIENT
 from zengram.ports import ClientStore, Clock
+from zengram.services.cache import Expiring
 
 
 class ClientService:
@@ -30,11 +30,7 @@ class ClientService:
     ) -> None:
         self._store = store
         self._clock = clock
-        self._cache_seconds = cache_seconds
-        self._monotonic = monotonic
-        self._lock = threading.Lock()
-        self._terms: list[ClientTerms] | None = None
-        self._loaded_at = 0.0
+        self._known = Expiring(self._load_known, cache_seconds, monotonic)
 
     def put(self, client_id: str, draft: ClientDraft) -> ClientFingerprint:
         """Creates or replaces the whole fingerprint (revision 1 means it was created)."""
@@ -62,18 +58,17 @@ class ClientService:
     def list_all(self) -> list[ClientFingerprint]:
         return self._store.list_all()
 
+    def known_clients(self) -> list[ClientFingerprint]:
+        """Every fingerprint, from the cache (what entity extraction reads on each write)."""
+        return self._known.get()[0]
+
     def resolve(self, text: str) -> str:
         """The one known client `text` is about, else "global"."""
-        return resolve_client(text, self._known_clients())
+        return resolve_client(text, self._known.get()[1])
 
     def invalidate(self) -> None:
-        with self._lock:
-            self._terms = None
+        self._known.invalidate()
 
-    def _known_clients(self) -> list[ClientTerms]:
-        with self._lock:  # one loader at a time; the others wait for its list instead of loading their own
-            terms = self._terms
-            if terms is None or self._monotonic() - self._loaded_at >= self._cache_seconds:
-                terms = [ClientTerms.of(fingerprint) for fingerprint in self._store.list_all()]
-                self._terms, self._loaded_at = terms, self._monotonic()
-            return terms
+    def _load_known(self) -> tuple[list[ClientFingerprint], list[ClientTerms]]:
+        fingerprints = self._store.list_all()
+        return fingerprints, [ClientTerms.of(fingerprint) for fingerprint in fingerprints]

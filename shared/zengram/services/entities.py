@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
 
 from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import (
@@ -26,8 +24,8 @@ from zengram.domain.errors import Conflict, NotFound
 from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.ports import Clock, EntityStore, RecordStore
+from zengram.services.cache import Expiring
 
-T = TypeVar("T")
 logger = logging.getLogger(__name__)
 RECLASSIFY_CHUNK = 100
 RELATED_LIMIT = 20
@@ -61,26 +59,6 @@ class ReclassifyReport:
     event_id: str | None = None
 
 
-class _Cached(Generic[T]):
-    """A value loaded at most every `seconds` (other processes' writes show up after at most that long)."""
-
-    def __init__(self, load: Callable[[], T], seconds: float, monotonic: Callable[[], float]) -> None:
-        self._load, self._seconds, self._monotonic = load, seconds, monotonic
-        self._lock = threading.Lock()
-        self._value: T | None = None
-        self._loaded_at = 0.0
-
-    def get(self) -> T:
-        with self._lock:
-            if self._value is None or self._monotonic() - self._loaded_at >= self._seconds:
-                self._value, self._loaded_at = self._load(), self._monotonic()
-            return self._value
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._value = None
-
-
 class EntityService:
     """Finds entities in memories (no LLM), keeps the registry in step, and answers /entities.
 
@@ -106,15 +84,15 @@ class EntityService:
         self._refresh_index = refresh_index
         self._clock = clock
         self._log_event = log_event
-        self._clients = _Cached(lambda: list(known_clients()), cache_seconds, monotonic)
-        self._agents = _Cached(self._registered_agents, cache_seconds, monotonic)
+        self._known_clients = known_clients  # cached by the ClientService, which drops its cache on every PUT
+        self._agents = Expiring(self._registered_agents, cache_seconds, monotonic)
 
     # -- write time -----------------------------------------------------------------------------------
 
     def extract(self, text: str, source_agent: str) -> list[EntityRef]:
         """The entities `text` names; an entity the registry knows keeps the registry's name and type
         (so a reclassification sticks for later memories)."""
-        found = extract_entities(text, self._clients.get(), [*self._agents.get(), source_agent])
+        found = extract_entities(text, self._known_clients(), [*self._agents.get(), source_agent])
         registered = self._entities.get_many([ref.key for ref in found]) if found else {}
         return [ref.model_copy(update={"name": registered[ref.key].name, "type": registered[ref.key].type})
                 if ref.key in registered else ref for ref in found]
@@ -146,7 +124,7 @@ class EntityService:
     def detail(self, name: str) -> EntityDetail:
         key, entity = self._require(name)
         aliases = aliases_of(entity.name)
-        client = next((c for c in self._clients.get() if entity_key(c.client_id) == key), None)
+        client = next((c for c in self._known_clients() if entity_key(c.client_id) == key), None)
         if client is not None:
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), self._entities.related(key, RELATED_LIMIT))
@@ -224,7 +202,7 @@ class EntityService:
 
     def _client_named(self, name: str) -> ClientFingerprint | None:
         wanted = entity_key(name)
-        for client in self._clients.get():
+        for client in self._known_clients():
             if wanted in {entity_key(term) for term in [client.client_id, client.name or "", *client.aliases]}:
                 return client
         return None
