@@ -108,3 +108,15 @@ def test_reindex_rebuilds_the_following_context_across_batches(tmp_path: Path) -
             assert _found(c, f"word{n}", client) == expected, n
     finally:
         c.close()
+
+
+def test_hybrid_search_tells_neighbours_apart_by_their_own_vectors(tmp_path: Path) -> None:
+    c = build_container(Settings(data_dir=tmp_path / "data", api_key="k"), embedder=HashingEmbedder(),
+                        clock=TickingClock())  # the defaults: hybrid, previous and next turns as keyword context
+    try:
+        _store(c, "deploy the billing service")
+        _store(c, "billing invoices are late")
+        hits = c.memory.search(SearchRequest(q="billing service", client_id="c1")).hits
+        assert [hit.memory.content for hit in hits] == ["deploy the billing service", "billing invoices are late"]
+    finally:
+        c.close()

@@ -89,7 +89,8 @@ def test_context_survives_reindex(tmp_path: Path) -> None:
 
 
 def test_single_path_searches(tmp_path: Path) -> None:
-    keyword = container(tmp_path / "k", search_paths="keyword")
+    # No conversation context: with it, two neighbouring events share their keyword text (a tie here).
+    keyword = container(tmp_path / "k", search_paths="keyword", index_context_turns=0, index_context_next_turns=0)
     vector = container(tmp_path / "v", search_paths="vector")
     try:
         for c in (keyword, vector):
