@@ -6,6 +6,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from zengram.bootstrap import Container
+from zengram.domain.models import Memory, RecordQuery
+from zengram.services import knowledge
 
 from tests.api.helpers import assert_error, store
 from tests.support import TickingClock
@@ -152,3 +155,35 @@ def test_superseded_and_deleted_memories_are_left_out(client: TestClient) -> Non
     body = brief(client)
     assert bucket_ids(body, "facts_updated") == [new["id"]]
     assert old["id"] not in bucket_ids(body, "facts_updated") and body["events"] == []
+
+
+def test_a_window_larger_than_the_scan_reports_more_with_one_read(
+    client: TestClient, container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a briefing that may rank at most 3 memories, and a store that records what it is asked
+    monkeypatch.setattr(knowledge, "MAX_BRIEFING_SCAN", 3)
+    reads: list[tuple[int, int]] = []
+    real_query = container.store.query
+
+    def recorded(query: RecordQuery) -> list[Memory]:
+        reads.append((query.limit, query.offset))
+        return real_query(query)
+
+    def brief_reading(**params: Any) -> tuple[dict[str, Any], list[tuple[int, int]]]:
+        reads.clear()
+        body = brief(client, **params)
+        return body, list(reads)
+
+    monkeypatch.setattr(container.store, "query", recorded)
+    ids = [store(client, f"Nightly job {n} finished", source_agent="n8n")["id"] for n in range(3)]
+
+    # When the window holds exactly the scan, nothing more is reported; one memory more, and it is
+    exact, exact_reads = brief_reading()
+    assert exact["summary"]["total"] == 3 and exact["summary"]["has_more"] is False
+    newest = store(client, "Nightly job 3 finished", source_agent="n8n")["id"]
+    over, over_reads = brief_reading()
+
+    # Then the newest 3 are ranked, has_more says the window was cut, and each briefing read the store once
+    assert over["summary"]["has_more"] is True and over["summary"]["returned"] == 3
+    assert bucket_ids(over, "events") == [newest, ids[2], ids[1]]
+    assert exact_reads == over_reads == [(4, 0)]

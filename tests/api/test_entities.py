@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from zengram.bootstrap import Container, build_container
+from zengram.domain.entities import EntityRef
+from zengram.domain.models import Memory, MemoryChanges
 from zengram.embedded.app import build_embedded_app
+from zengram.services.indexing import IndexSync
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, get, search_ids, store
@@ -171,6 +174,23 @@ def test_linked_memories_are_newest_first_and_limited(api: TestClient) -> None:
     assert linked_ids(api, "graphql", limit=2) == ids[:0:-1]
 
 
+def test_linked_memories_of_one_client_only(api: TestClient) -> None:
+    # Given two old Acme memories naming Redis, and 120 newer ones of another tenant (beyond a first read)
+    acme = [store(api, f"Acme session cache {n} is Redis", client_id="acme-corp")["id"] for n in range(2)]
+    others = [{"type": "event", "content": f"Globex queue {n} runs on Redis", "source_agent": "n8n",
+               "client_id": "globex", "created_at": f"2027-01-01T00:{n // 60:02d}:{n % 60:02d}Z"} for n in range(120)]
+    assert api.post("/export/import", json={"operator_approved": True, "data": others}).json()["imported"] == 120
+
+    # Then client_id keeps to its tenant, newest first, and limit still applies
+    assert linked_ids(api, "redis", client_id="acme-corp") == acme[::-1]
+    assert linked_ids(api, "redis", client_id="acme-corp", limit=1) == [acme[1]]
+    assert linked_ids(api, "redis", client_id="initech") == []
+    globex = api.get("/entities/redis/memories", params={"client_id": "globex", "limit": 100}).json()["memories"]
+    assert len(globex) == 100 and {memory["client_id"] for memory in globex} == {"globex"}
+    assert set(acme).isdisjoint(linked_ids(api, "redis", limit=100))  # without it: the newest of every tenant
+    assert_error(api.get("/entities/redis/memories", params={"client_id": "-acme"}), 400, "client_id")
+
+
 def test_stats_count_by_type_and_name_the_most_mentioned(api: TestClient) -> None:
     store(api, "Slack alerts for the Docker builds")
     store(api, "Docker images are scanned")
@@ -229,6 +249,53 @@ def test_reclassify_updates_registry_records_index_and_logs_an_event(api: TestCl
     assert entities_of(api, later["id"]) == [("PostgreSQL", "system")]
     stats = api.get("/entities/stats").json()
     assert stats["by_type"]["system"] == 1 and "technology" in stats["by_type"]
+
+
+def test_reclassify_rewrites_linked_memories_in_chunks_of_100(api: TestClient, hashing_container: Container,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    records = [{"type": "event", "content": f"Worker {n} caches sessions in Redis", "source_agent": "n8n"}
+               for n in range(230)]
+    imported = api.post("/export/import", json={"operator_approved": True, "data": records}).json()
+    assert imported["imported"] == 230
+    index_sync = hashing_container.memory.index_sync
+    pushed: list[int] = []
+
+    def spy(memories: Sequence[Memory]) -> bool:
+        pushed.append(len(memories))
+        return IndexSync.refresh_attributes(index_sync, memories)
+
+    monkeypatch.setattr(index_sync, "refresh_attributes", spy)
+
+    result = reclassify(api, ("redis", "system"), dry_run=False)
+
+    assert result["memories_updated"] == 230 and result["indexed"] is True
+    assert pushed == [100, 100, 30]  # each chunk's records reach the index before the next chunk is read
+    assert hashing_container.store.pending_index(10) == []
+    assert all(entities_of(api, item["id"]) == [("Redis", "system")] for item in imported["results"][::23])
+
+
+def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_container: Container,
+                                                     clock: TickingClock) -> None:
+    # Given a reclassification, and a memory that still names the entity with the old type (it was written
+    # while the run went on, or the run was cut off before reaching it)
+    first, straggler = (store(api, f"Ledger {n} writes to PostgreSQL")["id"] for n in range(2))
+    reclassify(api, ("PostgreSQL", "system"), dry_run=False)
+    old = get(api, straggler)["entities"]
+    hashing_container.store.update(straggler, MemoryChanges(entities=[
+        EntityRef.model_validate({**ref, "type": "technology"}) for ref in old]), clock.now())
+    assert entities_of(api, straggler) == [("PostgreSQL", "technology")]
+
+    # When it is asked for again: a preview changes nothing, a real run fixes the straggler only
+    preview = reclassify(api, ("postgres", "system"))
+    assert preview["unchanged"] == ["PostgreSQL"] and preview["memories_updated"] == 0
+    assert entities_of(api, straggler) == [("PostgreSQL", "technology")]
+    result = reclassify(api, ("postgres", "system"), dry_run=False)
+
+    # Then
+    assert result["unchanged"] == ["PostgreSQL"] and result["changes"] == [] and "event_id" not in result
+    assert result["memories_updated"] == 1
+    assert entities_of(api, straggler) == entities_of(api, first) == [("PostgreSQL", "system")]
+    assert hashing_container.store.pending_index(10) == []
 
 
 def test_reclassify_of_the_current_type_is_unchanged(api: TestClient) -> None:

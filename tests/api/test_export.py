@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import build_container
+from zengram.bootstrap import Container, build_container
+from zengram.domain.models import ImportOutcome, Memory
 from zengram.embedded.app import build_embedded_app
 from zengram.ports import Embedder
 from zengram.settings import Settings
@@ -109,6 +110,8 @@ def test_operator_approval_as_query_parameter(client: TestClient) -> None:
     ({"operator_approved": True, "data": "nope"}, "data"),
     ({"operator_approved": True, "data": [record("x")] * 501}, "data"),
     ({"operator_approved": "perhaps", "data": []}, "operator_approved"),
+    ({"operator_approved": "yes", "data": [record("x")]}, "operator_approved"),  # only JSON true approves
+    ({"operator_approved": 1, "data": [record("x")]}, "operator_approved"),
 ])
 def test_import_refuses_an_invalid_body(shared_client: TestClient, body: dict[str, Any], field: str) -> None:
     assert_error(shared_client.post("/export/import", json=body), 400, field)
@@ -237,3 +240,35 @@ def test_export_import_round_trip_gives_identical_records(
             assert again["skipped"] == 5  # importing the same export twice changes nothing
     finally:
         container.close()
+
+
+def test_records_stored_before_an_unexpected_failure_are_indexed_and_linked(
+    client: TestClient, container: Container, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a store that breaks down on the third record of a batch
+    real_import = container.store.import_memory
+    calls: list[str] = []
+
+    def failing_third(memory: Memory) -> ImportOutcome:
+        calls.append(memory.id)
+        if len(calls) == 3:
+            raise RuntimeError("disk on fire")
+        return real_import(memory)
+
+    monkeypatch.setattr(container.store, "import_memory", failing_third)
+
+    # When the import fails part way (a 500: nothing says which records made it)
+    response = client.post("/export/import", json={"operator_approved": True, "data": [
+        record("Acme's warehouse runs on Snowflake", id="stored-1"),
+        record("Acme pays through Stripe", id="stored-2"),
+        record("Never stored", id="never-stored"),
+    ]})
+    assert_error(response, 500)
+    assert "disk on fire" not in response.text
+
+    # Then the two stored records are whole: searchable, linked to their entities, nothing left to repair
+    assert client.get("/memory/never-stored").status_code == 404
+    assert container.store.pending_index(10) == []
+    assert "stored-1" in search_ids(client, "Acme warehouse Snowflake")
+    linked = client.get("/entities/Stripe/memories").json()["memories"]
+    assert [memory["id"] for memory in linked] == ["stored-2"]

@@ -119,3 +119,60 @@ def test_concurrent_writers_keep_the_counters_exact(record_store: RecordStore) -
     stats = record_store.stats(now, FACTOR)
     assert stats == recount(record_store, now)
     assert (stats.active, stats.deleted, stats.decayed_below_50pct) == (1 + 1 + 12, 12, 1)
+
+
+def test_stats_equal_a_recount_after_consolidation_writes(record_store: RecordStore) -> None:
+    # Given facts and statuses old enough to have decayed, and old unaccessed events
+    facts = [store(record_store, make_memory(f"Acme fact {n}", type=MemoryType.FACT, key=f"fact-{n}"))
+             for n in range(3)]
+    status = store(record_store, make_memory("pipeline green", type=MemoryType.STATUS, subject="pipeline"))
+    old_events = [store(record_store, make_memory(f"Acme call {n}", importance=Importance.LOW)) for n in range(2)]
+    kept_event = store(record_store, make_memory("Acme board meeting", importance=Importance.HIGH))
+    now = T0 + timedelta(days=40)
+    before = record_store.stats(now, FACTOR)
+    assert before.decayed_below_50pct == 4  # three facts and the status, none accessed for 40 days
+
+    # When consolidation merges two facts into a fresh one, marks the rest consolidated and expires old events
+    merged = store(record_store, make_memory("Acme facts 0 and 1", type=MemoryType.FACT, key="merged", at=now))
+    assert len(record_store.supersede_by([facts[0].id, facts[1].id], merged.id, now)) == 2
+    record_store.mark_consolidated([facts[2].id, status.id, kept_event.id, merged.id], now)
+    expired = record_store.expire_events(T0 + timedelta(days=10), [Importance.LOW, Importance.MEDIUM],
+                                         "consolidation", "expired", now, limit=10)
+    assert {memory.id for memory in expired} == {memory.id for memory in old_events}
+
+    # Then every number, decay and index backlog included, equals a recount
+    stats = record_store.stats(now, FACTOR)
+    assert stats == recount(record_store, now)
+    assert (stats.total, stats.active, stats.superseded, stats.deleted, stats.consolidated) == (6, 4, 2, 2, 6)
+    assert stats.decayed_below_50pct == 2  # the superseded facts left the count; the merged one is fresh
+    assert stats.pending_index == 8
+
+
+def test_concurrent_lifecycle_writes_keep_the_counters_exact(record_store: RecordStore) -> None:
+    # Given memories that racing threads update, delete, restore, access and consolidate at the same time
+    facts = [store(record_store, make_memory(f"v{n} of the plan", type=MemoryType.FACT, key="plan",
+                                             at=T0 + timedelta(minutes=n))) for n in range(6)]
+    events = [store(record_store, make_memory(f"note {n}")) for n in range(12)]
+    later = T0 + timedelta(hours=1)
+
+    def work(i: int) -> None:
+        event = events[i]
+        if i % 3 == 0:
+            record_store.soft_delete(event.id, "claude-code", None, later)
+        elif i % 3 == 1:
+            record_store.update(event.id, MemoryChanges(importance=Importance.HIGH), later)
+        else:
+            record_store.record_access([event.id, facts[i % 6].id], later)
+        if i < 5:
+            record_store.restore(facts[i].id, later + timedelta(milliseconds=i))  # each takes the key in turn
+        record_store.mark_consolidated([event.id, facts[i % 6].id], later)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(work, range(12)))
+
+    # Then the counters equal a recount, and exactly one version of the plan is active
+    now = T0 + timedelta(days=50)
+    stats = record_store.stats(now, FACTOR)
+    assert stats == recount(record_store, now)
+    assert sum(memory.active for memory in record_store.iter_all() if memory.type is MemoryType.FACT) == 1
+    assert (stats.total, stats.deleted, stats.active) == (14, 4, 9)

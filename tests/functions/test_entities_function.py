@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from zengram.bootstrap import ContainerProvider
 from zengram.domain.entities import EntityType
-from zengram.domain.models import MemoryType
+from zengram.domain.models import MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft
 
 from tests.functions.conftest import fresh_container_for
@@ -77,3 +77,33 @@ def test_reclassify_previews_then_applies(provider: ContainerProvider, stored_id
 def test_an_unknown_type_is_a_400_naming_the_field(stored_ids: list[str]) -> None:
     status, body = call(load_event("entities/post_reclassify_invalid.json"))
     assert status == 400 and body["error"].startswith("reclassifications.0.new_type:")
+
+
+def test_linked_memories_of_one_client(provider: ContainerProvider, stored_ids: list[str]) -> None:
+    other = provider.get().memory.store(MemoryDraft(type=MemoryType.EVENT, content="Globex pinned Next.js 15",
+                                                    source_agent="n8n", client_id="globex")).memory.id
+    event = load_event("entities/get_entity_memories.json")
+    status, everyone = call(event)
+    assert status == 200 and [m["id"] for m in everyone["memories"]] == [other, stored_ids[1], stored_ids[0]]
+
+    event.update(rawQueryString="limit=20&client_id=acme-corp",
+                 queryStringParameters={"limit": "20", "client_id": "acme-corp"})
+    status, acme = call(event)
+    assert status == 200 and [m["id"] for m in acme["memories"]] == [stored_ids[1], stored_ids[0]]
+
+
+def test_a_second_real_run_fixes_memories_the_first_missed(provider: ContainerProvider,
+                                                           stored_ids: list[str]) -> None:
+    status, _ = call(load_event("entities/post_reclassify.json"))  # PostgreSQL → system
+    store = provider.get().store
+    missed = store.get(stored_ids[2])
+    assert status == 200 and missed is not None
+    store.update(missed.id, MemoryChanges(entities=[ref.model_copy(update={"type": EntityType.TECHNOLOGY})
+                                                    for ref in missed.entities]), missed.updated_at)
+
+    status, again = call(load_event("entities/post_reclassify.json"))
+
+    assert status == 200 and again["unchanged"] == ["PostgreSQL"] and again["memories_updated"] == 1, again
+    fixed = store.get(stored_ids[2])
+    assert fixed is not None and [ref.type for ref in fixed.entities] == [EntityType.SYSTEM]
+    assert store.pending_index(10) == []

@@ -8,7 +8,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    model_validator,
+)
 
 from zengram.domain.content import json_depth, json_size
 from zengram.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
@@ -273,5 +282,5 @@ class ImportRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    operator_approved: bool = False
+    operator_approved: StrictBool = False  # the gate of a destructive restore: JSON true, not "yes" or 1
     data: Annotated[list[Any], Field(max_length=MAX_IMPORT_RECORDS)]

@@ -129,12 +129,24 @@ class EntityService:
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), self._entities.related(key, RELATED_LIMIT))
 
-    def memories(self, name: str, limit: int) -> tuple[EntityRecord, list[Memory]]:
-        """The entity and its linked memories, newest first (deleted ones are unlinked)."""
+    def memories(self, name: str, limit: int, client_id: str | None = None) -> tuple[EntityRecord, list[Memory]]:
+        """The entity and its linked memories, newest first (deleted ones are unlinked); with `client_id`,
+        only that tenant's (the registry is shared, so its links are read chunk by chunk until `limit`)."""
         key, entity = self._require(name)
-        ids = self._entities.memory_ids(key, limit)
-        found = self._records.get_many(ids)
-        return entity, [found[memory_id] for memory_id in ids if memory_id in found and not found[memory_id].is_deleted]
+        if client_id is None:
+            ids = self._entities.memory_ids(key, limit)
+            found = self._records.get_many(ids)
+            return entity, [found[i] for i in ids if i in found and not found[i].is_deleted]
+        ids = self._entities.memory_ids(key)
+        kept: list[Memory] = []
+        for start in range(0, len(ids), RECLASSIFY_CHUNK):
+            chunk_ids = ids[start:start + RECLASSIFY_CHUNK]
+            found = self._records.get_many(chunk_ids)
+            kept += [found[i] for i in chunk_ids
+                     if i in found and not found[i].is_deleted and found[i].client_id == client_id]
+            if len(kept) >= limit:
+                break
+        return entity, kept[:limit]
 
     # -- reclassification -----------------------------------------------------------------------------
 
@@ -149,17 +161,20 @@ class EntityService:
                 report.not_found.append(item.name)
             elif entity.type is item.new_type:
                 report.unchanged.append(entity.name)
+                if not request.dry_run:  # finish an interrupted run, or a memory written while one ran
+                    self._retype_linked(key, item.new_type, report)
             else:
                 report.changes.append(ReclassifyChange(entity.name, entity.type, item.new_type,
                                                        entity.mention_count))
                 if not request.dry_run:
-                    self._apply(key, item.new_type, report)
+                    self._entities.set_type(key, item.new_type)  # first, so memories stored from now on agree
+                    self._retype_linked(key, item.new_type, report)
         if not request.dry_run and report.changes:
             report.event_id = self._record_event(report)
         return report
 
-    def _apply(self, key: str, new_type: EntityType, report: ReclassifyReport) -> None:
-        self._entities.set_type(key, new_type)
+    def _retype_linked(self, key: str, new_type: EntityType, report: ReclassifyReport) -> None:
+        """Gives every linked memory that still names the entity with another type the new one."""
         ids = self._entities.memory_ids(key)
         for start in range(0, len(ids), RECLASSIFY_CHUNK):
             chunk = self._records.get_many(ids[start:start + RECLASSIFY_CHUNK])

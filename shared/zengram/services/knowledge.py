@@ -27,7 +27,6 @@ logger = logging.getLogger(__name__)
 
 # A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
 MAX_BRIEFING_SCAN = 5_000
-_SCAN_PAGE = 500
 _IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
 BUCKETS = {
     MemoryType.EVENT: "events",
@@ -90,21 +89,16 @@ class KnowledgeService:
         importance then recency. `compact` also leaves out low-importance events."""
         excluded = request.excluded_agent
         skip_low_events = request.format is BriefingFormat.COMPACT
-        matched: list[Memory] = []
-        scanned = 0
-        while scanned < MAX_BRIEFING_SCAN:
-            page = self._store.query(RecordQuery(
-                client_id=request.client_id, since=request.since, limit=min(_SCAN_PAGE, MAX_BRIEFING_SCAN - scanned),
-                offset=scanned,
-            ))
-            scanned += len(page)
-            matched += [
-                memory for memory in page
-                if memory.source_agent != excluded
-                and not (skip_low_events and memory.type is MemoryType.EVENT and memory.importance is Importance.LOW)
-            ]
-            if len(page) < _SCAN_PAGE:
-                break
+        # One read of the newest MAX_BRIEFING_SCAN (+1 to know whether the window holds more): paging by
+        # offset would make DynamoDB read the skipped items again for every page.
+        window = self._store.query(RecordQuery(client_id=request.client_id, since=request.since,
+                                               limit=MAX_BRIEFING_SCAN + 1))
+        scan_truncated = len(window) > MAX_BRIEFING_SCAN
+        matched = [
+            memory for memory in window[:MAX_BRIEFING_SCAN]
+            if memory.source_agent != excluded
+            and not (skip_low_events and memory.type is MemoryType.EVENT and memory.importance is Importance.LOW)
+        ]
         ranked = sorted(matched, key=_briefing_rank)
         return Briefing(
             memories=ranked[: request.limit],
@@ -112,7 +106,7 @@ class KnowledgeService:
             by_type={type_.value: sum(1 for m in matched if m.type is type_) for type_ in MemoryType},
             active_agents=sorted({memory.source_agent for memory in matched}),
             mentioned_clients=sorted({memory.client_id for memory in matched}),
-            scan_truncated=scanned >= MAX_BRIEFING_SCAN,
+            scan_truncated=scan_truncated,
             top_entities=most_mentioned(memory.entities for memory in matched),
         )
 
@@ -135,22 +129,24 @@ class KnowledgeService:
         deleted ones kept out of the index."""
         report = ImportReport()
         stored: list[Memory] = []
-        for index, record in records:
-            memory = self._memory_of(record)
-            try:
-                outcome = self._store.import_memory(memory)
-            except ZengramError as error:
-                report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
-                continue
-            if outcome.kind is ImportKind.IMPORTED:
-                stored.append(memory)
-                report.items.append(ImportItem(index, "imported", id=memory.id))
-            else:
-                report.items.append(ImportItem(index, "skipped", id=memory.id,
-                                               reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
-        self._link_entities(stored)
-        for start in range(0, len(stored), EMBED_BATCH):
-            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
+        try:
+            for index, record in records:
+                memory = self._memory_of(record)
+                try:
+                    outcome = self._store.import_memory(memory)
+                except ZengramError as error:
+                    report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
+                    continue
+                if outcome.kind is ImportKind.IMPORTED:
+                    stored.append(memory)
+                    report.items.append(ImportItem(index, "imported", id=memory.id))
+                else:
+                    report.items.append(ImportItem(index, "skipped", id=memory.id,
+                                                   reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
+        finally:  # an unexpected store error ends the batch, but what was stored still gets its entities and index
+            self._link_entities(stored)
+            for start in range(0, len(stored), EMBED_BATCH):
+                report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
         return report
 
     def _link_entities(self, memories: Sequence[Memory]) -> None:

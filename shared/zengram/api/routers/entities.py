@@ -21,6 +21,7 @@ from zengram.api.schemas import (
     briefing_entry,
 )
 from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, EntityRecord, ReclassifyRequest
+from zengram.domain.requests import CLIENT_PATTERN
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
 
@@ -68,8 +69,10 @@ def get_entity(name: str, entities: EntityServiceDep) -> EntityDetailBody:
 
 
 @router.get("/entities/{name}/memories", response_model=EntityMemoriesBody, responses=ENTITY_NOT_FOUND)
-def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()],
-                    entities: EntityServiceDep) -> EntityMemoriesBody:
-    entity, memories = entities.memories(name, request.limit)
+def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()], entities: EntityServiceDep,
+                    client_id: Annotated[str | None, Query(pattern=CLIENT_PATTERN,
+                                                           description="Only this client's memories")] = None,
+                    ) -> EntityMemoriesBody:
+    entity, memories = entities.memories(name, request.limit, client_id)
     return EntityMemoriesBody(entity=entity.name, type=entity.type.value, count=len(memories),
                               memories=[briefing_entry(memory, "compact") for memory in memories])
