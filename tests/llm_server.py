@@ -6,12 +6,14 @@ answers 500, so a test that asks the model more often than it scripted fails lou
 
     server.script({"summary": "…"}, "not json")   # a dict/list is JSON-dumped, a str is sent as is
     server.script(HttpFailure(401))                  # or answer one request with an HTTP error
+    server.script(Delayed({"summary": "…"}, 1.0))    # or answer late (for client timeouts)
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,7 +35,15 @@ class HttpFailure:
     message: str = "scripted failure"
 
 
-Reply = str | dict[str, Any] | list[Any] | HttpFailure
+@dataclass(frozen=True)
+class Delayed:
+    """A scripted reply sent only after `seconds` (longer than the client's timeout, it is never read)."""
+
+    reply: str | dict[str, Any] | list[Any] | HttpFailure
+    seconds: float
+
+
+Reply = str | dict[str, Any] | list[Any] | HttpFailure | Delayed
 
 
 class ScriptedLLMServer:
@@ -84,6 +94,9 @@ class ScriptedLLMServer:
             self.requests.append(body)
             self.authorizations.append(authorization)
             reply = self._replies.popleft() if self._replies else HttpFailure(500, "no scripted reply left")
+        if isinstance(reply, Delayed):
+            time.sleep(reply.seconds)  # on this request's own server thread
+            reply = reply.reply
         if isinstance(reply, HttpFailure):
             return reply.status, {"error": {"message": reply.message, "type": "scripted", "code": None}}
         content = reply if isinstance(reply, str) else json.dumps(reply)
@@ -117,11 +130,14 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
+                pass
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass

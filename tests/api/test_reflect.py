@@ -174,6 +174,11 @@ def test_without_a_provider_it_is_a_503(unconfigured_client: TestClient) -> None
     assert message == "LLM provider unavailable"
 
 
+def test_without_a_provider_it_is_a_503_even_with_nothing_stored(unconfigured_client: TestClient) -> None:
+    message = assert_error(unconfigured_client.post("/reflect", json={"topic": "deployment pipeline"}), 503)
+    assert message == "LLM provider unavailable"
+
+
 def test_no_memories_answers_without_asking_the_llm(
     reflect_client: TestClient, llm_server: ScriptedLLMServer
 ) -> None:

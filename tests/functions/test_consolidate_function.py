@@ -157,3 +157,36 @@ def test_the_template_wires_schedule_self_invocation_and_routes() -> None:
                   for s in policy["Statement"]]
     invoke_self = next(s for s in statements if s.get("Action") == "lambda:InvokeFunction")
     assert all("${AWS::StackName}-consolidate" in resource["Fn::Sub"] for resource in invoke_self["Resource"])
+
+
+def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
+    consolidation_environment: str, llm_server: ScriptedLLMServer,
+) -> None:
+    from zengram.bootstrap import build_container
+    from zengram.domain.jobs import JobStatus
+    from zengram.services.consolidation import AlreadyRunning
+    from zengram.settings import Settings
+
+    from tests.support import HashingEmbedder, ManualClock
+
+    clock = ManualClock()
+    brain = build_container(Settings(), embedder=HashingEmbedder(), clock=clock)
+    try:
+        assert type(brain.store).__name__ == "DynamoDBRecordStore"
+        # Given a run that took the LOCK# item and died before running its job
+        crashed = brain.consolidation.start()
+        with pytest.raises(AlreadyRunning):
+            brain.consolidation.start()
+        clock.advance(seconds=brain.settings.consolidation_lock_seconds - 1)
+        with pytest.raises(AlreadyRunning):  # still within its lifetime
+            brain.consolidation.run_now()
+        # When its lifetime has passed
+        clock.advance(seconds=2)
+        assert not brain.consolidation.status().is_running
+        # Then a new run goes ahead, and the crashed job is recorded as failed
+        fresh = brain.consolidation.run_now()
+        assert fresh.status is JobStatus.SUCCEEDED, fresh.error
+        abandoned = brain.consolidation.job(crashed.id)
+        assert abandoned.status is JobStatus.FAILED and "lock expired" in (abandoned.error or "")
+    finally:
+        brain.close()

@@ -65,8 +65,10 @@ def state_machine(step_container: Container, minilm: Embedder,
     functions moto invoked."""
     from moto import mock_aws
     from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.stepfunctions.parser.utils import TMP_THREADS  # every thread moto starts to execute ASL
 
     invoked: list[str] = []
+    threads_before = len(TMP_THREADS)
 
     def invoke_step_function(self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any,
                              response_headers: dict[str, str]) -> bytes:
@@ -89,9 +91,14 @@ def state_machine(step_container: Container, minilm: Embedder,
         api = ContainerProvider(lambda: build_container(Settings(), embedder=minilm))
         load_function_module("research").app.state.provider = api
         yield invoked
-        for execution in sfn.list_executions(stateMachineArn=arn)["executions"]:
-            assert execution["status"] != "RUNNING"  # every execution thread has finished
+        executions = sfn.list_executions(stateMachineArn=arn)["executions"]
         api.close()
+    # Every execution the test started has ended, and so has every thread moto ran it on
+    assert executions and all(execution["status"] != "RUNNING" for execution in executions)
+    started = TMP_THREADS[threads_before:]
+    for thread in started:
+        thread.join(timeout=30)
+    assert started and not any(thread.is_alive() for thread in started)
 
 
 def store_caching_story(container: Container) -> dict[str, str]:

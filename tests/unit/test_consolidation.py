@@ -14,7 +14,7 @@ import pytest
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.domain.consolidation import ConsolidationPlan, MergedFact, keep_known_ids, schedule_interval
 from zengram.domain.errors import FeatureUnavailable, LLMUnavailable
-from zengram.domain.jobs import JobStatus
+from zengram.domain.jobs import Job, JobStatus
 from zengram.domain.models import Importance, Memory, MemoryType, RecordQuery
 from zengram.domain.requests import MemoryDraft
 from zengram.embedded.app import consolidation_schedule
@@ -319,3 +319,124 @@ def test_the_embedded_timer_ticks_until_stopped(settings: Settings, brain: Conta
     enabled = settings.model_copy(update={"consolidation_enabled": True, "consolidation_interval": "0 */6 * * *"})
     schedule = consolidation_schedule(enabled, provider)
     assert schedule is not None and schedule._period == 6 * 3600
+
+
+def test_by_default_a_client_is_sent_in_batches_of_50(brain: Container, llm_server: ScriptedLLMServer) -> None:
+    assert brain.settings.consolidation_batch_size == 50  # the default, not a test override
+    for number in range(51):
+        remember(brain, f"Acme note number {number}")
+    llm_server.script(empty_plan(), empty_plan())
+    job = brain.consolidation.run_now()
+    assert job.status is JobStatus.SUCCEEDED, job.error
+    assert [len(asked(llm_server, number)["memories"]) for number in range(2)] == [50, 1]
+    assert (job.result["batches"], job.result["consolidated"]) == (2, 51)
+
+
+AXIS = 0  # the stored memory's direction; the proposals lean away from it along their own axes
+
+
+class PlannedVectors:
+    """An embedder whose listed texts get chosen directions (everything else: the hashing embedder), so a test
+    can place a proposal at an exact cosine from a stored memory."""
+
+    def __init__(self, cosines: dict[str, tuple[float, int]], source: str, dimension: int = 64) -> None:
+        self._fallback = HashingEmbedder(dimension)
+        self._cosines = cosines
+        self._source = source
+        self._dimension = dimension
+
+    @property
+    def model_id(self) -> str:
+        return "test:planned"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Any) -> Any:
+        vectors = self._fallback.embed(texts)
+        for row, text in enumerate(texts):
+            if text == self._source:
+                vectors[row] = 0.0
+                vectors[row, AXIS] = 1.0
+            elif text in self._cosines:
+                cosine, axis = self._cosines[text]
+                vectors[row] = 0.0
+                vectors[row, AXIS] = cosine
+                vectors[row, axis] = (1.0 - cosine * cosine) ** 0.5
+        return vectors
+
+
+def test_the_cosine_threshold_is_092(llm_settings: Settings, clock: TickingClock,
+                                     llm_server: ScriptedLLMServer) -> None:
+    # Given a stored memory, and proposals just above and just below cosine 0.92 from it (different words)
+    source_text = "Acme deploys every Friday afternoon"
+    close, far = "Weekly releases happen at the end of the week", "Deployments go out once a week"
+    embedder = PlannedVectors({close: (0.922, 1), far: (0.918, 2)}, source_text)
+    brain = build_container(llm_settings, embedder=embedder, clock=clock)
+    try:
+        assert brain.settings.consolidation_similarity == 0.92  # the default
+        source = remember(brain, source_text)
+        llm_server.script({**empty_plan(), "merged_facts": [
+            {"content": close, "source_ids": [source.id]}, {"content": far, "source_ids": [source.id]}]})
+        job = brain.consolidation.run_now()
+        # Then the close one is skipped as a duplicate and the other is stored, superseding the source
+        assert job.status is JobStatus.SUCCEEDED, job.error
+        assert (job.result["skipped_duplicates"], job.result["merged"], job.result["superseded"]) == (1, 1, 1)
+        stored = brain.memory.query(RecordQuery(type=MemoryType.FACT, source_agent="consolidation"))
+        assert [memory.content for memory in stored] == [far]
+        assert reread(brain, source).superseded_by == stored[0].id
+    finally:
+        brain.close()
+
+
+def test_a_schedule_tick_runs_a_consolidation(llm_settings: Settings, clock: TickingClock,
+                                              llm_server: ScriptedLLMServer) -> None:
+    enabled = llm_settings.model_copy(update={"consolidation_enabled": True})
+    brain = build_container(enabled, embedder=HashingEmbedder(), clock=clock)
+    try:
+        remember(brain, "Acme renewed the contract")
+        llm_server.script(empty_plan())
+        schedule = consolidation_schedule(enabled, ContainerProvider(lambda: brain))
+        assert schedule is not None
+        ran = schedule._tick()  # what the timer thread calls every period
+        assert len(llm_server.requests) == 1
+        assert isinstance(ran, Job) and (ran.trigger, ran.status) == ("schedule", JobStatus.SUCCEEDED)
+        assert brain.consolidation.job(ran.id).result["consolidated"] == 1
+        assert brain.consolidation.status().last_run_at == ran.finished_at
+    finally:
+        brain.close()
+
+
+def test_the_embedded_server_runs_the_timer_only_while_serving(llm_settings: Settings, clock: TickingClock) -> None:
+    from fastapi.testclient import TestClient
+    from zengram.embedded.app import build_embedded_app
+
+    def timers() -> list[threading.Thread]:
+        return [thread for thread in threading.enumerate() if thread.name == "zengram-consolidation"]
+
+    for enabled in (False, True):
+        settings = llm_settings.model_copy(update={"consolidation_enabled": enabled})
+        brain = build_container(settings, embedder=HashingEmbedder(), clock=clock)
+        with TestClient(build_embedded_app(settings, brain)):
+            running = timers()
+            assert len(running) == (1 if enabled else 0)
+        assert all(not thread.is_alive() for thread in running)  # stopped with the server
+
+
+def test_concurrent_starts_have_exactly_one_winner(brain: Container, clock: TickingClock) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    brain.consolidation.start()  # a crashed run whose lock has expired: every starter may race for it
+    clock.advance(seconds=brain.settings.consolidation_lock_seconds + 1)
+
+    def start() -> str | None:
+        try:
+            return brain.consolidation.start().id
+        except AlreadyRunning:
+            return None
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        started = [job_id for job_id in pool.map(lambda _: start(), range(8)) if job_id is not None]
+    assert len(started) == 1
+    assert brain.consolidation.status().is_running

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
 from zengram.ports import LanguageModel
 from zengram.settings import Settings
 
-from tests.llm_server import TEST_LLM_KEY, TEST_LLM_MODEL, HttpFailure, ScriptedLLMServer
+from tests.llm_server import TEST_LLM_KEY, TEST_LLM_MODEL, Delayed, HttpFailure, ScriptedLLMServer
 
 GOOD_ANSWER = {"summary": "Deploys fail on Fridays", "tags": ["deploy"]}
 
@@ -130,6 +131,41 @@ def test_a_rejected_request_is_a_502_with_the_key_redacted(llm_server: ScriptedL
     with pytest.raises(LLMInvalidResponse, match=r"rejected the request \(400\)") as raised:
         chat_model(llm_server.base_url).complete_json("s", "u", Verdict)
     assert TEST_LLM_KEY not in str(raised.value) and "[REDACTED]" in str(raised.value)
+
+
+def test_the_configured_timeout_bounds_a_request_and_is_a_503(
+    tmp_path: Path, llm_server: ScriptedLLMServer
+) -> None:
+    # Given a provider that answers only after 2 s, and a model wired from settings with a 0.2 s timeout
+    settings = unconfigured(tmp_path).model_copy(update={
+        "llm_base_url": llm_server.base_url, "llm_timeout": 0.2, "llm_max_retries": 0})
+    llm_server.script(Delayed(GOOD_ANSWER, 2.0))
+    # Then the request is abandoned as timed out: a 503, asked once
+    with pytest.raises(LLMUnavailable, match="timed out") as raised:
+        build_language_model(settings).complete_json("s", "u", Verdict)
+    assert raised.value.status_code == 503
+    assert len(llm_server.requests) == 1
+
+
+def test_the_key_never_reaches_the_logs(llm_server: ScriptedLLMServer, caplog: pytest.LogCaptureFixture) -> None:
+    # Every path that logs: a good answer, a rejected answer asked again, and provider errors quoting the key
+    llm_server.script(GOOD_ANSWER, "not json", GOOD_ANSWER,
+                      HttpFailure(401, f"Incorrect API key provided: {TEST_LLM_KEY}"),
+                      HttpFailure(400, f"bad request for key {TEST_LLM_KEY}"),
+                      HttpFailure(500, f"upstream failed for key {TEST_LLM_KEY}"))
+    model = chat_model(llm_server.base_url)
+    with caplog.at_level(logging.DEBUG):  # the SDK's and httpx's debug logs included
+        model.complete_json("s", "u", Verdict)
+        model.complete_json("s", "u", Verdict)
+        for _ in range(3):
+            with pytest.raises((LLMUnavailable, LLMInvalidResponse)) as raised:
+                model.complete_json("s", "u", Verdict)
+            assert TEST_LLM_KEY not in str(raised.value)
+    assert llm_server.pending == 0
+    assert any(record.name.startswith("openai") for record in caplog.records)  # the SDK's own logs were captured
+    assert any("rejected, asking once more" in record.getMessage() for record in caplog.records)
+    assert TEST_LLM_KEY not in caplog.text
+    assert all(TEST_LLM_KEY not in repr(record.args) for record in caplog.records)
 
 
 def test_unconfigured_is_a_503_llm_provider_unavailable(tmp_path: Path) -> None:

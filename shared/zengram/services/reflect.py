@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zengram.domain.citations import CitationChecker
+from zengram.domain.errors import LLMUnavailable
 from zengram.domain.models import Memory, format_timestamp
 from zengram.domain.reflect import LLMInfo, Reflection, ReflectRequest, ReflectResult
 from zengram.domain.requests import SearchRequest
@@ -27,13 +28,15 @@ Cite only ids listed in the memories, copied exactly. Use empty lists where ther
 class ReflectService:
     """Retrieves up to `limit` memories with the product search (no access counting: analysing memories is
     not an agent recalling them), asks the LLM for a reflection, strips citations of memories it was not
-    shown. With no memories found the LLM is not asked."""
+    shown. With no memories found the LLM is not asked; with no LLM configured nothing is done (503)."""
 
     def __init__(self, memory: MemoryService, llm: LanguageModel) -> None:
         self._memory = memory
         self._llm = llm
 
     def reflect(self, request: ReflectRequest) -> ReflectResult:
+        if self._llm.provider == "none":  # a feature of the LLM: unavailable without one, whatever is stored
+            raise LLMUnavailable("LLM provider unavailable")
         hits = self._memory.search(SearchRequest(q=request.topic, client_id=request.client_id, limit=request.limit))
         memories = [hit.memory for hit in hits.hits]
         if not memories:
