@@ -1,18 +1,21 @@
 """A real embedded server (uvicorn on a free loopback port, HashingEmbedder, rate limits off) for the SDK,
-MCP and CLI suites."""
+MCP and CLI suites; `llm_live_server` is the same with the scripted LLM and research switched on."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
-from zengram.bootstrap import Container
+from zengram.bootstrap import Container, build_container
 from zengram.client import BrainClient
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
-from tests.support import API_KEY
+from tests.support import API_KEY, HashingEmbedder, TickingClock
+
+EMPTY_PLAN = {"merged_facts": [], "contradictions": [], "connections": [], "summaries": [], "categories": []}
 
 
 @pytest.fixture
@@ -23,9 +26,29 @@ def live_server(settings: Settings, hashing_container: Container) -> Iterator[Ba
 
 
 @pytest.fixture
+def llm_live_server(llm_settings: Settings) -> Iterator[BackgroundServer]:
+    """A running server whose LLM is the scripted chat server (`llm_server`), with RESEARCH_ENABLED=true."""
+    settings = llm_settings.model_copy(update={"research_enabled": True})
+    container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
+    try:
+        with BackgroundServer(build_embedded_app(settings, container)) as server:
+            yield server
+    finally:
+        container.close()
+
+
+@pytest.fixture
 def brain(live_server: BackgroundServer) -> Iterator[BrainClient]:
     with BrainClient(url=live_server.url, api_key=API_KEY, source_agent="sdk-test") as client:
         yield client
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (once the probe is closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
 
 
 class SleepRecorder:

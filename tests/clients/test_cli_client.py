@@ -17,6 +17,8 @@ from zengram.embedded.background import BackgroundServer
 from zengram.embedded.cli import app
 from zengram.settings import Settings
 
+from tests.clients.conftest import EMPTY_PLAN
+from tests.llm_server import ScriptedLLMServer
 from tests.support import API_KEY, HashingEmbedder, TickingClock
 
 ENV = {"BRAIN_API_KEY": API_KEY, "BRAIN_MAX_RETRIES": "0", "COLUMNS": "200"}  # wide: table rows on one line
@@ -139,3 +141,73 @@ def test_keys_show_prints_the_key_for_scripts(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["keys", "--show", "--data-dir", str(tmp_path)], env={"BRAIN_API_KEY": ""})
     assert result.exit_code == 0
     assert result.stdout.strip() == (tmp_path / "api-key").read_text().strip()
+
+
+def test_every_read_command_takes_json(live_server: BackgroundServer, tmp_path: Path) -> None:
+    """search, get and briefing are above; here stats, consolidate --status, export, import and keys."""
+    _, stored, _ = run(live_server.url, "store", "status", "The deploy pipeline is green", "--subject", "deploy",
+                       "--status-value", "green", "--json")
+    memory_id = json.loads(stored)["id"]
+    file = tmp_path / "one.jsonl"
+
+    stats = run(live_server.url, "stats", "--json")
+    status = run(live_server.url, "consolidate", "--status", "--json")
+    exported = run(live_server.url, "export", str(file), "--json")
+    imported = run(live_server.url, "import", str(file), "--json")
+    keys = CliRunner().invoke(app, ["keys", "--json", "--data-dir", str(tmp_path / "data")],
+                              env={"BRAIN_API_KEY": ""})
+
+    assert all(code == 0 for code, _, _ in (stats, status, exported, imported)) and keys.exit_code == 0
+    assert json.loads(stats[1])["total_memories"] == 1
+    assert json.loads(status[1])["is_running"] is False
+    assert json.loads(exported[1]) == {"exported": 1, "file": str(file)}
+    assert json.loads(file.read_text())["id"] == memory_id
+    assert json.loads(imported[1]) == {"imported": 0, "skipped": 1, "failed": 0, "failures": []}
+    assert json.loads(keys.stdout) == {"source": "key_file", "key_file": str(tmp_path / "data" / "api-key")}
+
+
+def test_llm_commands_against_a_server_with_an_llm(
+    llm_live_server: BackgroundServer, llm_server: ScriptedLLMServer
+) -> None:
+    url = llm_live_server.url
+    memory_id = json.loads(run(url, "store", "decision", "Deploys are frozen on Fridays", "--client", "acme",
+                               "--json")[1])["id"]
+
+    llm_server.script({"summary": "Fridays are frozen.", "patterns": [f"freeze [mem:{memory_id}]"], "timeline": [],
+                       "contradictions": [], "gaps": ["since when"]})
+    reflect = run(url, "reflect", "deploy freeze", "--client", "acme")
+    llm_server.script({"summary": "Frozen.", "patterns": [], "timeline": [], "contradictions": [], "gaps": []})
+    reflect_json = run(url, "reflect", "deploy freeze", "--json")
+    llm_server.script({"draft": "d", "status": "SUFFICIENT", "reason": "r", "missing": []},
+                      {"answer": f"No Friday deploys [mem:{memory_id}]", "key_findings": ["frozen"],
+                       "unresolved": []})
+    research = run(url, "research", "when can we not deploy?", "--max-iterations", "1")
+    llm_server.script({"draft": "d", "status": "INSUFFICIENT", "reason": "r", "missing": ["why"]},
+                      {"answer": "Fridays.", "key_findings": [], "unresolved": ["why"]})
+    research_json = run(url, "research", "when can we not deploy?", "--max-iterations", "1", "--json")
+    llm_server.script(EMPTY_PLAN)
+    consolidated = run(url, "consolidate", "--sync", "--json")
+    job_id = json.loads(consolidated[1])["job_id"]
+    job = run(url, "consolidate", "--job", job_id)
+
+    assert reflect[0] == 0 and "1 memories analysed" in reflect[1] and "Fridays are frozen." in reflect[1]
+    assert "since when" in reflect[1]
+    assert json.loads(reflect_json[1])["reflection"]["summary"] == "Frozen."
+    assert research[0] == 0 and f"No Friday deploys [mem:{memory_id}]" in research[1] and "- frozen" in research[1]
+    answer = json.loads(research_json[1])
+    assert answer["partial"] is True and answer["unresolved"] == ["why"]
+    assert json.loads(consolidated[1])["status"] == "succeeded"
+    assert job[0] == 0 and f"job_id: {job_id}" in job[1] and "status: succeeded" in job[1]
+    assert llm_server.pending == 0
+
+
+def test_llm_commands_without_an_llm_exit_1_with_the_servers_reason(live_server: BackgroundServer) -> None:
+    run(live_server.url, "store", "event", "Something to reflect on")
+
+    reflect = run(live_server.url, "reflect", "anything")
+    research = run(live_server.url, "research", "anything?")
+    consolidate = run(live_server.url, "consolidate")
+
+    assert reflect[0] == 1 and "HTTP 503: LLM provider unavailable" in reflect[2]
+    assert research[0] == 1 and "RESEARCH_ENABLED=true" in research[2]
+    assert consolidate[0] == 1 and "HTTP 503: LLM provider unavailable" in consolidate[2]

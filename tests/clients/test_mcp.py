@@ -1,18 +1,28 @@
-"""`zengram-mcp` started over stdio by the MCP SDK's own client, against a running embedded server."""
+"""`zengram-mcp` started by the MCP SDK's own client, over stdio and over streamable HTTP, against a
+running embedded server. Every tool is called; with the scripted LLM server the LLM tools answer for real."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
+import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 from zengram.embedded.background import BackgroundServer
 
+from tests.clients.conftest import EMPTY_PLAN, free_port
+from tests.llm_server import ScriptedLLMServer
 from tests.support import API_KEY, REPO_ROOT
 
 TOOLS = {"brain_store", "brain_search", "brain_briefing", "brain_query", "brain_stats", "brain_consolidate",
@@ -22,11 +32,14 @@ TOOLS = {"brain_store", "brain_search", "brain_briefing", "brain_query", "brain_
 Call = Callable[..., Awaitable[CallToolResult]]
 
 
-def with_mcp(server: BackgroundServer, scenario: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    parameters = StdioServerParameters(
-        command=sys.executable, args=["-m", "zengram.mcp_server"], cwd=str(REPO_ROOT),
-        env={"BRAIN_API_URL": server.url, "BRAIN_API_KEY": API_KEY, "BRAIN_MCP_SOURCE_AGENT": "mcp-test"},
-    )
+def mcp_env(server: BackgroundServer, **extra: str) -> dict[str, str]:
+    return {"BRAIN_API_URL": server.url, "BRAIN_API_KEY": API_KEY, "BRAIN_MCP_SOURCE_AGENT": "mcp-test", **extra}
+
+
+def with_mcp(server: BackgroundServer, scenario: Callable[[ClientSession], Awaitable[Any]], *,
+             env: dict[str, str] | None = None, cwd: Path = REPO_ROOT) -> Any:
+    parameters = StdioServerParameters(command=sys.executable, args=["-m", "zengram.mcp_server"], cwd=str(cwd),
+                                       env=mcp_env(server) if env is None else env)
 
     async def run() -> Any:
         async with stdio_client(parameters) as (read, write), ClientSession(read, write) as session:
@@ -34,6 +47,18 @@ def with_mcp(server: BackgroundServer, scenario: Callable[[ClientSession], Await
             return await scenario(session)
 
     return asyncio.run(run())
+
+
+class Recorder:
+    """`session.call_tool`, remembering which tools were called."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+        self.called: set[str] = set()
+
+    async def __call__(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        self.called.add(name)
+        return await self.session.call_tool(name, arguments)
 
 
 def text(result: CallToolResult) -> str:
@@ -59,16 +84,21 @@ def test_lists_every_tool_with_its_argument_schema(live_server: BackgroundServer
     assert schemas["brain_delete"]["required"] == ["memory_id"]
 
 
-def test_memory_tools_against_the_server(live_server: BackgroundServer) -> None:
-    async def scenario(session: ClientSession) -> dict[str, Any]:
-        call: Call = session.call_tool
+def test_every_tool_is_called_against_a_server_with_an_llm(
+    llm_live_server: BackgroundServer, llm_server: ScriptedLLMServer
+) -> None:
+    async def scenario(session: ClientSession) -> tuple[set[str], dict[str, Any]]:
+        call = Recorder(session)
         seen: dict[str, Any] = {}
         old = payload(await call("brain_store", {"type": "fact", "content": "Staging runs on Kubernetes 1.29",
                                                  "key": "staging-platform", "client_id": "acme"}))
         new = payload(await call("brain_store", {"type": "fact", "content": "Staging runs on Kubernetes 1.30",
                                                  "key": "staging-platform", "client_id": "acme"}))
-        seen["new"], seen["old"] = new, old
-        seen["search"] = payload(await call("brain_search", {"query": "staging kubernetes", "client_id": "acme"}))
+        event = payload(await call("brain_store", {"type": "event", "client_id": "acme",
+                                                   "content": "Acme moved its website to Next.js"}))
+        seen["old"], seen["new"], seen["event"] = old, new, event
+        seen["search"] = payload(await call("brain_search", {"query": "staging kubernetes", "client_id": "acme",
+                                                             "type": "fact"}))
         seen["query"] = payload(await call("brain_query", {"type": "facts", "key": "staging-platform"}))
         seen["briefing"] = payload(await call("brain_briefing", {"since": "2000-01-01T00:00:00Z"}))
         seen["own"] = payload(await call("brain_briefing", {"since": "2000-01-01T00:00:00Z", "agent": "mcp-test"}))
@@ -78,49 +108,75 @@ def test_memory_tools_against_the_server(live_server: BackgroundServer) -> None:
         seen["export"] = payload(await call("brain_export", {"client_id": "acme", "active_only": False}))
         seen["import"] = payload(await call("brain_import", {"data": seen["export"]["data"],
                                                              "operator_approved": True}))
-        return seen
+        seen["stats"] = payload(await call("brain_stats", {}))
+        seen["entity_stats"] = payload(await call("brain_entities", {"action": "stats"}))
+        seen["entity_list"] = payload(await call("brain_entities", {"action": "list", "type": "technology"}))
+        seen["entity"] = payload(await call("brain_entities", {"action": "get", "name": "nextjs"}))
+        seen["entity_memories"] = payload(await call("brain_entities", {"action": "memories", "name": "Next.js"}))
 
-    seen = with_mcp(live_server, scenario)
+        llm_server.script({"summary": "Acme's site moved.", "patterns": [f"site on Next.js [mem:{event['id']}]"],
+                           "timeline": [], "contradictions": [], "gaps": []})
+        seen["reflect"] = payload(await call("brain_reflect", {"topic": "website", "client_id": "acme"}))
+        llm_server.script({"draft": "Next.js", "status": "SUFFICIENT", "reason": "stated", "missing": []},
+                          {"answer": f"Next.js [mem:{event['id']}]", "key_findings": [], "unresolved": []})
+        seen["research"] = payload(await call("brain_research", {"topic": "what does acme's website run on?",
+                                                                 "client_id": "acme", "max_iterations": 1}))
+        llm_server.script(EMPTY_PLAN)  # one batch: every unconsolidated active memory is acme's
+        seen["run"] = payload(await call("brain_consolidate", {"action": "run", "sync": True}))
+        seen["job"] = payload(await call("brain_consolidate", {"action": "job", "job_id": seen["run"]["job_id"]}))
+        seen["status"] = payload(await call("brain_consolidate", {"action": "status"}))
 
+        seen["reclassify"] = payload(await call("brain_reclassify", {
+            "reclassifications": [{"name": "Next.js", "new_type": "system"}], "dry_run": False}))
+        seen["reclassified"] = payload(await call("brain_entities", {"action": "get", "name": "Next.js"}))
+        return call.called, seen
+
+    called, seen = with_mcp(llm_live_server, scenario)
+
+    assert called == TOOLS
     assert seen["new"]["supersedes"] == seen["old"]["id"]
     assert [hit["id"] for hit in seen["search"]["results"]] == [seen["new"]["id"]]
     assert seen["query"]["results"][0]["content"] == "Staging runs on Kubernetes 1.30"
-    assert seen["briefing"]["summary"]["total"] == 1  # the superseded fact is not news
+    assert seen["briefing"]["summary"]["total"] == 2  # the superseded fact is not news
     assert seen["own"]["summary"]["total"] == 0  # the agent's own entries are left out
     assert seen["update"]["updated_fields"] == ["importance"]
     assert seen["restore"]["superseded"] == [seen["new"]["id"]]
     assert seen["delete"]["deleted_by"] == "mcp-test"
-    assert seen["export"]["count"] == 2
-    assert (seen["import"]["imported"], seen["import"]["skipped"]) == (0, 2)
+    assert seen["export"]["count"] == 3
+    assert (seen["import"]["imported"], seen["import"]["skipped"]) == (0, 3)
+    assert (seen["stats"]["total_memories"], seen["stats"]["active"], seen["stats"]["deleted"]) == (2, 2, 1)
+    assert seen["entity_stats"]["by_type"]["technology"] >= 1
+    assert "Next.js" in [entity["name"] for entity in seen["entity_list"]["entities"]]
+    assert (seen["entity"]["name"], seen["entity"]["type"]) == ("Next.js", "technology")
+    assert [memory["id"] for memory in seen["entity_memories"]["memories"]] == [seen["event"]["id"]]
+    assert seen["reflect"]["cited_memory_ids"] == [seen["event"]["id"]]
+    assert seen["reflect"]["reflection"]["summary"] == "Acme's site moved."
+    assert seen["research"]["cited_memory_ids"] == [seen["event"]["id"]] and seen["research"]["partial"] is False
+    assert seen["run"]["status"] == "succeeded" and seen["run"]["result"]["batches"] == 1
+    assert seen["job"]["job_id"] == seen["run"]["job_id"] and seen["job"]["status"] == "succeeded"
+    assert seen["status"]["is_running"] is False and seen["status"]["last_run_at"]
+    assert seen["reclassify"]["changes"][0]["old_type"] == "technology" and not seen["reclassify"]["dry_run"]
+    assert seen["reclassified"]["type"] == "system"
+    assert llm_server.pending == 0 and len(llm_server.requests) == 4  # reflect 1, research 2, consolidation 1
 
 
-def test_knowledge_and_llm_tools_reach_their_endpoints(live_server: BackgroundServer) -> None:
-    """Needs /stats, /entities*, /consolidate*, /reflect and /research on the server."""
-
+def test_without_an_llm_the_llm_tools_pass_on_the_documented_503(live_server: BackgroundServer) -> None:
     async def scenario(session: ClientSession) -> dict[str, CallToolResult]:
         call: Call = session.call_tool
         await call("brain_store", {"type": "event", "content": "Acme moved its website to Next.js"})
         return {
-            "stats": await call("brain_stats", {}),
-            "entities": await call("brain_entities", {"action": "stats"}),
-            "entity_list": await call("brain_entities", {"action": "list"}),
-            "reclassify": await call("brain_reclassify", {"reclassifications": [{"name": "Next.js",
-                                                                                 "new_type": "technology"}]}),
-            "consolidate": await call("brain_consolidate", {"action": "status"}),
+            "consolidate": await call("brain_consolidate", {}),
+            "status": await call("brain_consolidate", {"action": "status"}),
             "reflect": await call("brain_reflect", {"topic": "websites"}),
             "research": await call("brain_research", {"topic": "what did acme move its website to?"}),
         }
 
     results = with_mcp(live_server, scenario)
 
-    assert payload(results["stats"])["total_memories"] == 1
-    assert isinstance(payload(results["entities"]), dict)
-    assert isinstance(payload(results["entity_list"]), dict)
-    assert isinstance(payload(results["reclassify"]), dict)
-    assert "is_running" in payload(results["consolidate"])
-    # No LLM is configured and research is off: the tools pass the server's 503 on, with its reason.
-    assert results["reflect"].is_error and "HTTP 503" in text(results["reflect"])
-    assert results["research"].is_error and "HTTP 503" in text(results["research"])
+    assert results["consolidate"].is_error and "HTTP 503: LLM provider unavailable" in text(results["consolidate"])
+    assert payload(results["status"])["is_running"] is False
+    assert results["reflect"].is_error and "HTTP 503: LLM provider unavailable" in text(results["reflect"])
+    assert results["research"].is_error and "RESEARCH_ENABLED" in text(results["research"])
 
 
 def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
@@ -136,6 +192,15 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
             "empty_update": await call("brain_update", {"memory_id": "abc"}),
             "unapproved": await call("brain_import", {"data": [], "operator_approved": False}),
             "no_name": await call("brain_entities", {"action": "get"}),
+            "memories_limit": await call("brain_entities", {"action": "memories", "name": "x", "limit": 101}),
+            "reason": await call("brain_delete", {"memory_id": "abc", "reason": "r" * 1001}),
+            "since": await call("brain_export", {"since": "last tuesday"}),
+            "export_client": await call("brain_export", {"client_id": "not a slug!"}),
+            "reclassify": await call("brain_reclassify", {"reclassifications": [
+                {"name": f"e{n}", "new_type": "system"} for n in range(101)]}),
+            "topic": await call("brain_reflect", {"topic": "t" * 501}),
+            "blank_topic": await call("brain_research", {"topic": "   "}),
+            "job": await call("brain_consolidate", {"action": "job"}),
             "missing": await call("brain_delete", {"memory_id": "no-such-memory"}),
             "after": await call("brain_query", {"type": "events"}),
         }
@@ -145,7 +210,68 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
     for name, expected in (("type", "type"), ("too_long", "content"), ("key_on_event", "key:"),
                            ("limit", "limit"), ("empty_update", "at least one"),
                            ("unapproved", "operator_approved"), ("no_name", "name:"),
-                           ("missing", "HTTP 404")):
+                           ("memories_limit", "limit:"), ("reason", "reason"), ("since", "since:"),
+                           ("export_client", "client_id:"), ("reclassify", "reclassifications:"),
+                           ("topic", "topic:"), ("blank_topic", "topic:"), ("job", "job_id:")):
         assert results[name].is_error, name
         assert expected in text(results[name]), (name, text(results[name]))
+        assert "HTTP " not in text(results[name]), (name, "refused before any request")
+    assert results["missing"].is_error and "HTTP 404" in text(results["missing"])
     assert payload(results["after"])["count"] == 0  # none of the refused calls stored anything
+
+
+def test_finds_the_local_key_file_like_the_readme_config(live_server: BackgroundServer, tmp_path: Path) -> None:
+    """The README's .mcp.json gives only BRAIN_API_URL: started in the project folder, the key comes from
+    `.zengram/api-key`."""
+    (tmp_path / ".zengram").mkdir()
+    (tmp_path / ".zengram" / "api-key").write_text(API_KEY + "\n")
+
+    async def scenario(session: ClientSession) -> Any:
+        return payload(await session.call_tool("brain_stats", {}))
+
+    stats = with_mcp(live_server, scenario, cwd=tmp_path,
+                     env={"BRAIN_API_URL": live_server.url, "BRAIN_MCP_SOURCE_AGENT": "claude-code"})
+
+    assert stats["total_memories"] == 0
+
+
+@contextmanager
+def streamable_http_mcp(server: BackgroundServer) -> Iterator[str]:
+    """`zengram-mcp --transport streamable-http --port N` as a subprocess; yields its /mcp URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zengram.mcp_server", "--transport", "streamable-http", "--port", str(port)],
+        cwd=REPO_ROOT, env={**os.environ, **mcp_env(server)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60  # bounds a hung start; nothing asserts on time
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else "exited"
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline, "zengram-mcp did not start listening"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_streamable_http_transport_lists_and_calls_tools(live_server: BackgroundServer) -> None:
+    async def scenario(url: str) -> tuple[set[str], Any, Any, CallToolResult]:
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            names = {tool.name for tool in (await session.list_tools()).tools}
+            stored = payload(await session.call_tool("brain_store", {"type": "decision", "client_id": "acme",
+                                                                     "content": "We ship on Tuesdays only"}))
+            found = payload(await session.call_tool("brain_search", {"query": "when do we ship"}))
+            wrong = await session.call_tool("brain_search", {"query": "x", "limit": 0})
+            return names, stored, found, wrong
+
+    with streamable_http_mcp(live_server) as url:
+        names, stored, found, wrong = asyncio.run(scenario(url))
+
+    assert names == TOOLS
+    assert [hit["id"] for hit in found["results"]] == [stored["id"]]
+    assert wrong.is_error and "limit" in text(wrong)

@@ -144,3 +144,27 @@ def test_an_unreachable_server_is_a_connection_error_after_the_retries(sleeps: S
     assert unreachable.value.status_code is None
     assert f"127.0.0.1:{closed_port}" in unreachable.value.error
     assert sleeps.waits == [0.5, 1.0]
+
+
+def test_async_client_beyond_search(live_server: BackgroundServer) -> None:
+    async def scenario() -> dict[str, object]:
+        async with AsyncBrainClient(url=live_server.url, api_key=API_KEY, source_agent="async-test") as brain:
+            old = await brain.store(type="fact", content="The office is in Leeds", key="office")
+            new = await brain.store(type="fact", content="The office is in York", key="office")
+            await brain.update(new.id, importance="high")
+            restored = await brain.restore(old.id)
+            deleted = await brain.delete(new.id, reason="moved back")
+            pages = [page async for page in brain.export_all(active_only=False, limit=1)]
+            briefing = await brain.briefing("2000-01-01T00:00:00Z")
+            await brain.put_client("acme", name="Acme")
+            return {"restored": restored.superseded, "new": new.id, "deleted": deleted.deleted_by,
+                    "pages": [len(page.data) for page in pages], "briefing": briefing.summary.total,
+                    "clients": [client.client_id for client in (await brain.list_clients()).clients],
+                    "status": (await brain.consolidation_status()).is_running,
+                    "entities": (await brain.entity_stats()).total}
+
+    seen = asyncio.run(scenario())
+
+    assert seen["restored"] == [seen["new"]] and seen["deleted"] == "async-test"
+    assert seen["pages"] == [1, 1] and seen["briefing"] == 1
+    assert seen["clients"] == ["acme"] and seen["status"] is False and seen["entities"] == 0

@@ -87,7 +87,7 @@ def search(
     table.add_column("content")
     for hit in answer.results:
         table.add_row(f"{hit['effective_score']:.3f}", hit["type"], hit.get("client_id", ""),
-                      hit.get("source_agent", ""), str(hit.get("created_at", ""))[:16], hit["id"][:8],
+                      hit.get("source_agent", ""), str(hit.get("created_at", ""))[:10], hit["id"][:8],
                       hit.get("content", hit.get("preview", "")))
     console().print(table)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,20 +9,12 @@ import httpx
 
 from zengram.client.calls import Call
 from zengram.client.errors import BrainConnectionError
+from zengram.client.local import resolve_connection
 from zengram.client.retry import RetryPolicy
 
-DEFAULT_URL = "http://127.0.0.1:8084"
 DEFAULT_TIMEOUT = 15.0
 SLOW_TIMEOUT = 120.0  # consolidation (sync), reflect, research: several LLM calls
 EXPORT_PAGE = 1000
-
-
-def env_url() -> str:
-    return os.environ.get("BRAIN_API_URL", "").strip() or DEFAULT_URL
-
-
-def env_key() -> str:
-    return os.environ.get("BRAIN_API_KEY", "").strip()
 
 
 @dataclass(frozen=True)
@@ -40,8 +31,13 @@ class ClientConfig:
     def build(cls, url: str | None, api_key: str | None, timeout: float, max_retries: int,
               source_agent: str | None, slow_timeout: float, retry: RetryPolicy | None,
               request_id: str | None) -> ClientConfig:
-        """Arguments win; `BRAIN_API_URL` / `BRAIN_API_KEY` fill what is left out."""
-        return cls(url=(url or env_url()).rstrip("/"), api_key=api_key if api_key is not None else env_key(),
+        """Arguments win; `BRAIN_API_URL` / `BRAIN_API_KEY` fill what is left out, then the local embedded
+        server (`ZENGRAM_HOST`/`ZENGRAM_PORT`) and the key it generated into `<ZENGRAM_DATA_DIR>/api-key`,
+        as the README promises for all three clients. Read when the client is built, never at import."""
+        if not url or api_key is None:
+            connection = resolve_connection(url, api_key)
+            url, api_key = connection.url, api_key if api_key is not None else connection.api_key
+        return cls(url=url.rstrip("/"), api_key=api_key,
                    timeout=timeout, slow_timeout=slow_timeout, retry=retry or RetryPolicy(max_retries=max_retries),
                    source_agent=source_agent, request_id=request_id)
 

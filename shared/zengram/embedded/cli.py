@@ -3,6 +3,7 @@ that talk to a running server (store, search, export, import...)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Annotated
@@ -79,10 +80,17 @@ def keys(
     data_dir: DataDir = None,
     show: Annotated[bool, typer.Option("--show", help="Print the key itself (for scripts: KEY=$(zengram keys --show))")]
     = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {source, key_file} (and key with --show) as JSON")]
+    = False,
 ) -> None:
     """Show where the API key comes from (generating it on first use, as `serve` would)."""
     settings = _settings(data_dir)
     key, key_file = resolve_api_key(settings)
+    if as_json:
+        answer = {"source": "key_file" if key_file else "BRAIN_API_KEY",
+                  "key_file": str(key_file) if key_file else None, **({"key": key} if show else {})}
+        typer.echo(json.dumps(answer, indent=2))
+        return
     if show:
         typer.echo(key)
         return

@@ -32,7 +32,15 @@ def main(argv: list[str] | None = None) -> None:
     if not connection.api_key:
         print(f"[zengram-mcp] no API key: set BRAIN_API_KEY (looked in {connection.key_source})", file=sys.stderr)
         raise SystemExit(1)
-    timeout = float(os.environ.get("BRAIN_MCP_TIMEOUT", "15000")) / 1000  # milliseconds, as in Zengram
+    raw_timeout = os.environ.get("BRAIN_MCP_TIMEOUT", "").strip() or "15000"  # milliseconds, as in Zengram
+    try:
+        timeout = float(raw_timeout) / 1000
+    except ValueError:
+        timeout = 0.0
+    if timeout <= 0:
+        print(f"[zengram-mcp] BRAIN_MCP_TIMEOUT must be a positive number of milliseconds, got {raw_timeout!r}",
+              file=sys.stderr)
+        raise SystemExit(1)
     client = AsyncBrainClient(url=connection.url, api_key=connection.api_key, timeout=timeout)
     server = build_server(client)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call would drown stderr

@@ -17,7 +17,18 @@ from pydantic import BaseModel, Field, ValidationError
 
 from zengram.client import AsyncBrainClient, BrainError
 from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, StoreOptions, UpdateOptions
-from zengram.domain.requests import BriefingRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
+from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
+from zengram.domain.reflect import ReflectRequest
+from zengram.domain.requests import (
+    BriefingRequest,
+    DeleteRequest,
+    ExportRequest,
+    MemoryDraft,
+    MemoryPatch,
+    SearchRequest,
+    StructuredQuery,
+)
+from zengram.domain.research import ResearchRequest
 
 DEFAULT_AGENT = "claude-code"  # Zengram's MCP default identity
 DEFAULT_EXPORT_LIMIT = 500  # keeps one answer within MCP message sizes
@@ -154,6 +165,7 @@ def _memory_tools(server: MCPServer, client: AsyncBrainClient, agent: str) -> No
         reason: Annotated[str | None, Field(max_length=1000, description="Why (kept for audit)")] = None,
     ) -> str:
         """Soft-delete a memory: it stays stored but leaves search at once."""
+        checked(DeleteRequest, {"reason": reason, "source_agent": agent})
         return await answer(client.delete(memory_id, reason=reason, source_agent=agent))
 
     @server.tool(annotations=WRITE)
@@ -210,6 +222,10 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         """Query the entity graph: clients, people, technologies... extracted from memories."""
         if action in ("get", "memories") and not name:
             raise ToolError(f"name: required for action={action}")
+        if action == "list":
+            checked(EntityListRequest, {"type": type, "limit": limit})
+        elif action == "memories":
+            checked(EntityMemoriesRequest, {"limit": limit})
         return await answer(client.entities(action, name=name, type=type, limit=limit))
 
     @server.tool(annotations=WRITE)
@@ -222,6 +238,7 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
     ) -> str:
         """Fix entity types. Run with dry_run=true first, then false to apply."""
         items = [item.model_dump() for item in reclassifications]
+        checked(ReclassifyRequest, {"reclassifications": items, "dry_run": dry_run})
         return await answer(client.reclassify(items, dry_run=dry_run))
 
     @server.tool(annotations=READ)
@@ -234,6 +251,8 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         active_only: Annotated[bool | None, Field(description="false adds superseded and deleted ones")] = None,
     ) -> str:
         """Export whole memories as JSON (backups, migration). Page with limit/offset on big stores."""
+        checked(ExportRequest, {"client_id": client_id, "type": type, "since": since, "limit": limit,
+                                "offset": offset, "active_only": active_only})
         return await answer(client.export(client_id=client_id, type=type, since=since, limit=limit, offset=offset,
                                           active_only=active_only))
 
@@ -274,6 +293,7 @@ def _llm_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         limit: Annotated[int | None, Field(ge=1, le=50, description="Memories to analyse (default 20)")] = None,
     ) -> str:
         """LLM synthesis over the memories about a topic: patterns, timeline, contradictions, gaps."""
+        checked(ReflectRequest, {"topic": topic, "client_id": client_id, "limit": limit})
         return await answer(client.reflect(topic, client_id=client_id, limit=limit))
 
     @server.tool(annotations=READ)
@@ -285,5 +305,6 @@ def _llm_tools(server: MCPServer, client: AsyncBrainClient) -> None:
     ) -> str:
         """Agentic multi-hop retrieval for HARD questions only (several LLM calls; the server must set
         RESEARCH_ENABLED=true). Use brain_search for routine recall."""
+        checked(ResearchRequest, {"topic": topic, "client_id": client_id, "max_iterations": max_iterations})
         return await answer(client.research(topic, client_id=client_id, max_iterations=max_iterations))
 
