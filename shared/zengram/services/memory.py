@@ -225,7 +225,7 @@ class MemoryService:
         return self._store.query(query)
 
     def search(self, request: SearchRequest) -> SearchResult:
-        """Vector and keyword paths in parallel, fused by RRF, ranked by `effective_score`."""
+        """Vector and keyword paths in parallel, fused (`ScoringConfig.fusion`), ranked by `effective_score`."""
         filters = SearchFilters(
             type=request.type.value if request.type else None,
             source_agent=request.source_agent,
