@@ -1,4 +1,5 @@
-"""Pure ASGI middleware: request ids on every response, and the API key on every route but /health."""
+"""Pure ASGI middleware: request ids on every response, the API key on every route but /health, and a cap on
+request bodies."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from zengram.domain.errors import ZengramError
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
 _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# The largest valid request is an import of 500 records of 10,000 characters and 10 KB of metadata each (~13 MB
+# as JSON with every field); API Gateway stops at 10 MB anyway. Anything larger is refused before it is parsed.
+MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
 class RequestIdMiddleware:
@@ -76,3 +80,57 @@ class ApiKeyMiddleware:
             await error_response(401, "invalid API key")(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+class BodySizeLimitMiddleware:
+    """Refuses a body over `max_bytes` with a 413, so an oversized body is never held whole or parsed: at once
+    when `content-length` says so; a chunked upload (no length) is read up to the cap, then replayed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
+        if declared.isdigit():
+            if int(declared) > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            await self.app(scope, receive, send)  # the server holds the body to its declared length
+            return
+        if "chunked" not in headers.get("transfer-encoding", "").lower():
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(bytes(body), receive), send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await error_response(413, f"body: larger than {self.max_bytes:,} bytes")(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A receive that hands over the already-read body once, then waits on the real one (disconnects)."""
+    pending = True
+
+    async def replayed() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
