@@ -113,6 +113,8 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
         seen["entity_list"] = payload(await call("brain_entities", {"action": "list", "type": "technology"}))
         seen["entity"] = payload(await call("brain_entities", {"action": "get", "name": "nextjs"}))
         seen["entity_memories"] = payload(await call("brain_entities", {"action": "memories", "name": "Next.js"}))
+        seen["other_tenant"] = payload(await call("brain_entities", {"action": "memories", "name": "Next.js",
+                                                                     "client_id": "not-acme"}))
 
         llm_server.script({"summary": "Acme's site moved.", "patterns": [f"site on Next.js [mem:{event['id']}]"],
                            "timeline": [], "contradictions": [], "gaps": []})
@@ -149,6 +151,7 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
     assert "Next.js" in [entity["name"] for entity in seen["entity_list"]["entities"]]
     assert (seen["entity"]["name"], seen["entity"]["type"]) == ("Next.js", "technology")
     assert [memory["id"] for memory in seen["entity_memories"]["memories"]] == [seen["event"]["id"]]
+    assert seen["other_tenant"]["memories"] == []
     assert seen["reflect"]["cited_memory_ids"] == [seen["event"]["id"]]
     assert seen["reflect"]["reflection"]["summary"] == "Acme's site moved."
     assert seen["research"]["cited_memory_ids"] == [seen["event"]["id"]] and seen["research"]["partial"] is False
@@ -196,6 +199,7 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
             "reason": await call("brain_delete", {"memory_id": "abc", "reason": "r" * 1001}),
             "since": await call("brain_export", {"since": "last tuesday"}),
             "export_client": await call("brain_export", {"client_id": "not a slug!"}),
+            "entity_client": await call("brain_entities", {"action": "memories", "name": "x", "client_id": "a b"}),
             "reclassify": await call("brain_reclassify", {"reclassifications": [
                 {"name": f"e{n}", "new_type": "system"} for n in range(101)]}),
             "topic": await call("brain_reflect", {"topic": "t" * 501}),
@@ -211,7 +215,8 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
                            ("limit", "limit"), ("empty_update", "at least one"),
                            ("unapproved", "operator_approved"), ("no_name", "name:"),
                            ("memories_limit", "limit:"), ("reason", "reason"), ("since", "since:"),
-                           ("export_client", "client_id:"), ("reclassify", "reclassifications:"),
+                           ("export_client", "client_id:"), ("entity_client", "client_id"),
+                           ("reclassify", "reclassifications:"),
                            ("topic", "topic:"), ("blank_topic", "topic:"), ("job", "job_id:")):
         assert results[name].is_error, name
         assert expected in text(results[name]), (name, text(results[name]))

@@ -189,8 +189,8 @@ class AsyncBrainClient:
     # -- entities -----------------------------------------------------------------------------------------
 
     async def entities(self, action: EntityAction = "list", *, name: str | None = None, type: str | None = None,
-                 limit: int | None = None, offset: int | None = None) -> JsonObject:
-        return await self._send(calls.entities(action, name, type, limit, offset))
+                 limit: int | None = None, offset: int | None = None, client_id: str | None = None) -> JsonObject:
+        return await self._send(calls.entities(action, name, type, limit, offset, client_id))
 
     async def list_entities(self, *, type: str | None = None, limit: int | None = None,
                       offset: int | None = None) -> EntityListBody:
@@ -200,8 +200,8 @@ class AsyncBrainClient:
         return await self._send(calls.entity(name))
 
     async def entity_memories(self, name: str, *, limit: int | None = None,
-                        offset: int | None = None) -> EntityMemoriesBody:
-        return await self._send(calls.entity_memories(name, limit, offset))
+                              client_id: str | None = None) -> EntityMemoriesBody:
+        return await self._send(calls.entity_memories(name, limit, client_id))
 
     async def entity_stats(self) -> EntityStatsBody:
         return await self._send(calls.entity_stats())

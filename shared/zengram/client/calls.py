@@ -274,7 +274,7 @@ def import_(data: Sequence[Mapping[str, Any]], operator_approved: bool) -> Call[
 
 
 def entities(action: EntityAction, name: str | None, type: str | None, limit: int | None,
-             offset: int | None) -> Call[JsonObject]:
+             offset: int | None, client_id: str | None = None) -> Call[JsonObject]:
     """Zengram's `brain_entities` dispatch (list, get, memories or stats), answered as plain JSON."""
     if action == "stats":
         return Call("GET", "/entities/stats", json_object)
@@ -283,8 +283,8 @@ def entities(action: EntityAction, name: str | None, type: str | None, limit: in
             raise ValueError(f"name is required for action={action!r}")
         if action == "get":
             return Call("GET", entity(name).path, json_object)
-        return Call("GET", entity_memories(name, limit, offset).path, json_object,
-                    params=query_params({"limit": limit, "offset": offset}))
+        memories = entity_memories(name, limit, client_id)
+        return Call("GET", memories.path, json_object, params=memories.params)
     if action != "list":
         raise ValueError(f"action must be one of list, get, memories, stats (got {action!r})")
     return Call("GET", "/entities", json_object, params=query_params({"type": type, "limit": limit,
@@ -300,9 +300,9 @@ def entity(name: str) -> Call[EntityDetailBody]:
     return Call("GET", f"/entities/{segment(name)}", model(EntityDetailBody))
 
 
-def entity_memories(name: str, limit: int | None, offset: int | None) -> Call[EntityMemoriesBody]:
+def entity_memories(name: str, limit: int | None, client_id: str | None = None) -> Call[EntityMemoriesBody]:
     return Call("GET", f"/entities/{segment(name)}/memories", model(EntityMemoriesBody),
-                params=query_params({"limit": limit, "offset": offset}))
+                params=query_params({"limit": limit, "client_id": client_id}))
 
 
 def entity_stats() -> Call[EntityStatsBody]:

@@ -187,8 +187,8 @@ class BrainClient:
     # -- entities -----------------------------------------------------------------------------------------
 
     def entities(self, action: EntityAction = "list", *, name: str | None = None, type: str | None = None,
-                 limit: int | None = None, offset: int | None = None) -> JsonObject:
-        return self._send(calls.entities(action, name, type, limit, offset))
+                 limit: int | None = None, offset: int | None = None, client_id: str | None = None) -> JsonObject:
+        return self._send(calls.entities(action, name, type, limit, offset, client_id))
 
     def list_entities(self, *, type: str | None = None, limit: int | None = None,
                       offset: int | None = None) -> EntityListBody:
@@ -198,8 +198,8 @@ class BrainClient:
         return self._send(calls.entity(name))
 
     def entity_memories(self, name: str, *, limit: int | None = None,
-                        offset: int | None = None) -> EntityMemoriesBody:
-        return self._send(calls.entity_memories(name, limit, offset))
+                        client_id: str | None = None) -> EntityMemoriesBody:
+        return self._send(calls.entity_memories(name, limit, client_id))
 
     def entity_stats(self) -> EntityStatsBody:
         return self._send(calls.entity_stats())

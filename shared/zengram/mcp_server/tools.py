@@ -20,6 +20,7 @@ from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, S
 from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
 from zengram.domain.reflect import ReflectRequest
 from zengram.domain.requests import (
+    CLIENT_PATTERN,
     BriefingRequest,
     DeleteRequest,
     ExportRequest,
@@ -218,6 +219,8 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         name: Annotated[str | None, Field(description="For get/memories: name or alias")] = None,
         type: Annotated[EntityType | None, Field(description="For list: only this type")] = None,
         limit: Annotated[int | None, Field(ge=1, le=500, description="Max results (default 50)")] = None,
+        client_id: Annotated[str | None, Field(pattern=CLIENT_PATTERN, description="For memories: only this client's")]
+        = None,
     ) -> str:
         """Query the entity graph: clients, people, technologies... extracted from memories."""
         if action in ("get", "memories") and not name:
@@ -226,7 +229,7 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
             checked(EntityListRequest, {"type": type, "limit": limit})
         elif action == "memories":
             checked(EntityMemoriesRequest, {"limit": limit})
-        return await answer(client.entities(action, name=name, type=type, limit=limit))
+        return await answer(client.entities(action, name=name, type=type, limit=limit, client_id=client_id))
 
     @server.tool(annotations=WRITE)
     async def brain_reclassify(
