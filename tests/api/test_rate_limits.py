@@ -164,3 +164,23 @@ def test_limits_off_means_no_429(tmp_path: Path) -> None:
 def test_budget_of_each_request(method: str, path: str, bucket: str | None) -> None:
     limit = limit_for(method, path, Settings())
     assert (limit.bucket if limit else None) == bucket
+
+
+class UnreachableCounters:
+    """A rate limiter whose backing store fails (e.g. DynamoDB throttling after botocore's retries)."""
+
+    def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None:
+        raise ConnectionError("counter store unreachable")
+
+
+def test_an_unreachable_counter_store_lets_requests_through(
+    limited: tuple[Settings, Container], caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings, container = limited
+    container.rate_limiter = UnreachableCounters()
+    with TestClient(build_embedded_app(settings, container), headers={"x-api-key": API_KEY}) as api:
+        statuses = [store(api, n) for n in range(5)]  # more than the write budget of 3
+
+    assert statuses == [201] * 5
+    assert "rate limiter unavailable" in caplog.text
+    assert API_KEY not in caplog.text

@@ -4,6 +4,7 @@ together 1/hour, all settings. Runs as an app-wide dependency, after the API key
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -15,6 +16,7 @@ from zengram.settings import Settings
 UNLIMITED_PATHS = frozenset({"/health"})
 HEAVY_PATHS = frozenset({"/consolidate", "/research"})  # POSTs that run several LLM calls
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,12 @@ def enforce_rate_limit(request: Request) -> None:
     if not settings.rate_limit_enabled or limit is None:
         return
     api_key = request.headers.get("x-api-key", "")
-    retry_after = container.rate_limiter.hit(key_fingerprint(api_key), limit.bucket, limit.limit,
-                                             limit.window_seconds)
+    try:
+        retry_after = container.rate_limiter.hit(key_fingerprint(api_key), limit.bucket, limit.limit,
+                                                 limit.window_seconds)
+    except Exception:  # fail open: a counter that cannot be reached (throttled, down) must not stop the service
+        logger.warning("rate limiter unavailable; %s %s let through uncounted", request.method, request.url.path,
+                       exc_info=True)
+        return
     if retry_after is not None:
         raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after)
