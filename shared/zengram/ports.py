@@ -97,8 +97,13 @@ class RecordStore(Protocol):
 
     def find_active_duplicate(self, client_id: str, type_: str, content_hash: str) -> Memory | None: ...
 
-    def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
-        """Applies `changes`; raises NotFound, or Conflict when new content duplicates an active memory."""
+    def update(self, memory_id: str, changes: MemoryChanges, at: datetime, *,
+               expected_revision: int | None = None) -> Memory:
+        """Applies `changes`; raises NotFound, or Conflict when new content duplicates an active memory.
+        With `expected_revision` (optimistic concurrency, for changes computed from an earlier read, e.g. a
+        merged `metadata`): applied only if the memory is still at that revision, checked in the same atomic
+        write; otherwise raises StaleRevision (a Conflict) and changes nothing, so the caller re-reads and
+        re-applies its change."""
         ...
 
     def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
@@ -172,7 +177,9 @@ class SearchIndex(Protocol):
 
     Contract:
     - `upsert` replaces documents by id; `set_attributes` replaces only the filter fields of existing
-      documents (unknown ids are ignored); `delete` of an unknown id is a no-op.
+      documents and `set_texts` only their keyword text, keeping vector and filter fields; a document so
+      changed ranks exactly as if upserted with the new text (both ignore unknown ids); `delete` of an
+      unknown id is a no-op.
     - `vector_search` scores by cosine similarity in [-1, 1]; `keyword_search` by BM25 (> 0). Both return
       at most `k` hits, best first, ties broken by id, after applying every filter in `SearchFilters`.
     - A keyword query with no searchable words returns no hits (never an error).
@@ -189,6 +196,8 @@ class SearchIndex(Protocol):
     def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
 
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None: ...
+
+    def set_texts(self, texts: dict[str, str]) -> None: ...
 
     def delete(self, memory_ids: Sequence[str]) -> None: ...
 
@@ -253,6 +262,10 @@ class JobStore(Protocol):
       it changes nothing and returns False. Among concurrent callers for a free lock exactly one wins.
     - `release(name, owner)` frees the lock only if `owner` holds it (a late release after an expiry and a
       take-over by another owner must not free the new holder's lock).
+    - `claim(job_id, started_at)` moves a `queued` job to `running` (setting `started_at`) in one conditional
+      write and returns the running job; a job that is not queued (already claimed, finished, or unknown) is
+      left as it is and the answer is None. Among concurrent claims of one queued job exactly one wins, so a
+      job delivered twice (Lambda async invocations are at-least-once) runs once.
     - `read_lock(name)` is the current holder as stored, expired or not (None when free).
     """
 
@@ -267,6 +280,8 @@ class JobStore(Protocol):
     def release(self, name: str, owner: str) -> None: ...
 
     def read_lock(self, name: str) -> LockState | None: ...
+
+    def claim(self, job_id: str, started_at: datetime) -> Job | None: ...
 
 
 @runtime_checkable
@@ -315,6 +330,11 @@ class EntityStore(Protocol):
       memory. Under concurrent callers no increment is lost.
     - `list_entities` orders by `mention_count` descending, then key; `memory_ids` newest memory first
       (`memory_created_at` descending, then id descending); `related` by strength descending, then name.
+    - `iter_memory_ids(key, page_size)` yields the same ids in the same order, lazily: links are read
+      `page_size` at a time, a page only once the ids before it have been taken, so a caller that stops early
+      (a popular entity's partition can hold millions of links) reads no further. The sign of it: a link made
+      mid-iteration that sorts after the last page read is still yielded (on DynamoDB once its eventually
+      consistent reads see it).
     - `stats` counts every registered entity, by type, and names the `top` most mentioned.
     - `set_type` changes the registered type (None for an unknown key).
     """
@@ -331,6 +351,8 @@ class EntityStore(Protocol):
     def related(self, key: str, limit: int) -> list[RelatedEntity]: ...
 
     def memory_ids(self, key: str, limit: int | None = None) -> list[str]: ...
+
+    def iter_memory_ids(self, key: str, page_size: int = 100) -> Iterator[str]: ...
 
     def stats(self, top: int = 10) -> EntityStats: ...
 

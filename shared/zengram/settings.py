@@ -109,8 +109,8 @@ class Settings(BaseSettings):
         default=1, ge=0, le=2,
         description="Also index each event with this many events stored just after it (a conversation's next "
                     "turns: an answer is often echoed or followed up; LoCoMo dev5 recall@10 +1.3 pt). Storing "
-                    "an event re-indexes the ones before it (keyword text only; their vectors are reused "
-                    "when still cached). 0: off.",
+                    "an event replaces the keyword text of the ones before it (their vectors are kept: no "
+                    "embedding, unless index_context_embed). 0: off.",
     )
     index_context_window_minutes: float = Field(
         default=60.0, gt=0,

@@ -148,6 +148,22 @@ def test_set_attributes_changes_filters_only(index: SearchIndex) -> None:
     assert index.count() == 1
 
 
+def test_set_texts_replaces_the_keyword_text_only(index: SearchIndex) -> None:
+    vector = unit(1, 0.2)
+    index.upsert([document("a", "old words about pricing", vector, client_id="globex"),
+                  document("b", "new words about hiring", unit(0, 1), client_id="globex")])
+    index.set_texts({"a": "new words about hiring", "unknown": "ghost words"})
+    assert index.keyword_search("pricing", SearchFilters(include_inactive=True), k=5) == []
+    assert index.keyword_search("ghost", SearchFilters(include_inactive=True), k=5) == []
+    a, b = sorted(index.keyword_search("hiring", SearchFilters(client_id="globex"), k=5), key=lambda hit: hit.id)
+    assert (a.id, b.id) == ("a", "b")
+    assert a.score == pytest.approx(b.score)  # scored exactly as if upserted with that text
+    nearest = index.vector_search(vector, SearchFilters(client_id="globex"), k=1)  # vector and filters kept
+    assert ids(nearest) == ["a"]
+    assert nearest[0].score == pytest.approx(1.0, abs=1e-5)
+    assert index.count() == 2
+
+
 def test_upsert_replaces_and_delete_removes(index: SearchIndex) -> None:
     index.upsert([document("a", "old words about pricing")])
     index.upsert([document("a", "new words about hiring")])

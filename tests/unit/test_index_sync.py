@@ -39,6 +39,10 @@ class FlakyIndex:
         self._check()
         self.inner.set_attributes(updates)
 
+    def set_texts(self, texts: dict[str, str]) -> None:
+        self._check()
+        self.inner.set_texts(texts)
+
     def delete(self, memory_ids: Sequence[str]) -> None:
         self._check()
         self.inner.delete(memory_ids)

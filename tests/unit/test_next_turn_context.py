@@ -3,13 +3,19 @@ the event stored just after it, on store, update, delete and reindex."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+import pytest
 from zengram.bootstrap import Container, build_container
 from zengram.domain.context import with_context
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
+from zengram.domain.search import SearchFilters
+from zengram.ports import Embedder
 from zengram.services.indexing import EMBED_BATCH
 from zengram.settings import Settings
 
@@ -17,7 +23,7 @@ from tests.support import HashingEmbedder, TickingClock
 from tests.unit.test_search_quality import memory
 
 
-def _container(tmp_path: Path, embedder: HashingEmbedder | None = None, **settings: Any) -> Container:
+def _container(tmp_path: Path, embedder: Embedder | None = None, **settings: Any) -> Container:
     options: dict[str, Any] = {"index_context_turns": 0, "index_context_next_turns": 1, "search_paths": "keyword",
                                **settings}
     return build_container(Settings(data_dir=tmp_path / "data", api_key="k", **options),
@@ -118,5 +124,80 @@ def test_hybrid_search_tells_neighbours_apart_by_their_own_vectors(tmp_path: Pat
         _store(c, "billing invoices are late")
         hits = c.memory.search(SearchRequest(q="billing service", client_id="c1")).hits
         assert [hit.memory.content for hit in hits] == ["deploy the billing service", "billing invoices are late"]
+    finally:
+        c.close()
+
+
+class CountingEmbedder:
+    """Records the texts it embeds and the vectors it returns. Each call's vectors drift a little (as a real
+    model's may between batches), so a re-embedded memory shows in its vector as well as in the count."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder()
+        self.embedded: list[tuple[str, npt.NDArray[np.float32]]] = []
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for text, _ in self.embedded]
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        vectors = self.inner.embed(texts)
+        vectors[:, -1] += 0.2 * (len(self.embedded) + 1)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.embedded += zip(texts, vectors, strict=True)
+        return vectors
+
+
+def _in_fresh_process(tmp_path: Path, embedder: CountingEmbedder, clock: TickingClock, content: str) -> str:
+    """Stores one event (under the default settings) through a container of its own, as each Lambda instance
+    does: nothing computed for an earlier store is still in memory."""
+    c = build_container(Settings(data_dir=tmp_path / "data", api_key="k"), embedder=embedder, clock=clock)
+    try:
+        return _store(c, content)
+    finally:
+        c.close()
+
+
+def test_storing_n_events_embeds_each_once_under_the_defaults(tmp_path: Path) -> None:
+    embedder, clock = CountingEmbedder(), TickingClock()
+    contents = [f"turn {word} here" for word in ("alpha", "bravo", "charlie", "delta", "echo")]
+    for content in contents:
+        _in_fresh_process(tmp_path, embedder, clock, content)
+    assert embedder.texts == contents  # each turn before was re-indexed for its next turn, not re-embedded
+    assert embedder.inner.calls == len(contents)
+
+
+def test_the_turn_before_gains_the_next_turn_as_keyword_text_and_keeps_its_vector(tmp_path: Path) -> None:
+    embedder, clock = CountingEmbedder(), TickingClock()
+    first = _in_fresh_process(tmp_path, embedder, clock, "turn alpha here")
+    (_, stored_with), = embedder.embedded
+    _in_fresh_process(tmp_path, embedder, clock, "turn bravo here")
+    c = build_container(Settings(data_dir=tmp_path / "data", api_key="k", search_paths="keyword"),
+                        embedder=embedder, clock=clock)
+    try:
+        assert _found(c, "bravo") == {"turn alpha here", "turn bravo here"}
+        hit = c.index.vector_search(stored_with, SearchFilters(client_id="c1"), k=1)[0]
+        assert hit.id == first
+        assert hit.score == pytest.approx(1.0, abs=1e-6)
+    finally:
+        c.close()
+
+
+def test_embedded_context_still_re_embeds_the_turn_before(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    c = _container(tmp_path, embedder, index_context_embed=True)
+    try:
+        _store(c, "turn alpha here")
+        _store(c, "turn bravo here")
+        assert embedder.texts == ["turn alpha here", "turn bravo here", "turn alpha here\n\x1e\nturn bravo here"]
+        assert _found(c, "bravo") == {"turn alpha here", "turn bravo here"}
     finally:
         c.close()

@@ -25,6 +25,7 @@ import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
 from zengram.bootstrap import Container
+from zengram.domain.context import ContextPolicy
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
@@ -310,6 +311,38 @@ def test_set_attributes_sends_partial_updates_and_ignores_unknown_ids(fake: Fake
                                    "created_at": "2026-03-01T00:00:00+00:00", "entities": ["next.js", "acme-corp"]}}
     stored = fake.indices[CONCRETE].docs["a"]
     assert (stored["client_id"], stored["active"], stored["text"]) == ("globex", False, "deploy pipeline")
+
+
+def test_set_texts_sends_partial_updates_of_the_text_alone(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    bound.upsert([document("a", client_id="globex")])
+    fake.requests.clear()
+    bound.set_texts({"a": "deploy pipeline\n\x1e\nrolled back on Monday", "unknown": "ghost"})
+
+    request = only(fake.requests_to("POST", "_bulk"))
+    assert list(iter_bulk(request)) == [
+        ("update", {"_id": "a"}, {"doc": {"text": "deploy pipeline\n\x1e\nrolled back on Monday"}}),
+        ("update", {"_id": "unknown"}, {"doc": {"text": "ghost"}}),
+    ]
+    assert request.query == {"refresh": "wait_for", "require_alias": "true"}
+    stored = fake.indices[CONCRETE].docs["a"]
+    assert stored["text"] == "deploy pipeline\n\x1e\nrolled back on Monday"
+    assert (stored["vector"], stored["client_id"]) == (pytest.approx([1.0, 0.0, 0.0, 0.0]), "globex")
+
+
+def test_storing_an_event_updates_only_the_text_of_the_one_before(fake: FakeOpenSearch, bound: OpenSearchIndex,
+                                                                  hashing_container: Container) -> None:
+    bound.clear()
+    sync = IndexSync(hashing_container.store, bound, hashing_container.embedder, ContextPolicy(next_turns=1))
+    sync.ensure_compatible()
+    hashing_container.memory.index_sync = sync
+    store = hashing_container.memory.store
+    first = store(MemoryDraft(type=MemoryType.EVENT, content="The deploy failed", source_agent="n8n")).memory
+    fake.requests.clear()
+
+    second = store(MemoryDraft(type=MemoryType.EVENT, content="Rolled back", source_agent="n8n")).memory
+    new, neighbour = (list(iter_bulk(request)) for request in fake.requests_to("POST", "_bulk$"))
+    assert [(kind, header) for kind, header, _ in new] == [("index", {"_id": second.id})]
+    assert neighbour == [("update", {"_id": first.id}, {"doc": {"text": f"{first.index_text()}\n\x1e\nRolled back"}})]
 
 
 def test_delete_sends_bulk_deletes_and_a_missing_document_is_fine(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:

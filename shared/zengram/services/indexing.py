@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -22,7 +20,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 64
-RECENT_VECTORS = 512
 
 
 class IndexSync:
@@ -34,10 +31,6 @@ class IndexSync:
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
-        # Vectors of recently indexed memories by (id, embedding text): re-indexing an event for its new
-        # following context changes only its keyword text, so its vector is usually still here.
-        self._recent_vectors: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-        self._recent_lock = threading.Lock()
 
     def texts(self, memories: Sequence[Memory], *, from_store: bool = True, new: bool = False,
               recent: dict[tuple[str, str], list[Memory]] | None = None,
@@ -153,14 +146,12 @@ class IndexSync:
             return True
         memories = [memory for memory, _ in pairs]
         keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
-        if self._context.next_turns:
-            embedded = {m.id: t.embedding for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
-            self._remember([(m.id, embedded.get(m.id, m.index_text()), v) for m, v in pairs])
         indexed = self._attempt(memories, lambda: self._index.upsert(
             [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
         predecessors = self._predecessors(memories)
         if predecessors:  # their following context now includes these; a failure only leaves it stale
-            self._attempt(predecessors, lambda: self._upsert_embedded(predecessors))
+            # Only a full re-index brings a record in line; a keyword-text refresh leaves its mark alone.
+            self._attempt(predecessors, lambda: self._refresh_context(predecessors), mark=self._context.embed)
         return indexed
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
@@ -231,7 +222,18 @@ class IndexSync:
         if self._context.enabled:
             # A changed, deleted or restored event is context of the events after it: index them anew so
             # no old or forgotten text lingers in their keyword entries.
-            self._upsert_embedded(self._followers([m for m in memories if m.type in CONTEXT_TYPES]))
+            self._refresh_context(self._followers([m for m in memories if m.type in CONTEXT_TYPES]))
+
+    def _refresh_context(self, memories: Sequence[Memory]) -> None:
+        """Re-indexes unchanged events whose context changed. Unless the context is embedded, their embedding
+        text (their own) is what they were indexed with: only the keyword text is replaced, the vector kept."""
+        if not memories:
+            return
+        if self._context.embed:
+            self._upsert_embedded(memories)
+            return
+        texts = self.texts(memories)
+        self._index.set_texts({memory.id: texts[memory.id].keyword for memory in memories})
 
     def _upsert_embedded(self, memories: Sequence[Memory], *,
                          recent: dict[tuple[str, str], list[Memory]] | None = None,
@@ -242,36 +244,19 @@ class IndexSync:
         # ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
         # them from the store.
         texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
-        vectors = self._vectors([(memory.id, texts[memory.id].embedding) for memory in memories])
+        vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
         self._index.upsert([_document(memory, vector, texts[memory.id].keyword)
                             for memory, vector in zip(memories, vectors, strict=True)])
 
-    def _vectors(self, keys: Sequence[tuple[str, str]]) -> list[Vectors]:
-        """Embeddings for (memory id, text) pairs: recently indexed ones from memory, the rest in one call."""
-        with self._recent_lock:
-            known = [self._recent_vectors.get(key) for key in keys]
-        missing = [key for key, vector in zip(keys, known, strict=True) if vector is None]
-        fresh: Iterator[Vectors] = iter(self._embedder.embed([text for _, text in missing]) if missing else [])
-        vectors = [vector if vector is not None else next(fresh) for vector in known]
-        if self._context.next_turns:
-            self._remember([(memory_id, text, vector) for (memory_id, text), vector in zip(keys, vectors, strict=True)])
-        return vectors
-
-    def _remember(self, entries: Sequence[tuple[str, str, Vectors]]) -> None:
-        with self._recent_lock:
-            for memory_id, text, vector in entries:
-                self._recent_vectors[(memory_id, text)] = vector
-                self._recent_vectors.move_to_end((memory_id, text))
-            while len(self._recent_vectors) > RECENT_VECTORS:
-                self._recent_vectors.popitem(last=False)
-
-    def _attempt(self, memories: Sequence[Memory], write: Callable[[], None]) -> bool:
+    def _attempt(self, memories: Sequence[Memory], write: Callable[[], None], *, mark: bool = True) -> bool:
+        """Runs an index write; on success (and with `mark`) the records' current revisions are indexed."""
         try:
             write()
         except Exception:
             logger.exception("search index write failed; %d record(s) left pending for repair", len(memories))
             return False
-        self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+        if mark:
+            self._store.mark_indexed({memory.id: memory.revision for memory in memories})
         return True
 
 

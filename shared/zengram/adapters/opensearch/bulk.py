@@ -87,6 +87,11 @@ def update_action(memory_id: str, attributes: IndexAttributes, doc_id: str) -> B
     return BulkAction("update", memory_id, doc_id, {"doc": attribute_fields(attributes)})
 
 
+def text_update_action(memory_id: str, text: str, doc_id: str) -> BulkAction:
+    """A partial update of the keyword text: OpenSearch keeps the other fields (the vector included)."""
+    return BulkAction("update", memory_id, doc_id, {"doc": {"text": text}})
+
+
 def delete_action(memory_id: str, doc_id: str) -> BulkAction:
     return BulkAction("delete", memory_id, doc_id)
 

@@ -25,6 +25,7 @@ from zengram.adapters.opensearch.bulk import (
     index_action,
     judge,
     ndjson,
+    text_update_action,
     update_action,
 )
 from zengram.adapters.opensearch.client import (
@@ -189,6 +190,13 @@ class OpenSearchIndex:
         targets = self._doc_ids(list(updates))
         self._write([update_action(memory_id, attributes, doc_id)
                      for memory_id, attributes in updates.items() for doc_id in targets.get(memory_id, [])])
+
+    def set_texts(self, texts: dict[str, str]) -> None:
+        if not texts:
+            return
+        targets = self._doc_ids(list(texts))
+        self._write([text_update_action(memory_id, text, doc_id)
+                     for memory_id, text in texts.items() for doc_id in targets.get(memory_id, [])])
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         if not memory_ids:

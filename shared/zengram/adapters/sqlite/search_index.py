@@ -223,6 +223,17 @@ class EmbeddedSearchIndex:
             for memory_id, attributes in updates.items():
                 self._matrix.put(memory_id, None, attributes)
 
+    def set_texts(self, texts: dict[str, str]) -> None:
+        """Replaces the FTS5 text alone: the vector (and its matrix row) and the filter fields stay."""
+        if not texts:
+            return
+        with self._db.transaction() as tx:
+            for memory_id, text in texts.items():
+                row = tx.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
+                if row is not None:
+                    tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
+                    tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (row[0], text))
+
     def delete(self, memory_ids: Sequence[str]) -> None:
         with self._db.transaction() as tx:
             for memory_id in memory_ids:
