@@ -115,3 +115,31 @@ def test_concurrent_acquires_have_exactly_one_winner(job_store: JobStore, expire
     assert sum(won) == 1
     lock = job_store.read_lock(LOCK)
     assert lock is not None and lock.owner == owners[won.index(True)]
+
+
+def test_concurrent_claims_of_a_queued_job_have_exactly_one_winner(job_store: JobStore) -> None:
+    # Given a queued job delivered many times at once (Lambda async invocations are at-least-once)
+    job = make_job()
+    job_store.put(job)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        claims = list(pool.map(lambda n: job_store.claim(job.id, T0 + timedelta(seconds=n)), range(16)))
+    # Then exactly one claim wins: the job is running, started when that claim asked
+    won = [claim for claim in claims if claim is not None]
+    assert len(won) == 1
+    winner = claims.index(won[0])
+    assert won[0] == job.model_copy(update={"status": JobStatus.RUNNING, "started_at": T0 + timedelta(seconds=winner)})
+    assert job_store.get(job.id) == won[0]
+
+
+def test_only_a_queued_job_can_be_claimed(job_store: JobStore) -> None:
+    job = make_job()
+    job_store.put(job)
+    running = job_store.claim(job.id, T0)
+    assert running is not None and running.status is JobStatus.RUNNING
+    assert job_store.claim(job.id, T0 + timedelta(seconds=1)) is None  # already claimed: unchanged
+    assert job_store.get(job.id) == running
+    finished = make_job(status=JobStatus.SUCCEEDED, started_at=T0, finished_at=T0 + timedelta(seconds=5))
+    job_store.put(finished)
+    assert job_store.claim(finished.id, T0 + timedelta(seconds=6)) is None
+    assert job_store.get(finished.id) == finished
+    assert job_store.claim("missing", T0) is None and job_store.get("missing") is None

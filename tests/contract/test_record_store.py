@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from zengram.domain.content import content_hash
-from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.errors import Conflict, NotFound, StaleRevision
 from zengram.domain.models import (
     Importance,
     ImportKind,
@@ -135,6 +135,48 @@ def test_update_refuses_duplicate_content_deleted_and_unknown(record_store: Reco
         record_store.update(second.id, MemoryChanges(importance=Importance.LOW), T0)
     with pytest.raises(NotFound):
         record_store.update("missing", MemoryChanges(importance=Importance.LOW), T0)
+
+
+def test_an_update_expecting_a_stale_revision_changes_nothing(record_store: RecordStore) -> None:
+    # Given a memory read by a slow writer (consolidation before its LLM call), then PATCHed by someone else
+    memory = make_memory(metadata={"ticket": "OPS-1"})
+    record_store.create_or_corroborate(memory, max_observers=20)
+    read = record_store.get(memory.id)
+    assert read is not None
+    patched = record_store.update(memory.id, MemoryChanges(metadata={"ticket": "OPS-7"}), T0 + timedelta(minutes=1))
+    link = {"memory_id": "other", "relation": "same project"}
+    # When the slow writer writes what it computed from its read, expecting the revision it read
+    with pytest.raises(StaleRevision):
+        record_store.update(memory.id, MemoryChanges(metadata={**read.metadata, "connections": [link]}),
+                            T0 + timedelta(minutes=2), expected_revision=read.revision)
+    # Then nothing changed (the PATCH is kept); re-read and re-applied, the change goes through on top of it
+    assert record_store.get(memory.id) == patched
+    fresh = record_store.get(memory.id)
+    assert fresh is not None
+    applied = record_store.update(memory.id, MemoryChanges(metadata={**fresh.metadata, "connections": [link]}),
+                                  T0 + timedelta(minutes=3), expected_revision=fresh.revision)
+    assert applied.metadata == {"ticket": "OPS-7", "connections": [link]}
+    assert applied.revision == patched.revision + 1 and record_store.get(memory.id) == applied
+    assert issubclass(StaleRevision, Conflict)
+
+
+def test_concurrent_updates_expecting_one_revision_have_exactly_one_winner(record_store: RecordStore) -> None:
+    memory = make_memory()
+    record_store.create_or_corroborate(memory, max_observers=20)
+
+    def attempt(writer: int) -> int | None:
+        try:
+            record_store.update(memory.id, MemoryChanges(metadata={"writer": writer}), T0,
+                                expected_revision=memory.revision)
+        except StaleRevision:
+            return None
+        return writer
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        winners = [writer for writer in pool.map(attempt, range(8)) if writer is not None]
+    assert len(winners) == 1
+    after = record_store.get(memory.id)
+    assert after is not None and after.metadata == {"writer": winners[0]} and after.revision == memory.revision + 1
 
 
 def test_soft_delete_is_idempotent_and_hides_from_queries(record_store: RecordStore) -> None:

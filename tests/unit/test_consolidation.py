@@ -6,20 +6,21 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from zengram.bootstrap import Container, ContainerProvider, build_container
+from zengram.bootstrap import Container, ContainerProvider, build_consolidation_service, build_container
 from zengram.domain.consolidation import ConsolidationPlan, MergedFact, keep_known_ids, schedule_interval
 from zengram.domain.errors import FeatureUnavailable, LLMUnavailable
 from zengram.domain.jobs import Job, JobStatus
-from zengram.domain.models import Importance, Memory, MemoryType, RecordQuery
-from zengram.domain.requests import MemoryDraft
+from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryType, RecordQuery
+from zengram.domain.requests import MemoryDraft, MemoryPatch
 from zengram.embedded.app import consolidation_schedule
 from zengram.embedded.scheduler import PeriodicTask
-from zengram.services.consolidation import AlreadyRunning
+from zengram.ports import JsonModel, LanguageModel
+from zengram.services.consolidation import AlreadyRunning, ConsolidationService
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer
@@ -440,3 +441,108 @@ def test_concurrent_starts_have_exactly_one_winner(brain: Container, clock: Tick
         started = [job_id for job_id in pool.map(lambda _: start(), range(8)) if job_id is not None]
     assert len(started) == 1
     assert brain.consolidation.status().is_running
+
+
+class _DuringTheCall:
+    """The container's language model, with `during()` run once while the first batch is with the model (a PATCH,
+    or another delivery of the same job, landing in the long LLM call)."""
+
+    def __init__(self, llm: LanguageModel, during: Callable[[], object]) -> None:
+        self._llm, self._during, self._done = llm, during, False
+
+    @property
+    def provider(self) -> str:
+        return self._llm.provider
+
+    @property
+    def model(self) -> str:
+        return self._llm.model
+
+    def complete_json(self, system: str, user: str, schema: type[JsonModel]) -> JsonModel:
+        answer = self._llm.complete_json(system, user, schema)
+        if not self._done:
+            self._done = True
+            self._during()
+        return answer
+
+
+def _consolidation_with(brain: Container, clock: TickingClock, during: Callable[[], object]) -> ConsolidationService:
+    return build_consolidation_service(brain.settings, brain.store, brain.memory, brain.index, brain.embedder,
+                                       _DuringTheCall(brain.llm, during), clock)
+
+
+def test_expired_events_leave_the_entity_registry(
+    brain: Container, llm_server: ScriptedLLMServer, clock: TickingClock,
+) -> None:
+    # Given an old unaccessed event naming Next.js and Vercel, and a recent one naming Next.js
+    remember(brain, "Standup: the Next.js build on Vercel is slow", importance=Importance.LOW)
+    clock.advance(days=31)
+    remember(brain, "Next.js upgrade planned", importance=Importance.LOW)
+    assert brain.entities.detail("Next.js").entity.mention_count == 2
+    llm_server.script(empty_plan())
+
+    # When consolidation expires the old one
+    job = brain.consolidation.run_now()
+
+    # Then it no longer counts as a mention, nor as a co-occurrence (as if it had been DELETEd)
+    assert job.result["expired"] == 1, job.error
+    nextjs = brain.entities.detail("Next.js")
+    assert nextjs.entity.mention_count == 1
+    assert [related.name for related in nextjs.related] == []
+    top = {entity.name: entity.mention_count for entity in brain.entities.stats().top_mentioned}
+    assert top.get("Vercel", 0) == 0 and top["Next.js"] == 1
+
+
+def test_a_patch_landing_during_the_llm_call_is_kept(
+    brain: Container, llm_server: ScriptedLLMServer, clock: TickingClock,
+) -> None:
+    # Given two memories the model will connect and categorise
+    kickoff = remember(brain, "Kickoff call with Acme's marketing lead", metadata={"ticket": "OPS-1"})
+    brief = remember(brain, "Acme sent the campaign brief")
+    llm_server.script({**empty_plan(),
+                       "connections": [{"memory_ids": [kickoff.id, brief.id], "relation": "same campaign"}],
+                       "categories": [{"memory_id": kickoff.id, "knowledge_category": "meeting"},
+                                      {"memory_id": brief.id, "knowledge_category": "brand"}]})
+
+    def patch_meanwhile() -> None:  # someone PATCHes both while the model is thinking
+        brain.memory.update(kickoff.id, MemoryPatch(metadata={"ticket": "OPS-7", "owner": "jane"}))
+        brain.memory.update(brief.id, MemoryPatch(knowledge_category=KnowledgeCategory.CONTENT))
+
+    consolidation = _consolidation_with(brain, clock, patch_meanwhile)
+    try:
+        job = consolidation.run_now()
+    finally:
+        consolidation.close()
+
+    # Then the connections are added on top of the PATCHed metadata, and the category set meanwhile stays
+    assert job.status is JobStatus.SUCCEEDED, job.error
+    after_kickoff, after_brief = reread(brain, kickoff), reread(brain, brief)
+    assert after_kickoff.metadata == {"ticket": "OPS-7", "owner": "jane",
+                                      "connections": [{"memory_id": brief.id, "relation": "same campaign"}]}
+    assert after_kickoff.knowledge_category is KnowledgeCategory.MEETING
+    assert after_brief.knowledge_category is KnowledgeCategory.CONTENT
+    assert after_brief.metadata["connections"] == [{"memory_id": kickoff.id, "relation": "same campaign"}]
+    assert job.result["categorized"] == 1
+
+
+def test_a_job_delivered_twice_does_the_work_once(
+    brain: Container, llm_server: ScriptedLLMServer, clock: TickingClock,
+) -> None:
+    # Given a queued job, and a second delivery of it arriving while the first is with the model
+    remember(brain, "Acme renewed the contract")
+    llm_server.script(empty_plan(), empty_plan())  # enough for two runs: only one may ask
+    duplicates: list[Job] = []
+    consolidation = _consolidation_with(brain, clock, lambda: duplicates.append(consolidation.run(job.id)))
+    try:
+        job = consolidation.start()
+        finished = consolidation.run(job.id)
+        again = consolidation.run(job.id)  # a third, late delivery
+    finally:
+        consolidation.close()
+
+    # Then the duplicate stopped without doing anything, and the first run did the work once
+    assert [duplicate.status for duplicate in duplicates] == [JobStatus.RUNNING]
+    assert finished.status is JobStatus.SUCCEEDED, finished.error
+    assert finished.result["batches"] == 1 and len(llm_server.requests) == 1
+    assert again == finished == brain.consolidation.job(job.id)
+    assert not brain.consolidation.status().is_running

@@ -27,6 +27,11 @@ class Conflict(ZengramError):
     status_code = 409
 
 
+class StaleRevision(Conflict):
+    """A write conditioned on the revision its caller read found the memory changed since: nothing was
+    written; re-read, re-apply the change, and try again."""
+
+
 class EmbeddingMismatch(ZengramError):
     """The search index was built with another embedding model than the one configured."""
 

@@ -24,9 +24,16 @@ from zengram.domain.consolidation import (
     keep_known_ids,
 )
 from zengram.domain.content import content_hash, scrub_credentials
-from zengram.domain.errors import Conflict, FeatureUnavailable, LLMUnavailable, NotFound, ZengramError
+from zengram.domain.errors import (
+    Conflict,
+    FeatureUnavailable,
+    LLMUnavailable,
+    NotFound,
+    StaleRevision,
+    ZengramError,
+)
 from zengram.domain.jobs import Job, JobStatus, LockState
-from zengram.domain.models import Category, Importance, Memory, MemoryType, WriteKind
+from zengram.domain.models import Category, Importance, KnowledgeCategory, Memory, MemoryType, WriteKind
 from zengram.domain.requests import MemoryDraft, MemoryPatch
 from zengram.domain.search import SearchFilters
 from zengram.ports import Clock, Embedder, JobLauncher, JobStore, LanguageModel, RecordStore, SearchIndex
@@ -38,6 +45,7 @@ EXPIRING_LEVELS = (Importance.LOW, Importance.MEDIUM)
 _EXPIRY_PAGE = 500
 _EXPIRY_PAGES = 20  # at most 10,000 expiries per run; the rest go next run
 _NEAREST = 5  # index hits checked for a near-duplicate (the record store decides which are still active)
+_STALE_ATTEMPTS = 5  # writes of one member's connections/category when the memory keeps changing under it
 
 
 class AlreadyRunning(Conflict):
@@ -152,17 +160,22 @@ class ConsolidationService:
             return None
 
     def run(self, job_id: str, *, raise_errors: bool = False) -> Job:
-        """Runs a queued job that holds the lock; records its outcome and releases the lock. A finished job is
-        returned as is, so a repeated delivery of the same job does nothing. `raise_errors`: a run that fails
-        with a domain error (e.g. LLMInvalidResponse 502) raises it once the failure is recorded."""
+        """Runs a queued job that holds the lock; records its outcome and releases the lock. The job is first
+        claimed (queued → running, one conditional write): a repeated delivery of the same job (Lambda async
+        invocations are at-least-once), while it runs or after it finished, loses the claim and returns the job
+        as stored without doing anything. `raise_errors`: a run that fails with a domain error (e.g.
+        LLMInvalidResponse 502) raises it once the failure is recorded."""
         job = self.job(job_id)
         if job.status.finished:
             return job
-        summary = RunSummary()
+        claimed = self._jobs.claim(job.id, self._clock.now())
+        if claimed is None:
+            logger.info("consolidation job %s is already %s: this delivery does nothing", job.id,
+                        self.job(job_id).status.value)
+            return self.job(job_id)
+        job, summary = claimed, RunSummary()
         if not self._jobs.acquire(CONSOLIDATION, job.id, self._config.lock_seconds, self._clock.now()):
             return self._finish(job, JobStatus.FAILED, summary, "the lock was lost before the run began")
-        job = job.model_copy(update={"status": JobStatus.RUNNING, "started_at": self._clock.now()})
-        self._jobs.put(job)
         try:
             self._consolidate(job, summary)
         except ZengramError as error:
@@ -235,7 +248,7 @@ class ConsolidationService:
         total = 0
         for _ in range(_EXPIRY_PAGES):
             expired = self._store.expire_events(cutoff, EXPIRING_LEVELS, CONSOLIDATION, reason, now, _EXPIRY_PAGE)
-            self._memory.index_sync.refresh_attributes(expired)
+            self._memory.after_change(expired)  # as a DELETE: unlinked from the entity registry, then the index
             total += len(expired)
             if len(expired) < _EXPIRY_PAGE:
                 break
@@ -323,19 +336,39 @@ class ConsolidationService:
         categories = {item.memory_id: item.knowledge_category for item in plan.categories
                       if by_id[item.memory_id].knowledge_category != item.knowledge_category}
         for memory_id in dict.fromkeys([*links, *categories]):
-            metadata = None
-            if memory_id in links:
-                known = by_id[memory_id].metadata.get("connections", [])
-                merged = [*known, *(link for link in links[memory_id] if link not in known)]
-                metadata = {**by_id[memory_id].metadata, "connections": merged}
-            try:
-                self._memory.update(memory_id, MemoryPatch(knowledge_category=categories.get(memory_id),
-                                                           metadata=metadata))
-            except (ZengramError, ValidationError) as error:  # deleted meanwhile, or metadata over its limits
-                logger.info("consolidation left memory %s as it was: %s", memory_id, error)
-                continue
-            summary.categorized += memory_id in categories
+            summary.categorized += self._annotate_one(by_id[memory_id], links.get(memory_id),
+                                                      categories.get(memory_id))
         return len(plan.connections)
+
+    def _annotate_one(self, read: Memory, links: list[dict[str, str]] | None,
+                      category: KnowledgeCategory | None) -> bool:
+        """One member's connections and category, written only if the memory is still at the revision the change
+        was computed from. When it changed meanwhile (a PATCH during the LLM call, or this run's own supersede),
+        the change is computed again from a fresh read, a bounded number of times, so nothing written meanwhile
+        is lost; a category someone set meanwhile wins over the model's. Returns whether the category was set."""
+        memory = read
+        for _ in range(_STALE_ATTEMPTS):
+            wanted = category if memory.knowledge_category == read.knowledge_category else None
+            metadata = None
+            if links is not None:
+                known = memory.metadata.get("connections", [])
+                metadata = {**memory.metadata, "connections": [*known, *(link for link in links if link not in known)]}
+            if metadata is None and wanted is None:
+                return False
+            try:
+                self._memory.update(memory.id, MemoryPatch(knowledge_category=wanted, metadata=metadata),
+                                    expected_revision=memory.revision)
+                return wanted is not None
+            except StaleRevision:
+                fresh = self._store.get(memory.id)
+                if fresh is None:
+                    return False
+                memory = fresh
+            except (ZengramError, ValidationError) as error:  # deleted meanwhile, or metadata over its limits
+                logger.info("consolidation left memory %s as it was: %s", memory.id, error)
+                return False
+        logger.info("consolidation left memory %s as it was: it kept changing", read.id)
+        return False
 
 
 def _provenance(job: Job, kind: str, memory_ids: Sequence[str]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ from zengram.domain.entities import (
     entity_key,
     extract_entities,
 )
-from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.errors import Conflict, NotFound, StaleRevision
 from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.ports import Clock, EntityStore, RecordStore
@@ -28,7 +29,9 @@ from zengram.services.cache import Expiring
 
 logger = logging.getLogger(__name__)
 RECLASSIFY_CHUNK = 100
+MEMORY_BATCH = 100  # at most this many records per read (DynamoDB's BatchGetItem limit) when filtering by client
 RELATED_LIMIT = 20
+_STALE_ATTEMPTS = 5  # retype writes of one memory that keeps changing under the reclassification
 _KNOWN_AGENTS_LIMIT = 500
 EVENT_AGENT = "zengram"
 
@@ -131,21 +134,25 @@ class EntityService:
 
     def memories(self, name: str, limit: int, client_id: str | None = None) -> tuple[EntityRecord, list[Memory]]:
         """The entity and its linked memories, newest first (deleted ones are unlinked); with `client_id`,
-        only that tenant's (the registry is shared, so its links are read chunk by chunk until `limit`)."""
+        only that tenant's (the registry is shared across tenants, so its links are read lazily, newest first,
+        and the records in batches, `limit` ids first and twice as many each round up to 100, until `limit`
+        of the tenant's are found: a popular entity is not read whole)."""
         key, entity = self._require(name)
         if client_id is None:
             ids = self._entities.memory_ids(key, limit)
             found = self._records.get_many(ids)
             return entity, [found[i] for i in ids if i in found and not found[i].is_deleted]
-        ids = self._entities.memory_ids(key)
+        links = self._entities.iter_memory_ids(key, page_size=MEMORY_BATCH)
         kept: list[Memory] = []
-        for start in range(0, len(ids), RECLASSIFY_CHUNK):
-            chunk_ids = ids[start:start + RECLASSIFY_CHUNK]
+        batch = min(limit, MEMORY_BATCH)
+        while len(kept) < limit:
+            chunk_ids = list(itertools.islice(links, batch))
+            if not chunk_ids:
+                break
             found = self._records.get_many(chunk_ids)
             kept += [found[i] for i in chunk_ids
                      if i in found and not found[i].is_deleted and found[i].client_id == client_id]
-            if len(kept) >= limit:
-                break
+            batch = min(batch * 2, MEMORY_BATCH)
         return entity, kept[:limit]
 
     # -- reclassification -----------------------------------------------------------------------------
@@ -183,16 +190,27 @@ class EntityService:
             report.indexed = self._refresh_index(updated) and report.indexed
 
     def _retype(self, memory: Memory, key: str, new_type: EntityType) -> Memory | None:
-        if memory.is_deleted:
-            return None
-        entities = [ref.model_copy(update={"type": new_type}) if ref.key == key else ref for ref in memory.entities]
-        if entities == memory.entities:
-            return None
-        try:
-            return self._records.update(memory.id, MemoryChanges(entities=entities), self._clock.now())
-        except (Conflict, NotFound):  # deleted (or gone) meanwhile: nothing left to retype
-            logger.info("reclassify skipped memory %s: it changed meanwhile", memory.id)
-            return None
+        """Rewrites the memory's `entities` only if it is still at the revision they were computed from; when
+        it changed meanwhile (a PATCH with new content re-extracts them), it is read again and retyped from
+        what it holds now, a bounded number of times, so the newer write is never overwritten."""
+        current: Memory | None = memory
+        for _ in range(_STALE_ATTEMPTS):
+            if current is None or current.is_deleted:
+                return None
+            entities = [ref.model_copy(update={"type": new_type}) if ref.key == key else ref
+                        for ref in current.entities]
+            if entities == current.entities:
+                return None
+            try:
+                return self._records.update(current.id, MemoryChanges(entities=entities), self._clock.now(),
+                                            expected_revision=current.revision)
+            except StaleRevision:
+                current = self._records.get(current.id)
+            except (Conflict, NotFound):  # deleted (or gone) meanwhile: nothing left to retype
+                logger.info("reclassify skipped memory %s: it changed meanwhile", memory.id)
+                return None
+        logger.info("reclassify skipped memory %s: it kept changing", memory.id)
+        return None
 
     def _record_event(self, report: ReclassifyReport) -> str | None:
         if self._log_event is None:

@@ -159,7 +159,9 @@ class MemoryService:
             return draft.resolved_client_id
         return self._resolve_client(content)
 
-    def update(self, memory_id: str, patch: MemoryPatch) -> UpdateResult:
+    def update(self, memory_id: str, patch: MemoryPatch, *, expected_revision: int | None = None) -> UpdateResult:
+        """PATCH. `expected_revision`: only if the memory is still at that revision, else StaleRevision (for a
+        patch computed from an earlier read; see RecordStore.update)."""
         changes = MemoryChanges(
             importance=patch.importance,
             knowledge_category=patch.knowledge_category,
@@ -171,20 +173,26 @@ class MemoryService:
             if self._entities is not None:  # new content, new entities (the memory's own agent is known)
                 entities = self._entities.extract(content, self.get(memory_id).source_agent)
                 changes = changes.model_copy(update={"entities": entities})
-        updated = self._store.update(memory_id, changes, self._clock.now())
-        if changes.entities is not None:
-            self._link_entities([updated])
-        if patch.content is not None:
-            self.index_sync.refresh([updated])
-        else:
-            self.index_sync.refresh_attributes([updated])
+        updated = self._store.update(memory_id, changes, self._clock.now(), expected_revision=expected_revision)
+        self.after_change([updated], relink=changes.entities is not None, content_changed=patch.content is not None)
         return UpdateResult(updated, changes.changed_fields())
 
     def delete(self, memory_id: str, *, by: str, reason: str | None) -> Memory:
         deleted = self._store.soft_delete(memory_id, by, reason, self._clock.now())
-        self._link_entities([deleted])  # a deleted memory no longer counts as a mention
-        self.index_sync.refresh_attributes([deleted])
+        self.after_change([deleted])  # a deleted memory no longer counts as a mention
         return deleted
+
+    def after_change(self, memories: Sequence[Memory], *, relink: bool = True, content_changed: bool = False) -> bool:
+        """The derived-data steps after a write changed existing records (PATCH, delete, consolidation's
+        expiry): the entity registry brought in line with them (`relink`: needed whenever `entities` or the
+        deletion state changed — a deleted memory is unlinked), then the search index (re-embedded when the
+        content changed, else attributes only). Returns whether the index took the change (else the repair
+        sweep will)."""
+        if relink:
+            self._link_entities(memories)
+        if content_changed:
+            return self.index_sync.refresh(memories)
+        return self.index_sync.refresh_attributes(memories)
 
     def restore(self, memory_id: str) -> list[Memory]:
         changed = self._store.restore(memory_id, self._clock.now())

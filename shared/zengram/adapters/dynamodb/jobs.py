@@ -4,6 +4,7 @@ Items (none carries a GSI key, so memory listings and counts never see them):
 - `JOB#<id>` / `JOB`: one job.
 - `JOBLAST#<kind>` / `JOB`: a copy of the job of that kind that finished last (for `last_finished`).
 - `LOCK#<name>` / `LOCK`: `owner` and `expires_at`; taken with one conditional put.
+A job is claimed (queued → running) with one conditional update of its `JOB#<id>` item.
 """
 
 from __future__ import annotations
@@ -105,6 +106,19 @@ class DynamoDBJobStore:
         with contextlib.suppress(WriteConflict):  # expired and taken over: the new holder keeps it
             self._table.write([WriteOp("Delete", {"Key": lock_key(name),
                                                   **expression.params(ConditionExpression=condition)})])
+
+    def claim(self, job_id: str, started_at: datetime) -> Job | None:
+        """One conditional update: `status` moves from queued to running only if it is still queued."""
+        expression = Expression()
+        update = (f"SET {expression.equals('status', string(JobStatus.RUNNING.value))}, "
+                  f"{expression.equals('started_at', timestamp(started_at))}")
+        condition = expression.equals("status", string(JobStatus.QUEUED.value))
+        op = WriteOp("Update", {"Key": job_key(job_id),
+                                **expression.params(UpdateExpression=update, ConditionExpression=condition)})
+        try:
+            return job_from_item(self._table.update_returning(op))
+        except WriteConflict:  # claimed already, finished, or unknown (no item: no status to match)
+            return None
 
     def read_lock(self, name: str) -> LockState | None:
         item = self._table.get(lock_key(name))

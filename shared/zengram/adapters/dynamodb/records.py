@@ -61,7 +61,7 @@ from zengram.adapters.dynamodb.schema import (
 )
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.errors import Conflict, NotFound, StaleRevision
 from zengram.domain.models import (
     Importance,
     ImportKind,
@@ -125,8 +125,10 @@ class DynamoDBRecordStore:
     def import_memory(self, memory: Memory) -> ImportOutcome:
         return self._retrying(lambda: self._import_once(memory), f"import {memory.id}")
 
-    def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
-        return self._retrying(lambda: self._update_once(memory_id, changes, at), f"update {memory_id}")
+    def update(self, memory_id: str, changes: MemoryChanges, at: datetime, *,
+               expected_revision: int | None = None) -> Memory:
+        return self._retrying(lambda: self._update_once(memory_id, changes, at, expected_revision),
+                              f"update {memory_id}")
 
     def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
         return self._retrying(lambda: self._soft_delete_once(memory_id, by, reason, at), f"delete {memory_id}")
@@ -327,10 +329,16 @@ class DynamoDBRecordStore:
         op = writes.corroborate(existing, agent, incoming.created_at, max_observers=max_observers)
         return WriteOutcome(kind=WriteKind.CORROBORATED, memory=memory_from_item(self._table.update_returning(op)))
 
-    def _update_once(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
+    def _update_once(self, memory_id: str, changes: MemoryChanges, at: datetime,
+                     expected_revision: int | None) -> Memory:
         current = self._require(memory_id)
         if current.is_deleted:
             raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
+        if expected_revision is not None and current.revision != expected_revision:
+            # The revise below is conditioned on the revision read, so a change landing after this check
+            # cancels the write and the retry's fresh read ends here.
+            raise StaleRevision(f"memory {memory_id} changed meanwhile (revision {current.revision}, "
+                                f"expected {expected_revision})")
         fields = changes.updates()
         updated = current.model_copy(update={**fields, "updated_at": at, "revision": current.revision + 1})
         ops = [writes.revise(current, updated)]

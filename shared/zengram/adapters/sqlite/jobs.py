@@ -47,7 +47,7 @@ def _job_from_row(row: sqlite3.Row) -> Job:
 
 
 class SQLiteJobStore:
-    """Jobs and locks for the embedded host. `acquire` decides inside one `BEGIN IMMEDIATE` transaction."""
+    """Jobs and locks for the embedded host. `acquire` and `claim` decide inside one `BEGIN IMMEDIATE` transaction."""
 
     def __init__(self, path: Path) -> None:
         self._db = SQLiteDatabase(path, SCHEMA)
@@ -88,6 +88,14 @@ class SQLiteJobStore:
     def release(self, name: str, owner: str) -> None:
         with self._db.transaction() as tx:
             tx.execute("DELETE FROM locks WHERE name = ? AND owner = ?", (name, owner))
+
+    def claim(self, job_id: str, started_at: datetime) -> Job | None:
+        with self._db.transaction() as tx:
+            claimed = tx.execute("UPDATE jobs SET status = ?, started_at = ? WHERE id = ? AND status = ?",
+                                 (JobStatus.RUNNING.value, format_timestamp(started_at), job_id,
+                                  JobStatus.QUEUED.value)).rowcount
+            row = tx.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone() if claimed else None
+        return _job_from_row(row) if row is not None else None
 
     def read_lock(self, name: str) -> LockState | None:
         row = self._db.connection().execute("SELECT * FROM locks WHERE name = ?", (name,)).fetchone()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.errors import Conflict, NotFound, StaleRevision
 from zengram.domain.models import (
     Importance,
     ImportKind,
@@ -161,11 +161,15 @@ class SQLiteRecordStore:
             tx.execute(_INSERT, _to_row(memory))
             return ImportOutcome(kind=ImportKind.IMPORTED)
 
-    def update(self, memory_id: str, changes: MemoryChanges, at: datetime) -> Memory:
+    def update(self, memory_id: str, changes: MemoryChanges, at: datetime, *,
+               expected_revision: int | None = None) -> Memory:
         with self._db.transaction() as tx:
             current = self._require(tx, memory_id)
             if current.is_deleted:
                 raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
+            if expected_revision is not None and current.revision != expected_revision:
+                raise StaleRevision(f"memory {memory_id} changed meanwhile (revision {current.revision}, "
+                                    f"expected {expected_revision})")
             if changes.content_hash and changes.content_hash != current.content_hash and current.active:
                 duplicate = self._active_duplicate(tx, current.client_id, current.type.value, changes.content_hash)
                 if duplicate is not None:
