@@ -13,6 +13,7 @@ from zengram.bootstrap import Container, build_container
 from zengram.domain.entities import EntityRef
 from zengram.domain.models import Memory, MemoryChanges
 from zengram.embedded.app import build_embedded_app
+from zengram.ports import EntityStore
 from zengram.services.indexing import IndexSync
 from zengram.settings import Settings
 
@@ -189,6 +190,57 @@ def test_linked_memories_of_one_client_only(api: TestClient) -> None:
     assert len(globex) == 100 and {memory["client_id"] for memory in globex} == {"globex"}
     assert set(acme).isdisjoint(linked_ids(api, "redis", limit=100))  # without it: the newest of every tenant
     assert_error(api.get("/entities/redis/memories", params={"client_id": "-acme"}), 400, "client_id")
+
+
+class CountingEntityStore:
+    """The entity store, counting the linked memory ids it hands out (whole lists, or as far as iterated)."""
+
+    def __init__(self, inner: EntityStore) -> None:
+        self._inner = inner
+        self.ids_read = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def memory_ids(self, key: str, limit: int | None = None) -> list[str]:
+        ids = self._inner.memory_ids(key, limit)
+        self.ids_read += len(ids)
+        return ids
+
+    def iter_memory_ids(self, key: str, page_size: int = 100) -> Iterator[str]:
+        for memory_id in self._inner.iter_memory_ids(key, page_size):
+            self.ids_read += 1
+            yield memory_id
+
+
+def test_linked_memories_of_one_client_read_only_as_far_as_needed(api: TestClient, hashing_container: Container,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given 120 Globex memories naming Redis, newer than two Acme ones, and a count of what the service reads
+    acme = [store(api, f"Acme session cache {n} is Redis", client_id="acme-corp")["id"] for n in range(2)]
+    others = [{"type": "event", "content": f"Globex queue {n} runs on Redis", "source_agent": "n8n",
+               "client_id": "globex", "created_at": f"2027-01-01T00:{n // 60:02d}:{n % 60:02d}Z"} for n in range(120)]
+    imported = api.post("/export/import", json={"operator_approved": True, "data": others}).json()
+    newest_globex = [item["id"] for item in imported["results"][::-1][:5]]
+    service = hashing_container.entities
+    links = CountingEntityStore(service._entities)
+    monkeypatch.setattr(service, "_entities", links)
+    records_read: list[int] = []
+    get_many = service._records.get_many
+
+    def counting_get_many(ids: Sequence[str]) -> dict[str, Memory]:
+        records_read.append(len(ids))
+        return get_many(ids)
+
+    monkeypatch.setattr(service._records, "get_many", counting_get_many)
+
+    # When the five newest Globex memories are asked for, then five links and five records are read, not 122
+    assert linked_ids(api, "redis", client_id="globex", limit=5) == newest_globex
+    assert (links.ids_read, records_read) == (5, [5])
+
+    # And a tenant whose memories lie behind the others' is still found, newest first
+    links.ids_read, records_read[:] = 0, []
+    assert linked_ids(api, "redis", client_id="acme-corp") == acme[::-1]
+    assert links.ids_read == 122 and max(records_read) <= 100
 
 
 def test_stats_count_by_type_and_name_the_most_mentioned(api: TestClient) -> None:

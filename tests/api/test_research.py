@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from zengram.bootstrap import build_container
+from zengram.domain.llm import MAX_CHARS_PER_MEMORY
+from zengram.domain.requests import MAX_CONTENT_CHARS
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 
@@ -90,6 +92,28 @@ def test_answers_in_the_documented_shape(research_client: TestClient, llm_server
     assert len(llm_server.requests) == 3 and llm_server.pending == 0
     synthesis_prompt = llm_server.requests[-1]["messages"][-1]["content"]
     assert f"[mem:{ids['decision']}]" in synthesis_prompt and ids["other_tenant"] not in synthesis_prompt
+
+
+def test_each_memory_reaches_the_prompts_cut_to_the_cap(research_client: TestClient,
+                                                         llm_server: ScriptedLLMServer) -> None:
+    # Given a memory of the largest size a memory may have (10,000 characters), words unique to each stretch
+    content = "Redis caching approach superseded by cache headers. " + " ".join(
+        f"detail{n:05d}" for n in range(1_000))
+    content = content[:MAX_CONTENT_CHARS]
+    assert len(content) == MAX_CONTENT_CHARS
+    memory_id = store(research_client, content, type="decision", client_id="acme-corp")["id"]
+    llm_server.script(judged("SUFFICIENT"), {"answer": "Cache headers [mem:" + memory_id + "]."})
+
+    research(research_client, client_id="acme-corp", max_iterations=1)
+
+    # Then both the judge and the synthesizer saw it cut to the cap, an ellipsis marking the cut
+    prompts = [request["messages"][-1]["content"] for request in llm_server.requests]
+    assert len(prompts) == 2
+    for prompt in prompts:
+        assert f"[mem:{memory_id}]" in prompt
+        assert content[:MAX_CHARS_PER_MEMORY] + "…" in prompt
+        assert content[MAX_CHARS_PER_MEMORY:MAX_CHARS_PER_MEMORY + 40] not in prompt
+        assert len(prompt) < MAX_CHARS_PER_MEMORY + 1_000
 
 
 def test_budget_exhausted_is_partial(research_client: TestClient, llm_server: ScriptedLLMServer) -> None:

@@ -98,6 +98,33 @@ def test_memory_ids_are_newest_memory_first(entity_store: EntityStore) -> None:
     assert entity_store.memory_ids("unknown") == []
 
 
+def test_iter_memory_ids_pages_newest_first(entity_store: EntityStore) -> None:
+    for n in range(4):
+        mention(entity_store, f"m{n}", NEXT, minutes=n)
+    for name in ("t-a", "t-c", "t-b"):  # created at the same moment: then id descending, across page boundaries
+        mention(entity_store, name, NEXT, minutes=10)
+    newest_first = ["t-c", "t-b", "t-a", "m3", "m2", "m1", "m0"]
+
+    for page_size in (1, 2, 7, 100):
+        assert list(entity_store.iter_memory_ids("next.js", page_size=page_size)) == newest_first
+    assert list(entity_store.iter_memory_ids("next.js")) == entity_store.memory_ids("next.js") == newest_first
+    assert list(entity_store.iter_memory_ids("unknown")) == []
+
+
+def test_iter_memory_ids_reads_a_page_only_when_it_is_reached(entity_store: EntityStore) -> None:
+    # Given an iterator whose first page (two links) has been read
+    for n in range(1, 5):
+        mention(entity_store, f"m{n}", NEXT, minutes=n)
+    links = entity_store.iter_memory_ids("next.js", page_size=2)
+    assert [next(links), next(links)] == ["m4", "m3"]
+
+    # When a link that sorts after every page read so far is made
+    mention(entity_store, "m0", NEXT, minutes=0)
+
+    # Then the rest still holds it: the later pages were not read up front
+    assert list(links) == ["m2", "m1", "m0"]
+
+
 def test_changing_a_memorys_entities_moves_links_counts_and_edges(entity_store: EntityStore) -> None:
     mention(entity_store, "m1", NEXT, POSTGRES)
     mention(entity_store, "m2", NEXT, POSTGRES)

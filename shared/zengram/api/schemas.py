@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from zengram.domain.llm import LLMInfo as LLMInfo  # re-exported: the routers take response bodies from here
 from zengram.domain.models import Memory
 from zengram.domain.scoring import ScoredMemory
 
@@ -205,9 +206,8 @@ class ResearchSufficiency(BaseModel):
     missing: list[str]
 
 
-class ResearchLLM(BaseModel):
-    provider: str
-    model: str
+class ResearchLLM(LLMInfo):
+    pass  # LLMInfo under the name the OpenAPI document (and so the SDK) has always given /research's `llm`
 
 
 class ResearchBody(BaseModel):
@@ -321,11 +321,6 @@ class JobBody(BaseModel):
     finished_at: str | None = None
     result: dict[str, Any]  # counts: memories_considered, batches, merged, superseded, expired, ...
     error: str | None = None
-
-
-class LLMInfo(BaseModel):
-    provider: str
-    model: str
 
 
 class ConsolidationStatusBody(BaseModel):

@@ -6,17 +6,12 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from zengram.domain.requests import ClientId
+from zengram.domain.llm import LLMInfo
+from zengram.domain.requests import ClientId, not_blank
 
 MAX_TOPIC_CHARS = 500
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 50
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
 
 
 class ReflectRequest(BaseModel):
@@ -24,7 +19,7 @@ class ReflectRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(_not_blank)]
+    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(not_blank)]
     client_id: ClientId | None = None
     limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, strict=True)
 
@@ -39,11 +34,6 @@ class Reflection(BaseModel):
     timeline: list[str] = Field(description="Dated developments, oldest first, each ending with [mem:<id>].")
     contradictions: list[str] = Field(description="Memories that disagree, citing each side with [mem:<id>].")
     gaps: list[str] = Field(description="What the memories leave unknown about the topic.")
-
-
-class LLMInfo(BaseModel):
-    provider: str
-    model: str
 
 
 class ReflectResult(BaseModel):

@@ -47,13 +47,14 @@ def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-def _not_blank(value: str) -> str:
+def not_blank(value: str) -> str:
+    """A text field's validator: some non-whitespace text (`AfterValidator(not_blank)`)."""
     if not value.strip():
         raise ValueError("must not be blank")
     return value
 
 
-Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), AfterValidator(_not_blank)]
+Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), AfterValidator(not_blank)]
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits)]
@@ -130,7 +131,7 @@ class SearchFormat(StrEnum):
 class SearchRequest(BaseModel):
     """Query of GET /memory/search."""
 
-    q: Annotated[str, StringConstraints(min_length=1, max_length=2_000), AfterValidator(_not_blank)]
+    q: Annotated[str, StringConstraints(min_length=1, max_length=2_000), AfterValidator(not_blank)]
     type: MemoryType | None = None
     source_agent: AgentName | None = None
     client_id: ClientId | None = None

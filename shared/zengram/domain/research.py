@@ -11,7 +11,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from zengram.domain.requests import ClientId
+from zengram.domain.llm import LLMInfo
+from zengram.domain.requests import ClientId, not_blank
 
 MAX_TOPIC_CHARS = 1_000
 MAX_ITERATIONS = 4
@@ -19,18 +20,12 @@ DEFAULT_ITERATIONS = 2
 NEXT_QUERY_CHARS = 400
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
 class ResearchRequest(BaseModel):
     """Body of POST /research."""
 
     model_config = ConfigDict(extra="ignore")
 
-    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(_not_blank)]
+    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(not_blank)]
     client_id: ClientId | None = None
     max_iterations: int = Field(default=DEFAULT_ITERATIONS, ge=1, le=MAX_ITERATIONS, strict=True)
 
@@ -61,11 +56,6 @@ class QueryTrace(BaseModel):
     query: str
     retrieved: int
     cumulative: int
-
-
-class LLMInfo(BaseModel):
-    provider: str
-    model: str
 
 
 class ResearchResult(BaseModel):

@@ -6,14 +6,12 @@ from collections.abc import Sequence
 
 from zengram.domain.citations import CitationChecker
 from zengram.domain.errors import LLMUnavailable
+from zengram.domain.llm import LLMInfo, memory_line
 from zengram.domain.models import Memory, format_timestamp
-from zengram.domain.reflect import LLMInfo, Reflection, ReflectRequest, ReflectResult
+from zengram.domain.reflect import Reflection, ReflectRequest, ReflectResult
 from zengram.domain.requests import SearchRequest
 from zengram.ports import LanguageModel
 from zengram.services.memory import MemoryService
-
-# One memory may hold 10,000 characters; 50 of them whole would overflow a small model's context.
-MAX_CHARS_PER_MEMORY = 1_500
 
 REFLECT_SYSTEM = """You reflect on what a team of AI agents has stored in long-term memory about one topic.
 Use only the memories given; each starts with its id as [mem:<id>].
@@ -76,21 +74,9 @@ def reflect_prompt(topic: str, memories: Sequence[Memory]) -> str:
     """The topic, then the memories oldest first (the timeline reads in order), each under its id."""
     ordered = sorted(memories, key=lambda memory: (_moment(memory), memory.id))
     lines = [f"Topic: {topic}", "", f"Memories ({len(ordered)}):"]
-    return "\n".join([*lines, *(_memory_line(memory) for memory in ordered)])
+    return "\n".join([*lines, *(memory_line(memory) for memory in ordered)])
 
 
 def _moment(memory: Memory) -> str:
     return format_timestamp(memory.valid_from or memory.created_at)
 
-
-def _memory_line(memory: Memory) -> str:
-    label = memory.key or memory.subject
-    details = ", ".join(part for part in (
-        memory.type.value, f"client {memory.client_id}", _moment(memory)[:10], f"by {memory.source_agent}",
-        f"importance {memory.importance.value}", f"about {label}" if label else "",
-    ) if part)
-    status = f" Status: {memory.status_value}." if memory.status_value else ""
-    content = memory.content
-    if len(content) > MAX_CHARS_PER_MEMORY:
-        content = content[:MAX_CHARS_PER_MEMORY] + "…"
-    return f"[mem:{memory.id}] ({details}) {content}{status}"

@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 
 from zengram.domain.citations import CitationChecker
 from zengram.domain.errors import FeatureUnavailable
-from zengram.domain.models import Memory, format_timestamp
+from zengram.domain.llm import LLMInfo, memory_line
+from zengram.domain.models import Memory
 from zengram.domain.requests import SearchRequest
 from zengram.domain.research import (
     Judgement,
-    LLMInfo,
     QueryTrace,
     ResearchRequest,
     ResearchResult,
@@ -151,15 +151,6 @@ class ResearchService:
 
 def _prompt(topic: str, memories: Sequence[Memory]) -> str:
     lines = [f"Question: {topic}", "", f"Memories ({len(memories)}):"]
-    lines += [_memory_line(memory) for memory in memories] or ["(none found)"]
+    lines += [memory_line(memory) for memory in memories] or ["(none found)"]
     return "\n".join(lines)
 
-
-def _memory_line(memory: Memory) -> str:
-    label = memory.key or memory.subject
-    details = ", ".join(part for part in (
-        memory.type.value, memory.client_id, format_timestamp(memory.valid_from or memory.created_at),
-        f"importance {memory.importance.value}", f"about {label}" if label else "",
-    ) if part)
-    status = f" Status: {memory.status_value}." if memory.status_value else ""
-    return f"[mem:{memory.id}] ({details}) {memory.content}{status}"

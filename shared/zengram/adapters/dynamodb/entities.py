@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -152,6 +152,12 @@ class DynamoDBEntityStore:
             if limit is not None and len(found) >= limit:
                 break
         return found
+
+    def iter_memory_ids(self, key: str, page_size: int = 100) -> Iterator[str]:
+        """The link items newest first, one Query page of `page_size` at a time, only as far as they are read."""
+        params = {**self._prefix_query(key, "MEMORY#"), "ScanIndexForward": False}
+        for item in self._table.query(params, page_size=min(page_size, 1000)):
+            yield item["memory_id"]["S"]
 
     def stats(self, top: int = 10) -> EntityStats:
         counters = self._table.get(STATS_KEY) or {}

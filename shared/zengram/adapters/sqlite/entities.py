@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -131,6 +131,26 @@ class SQLiteEntityStore:
             "SELECT memory_id FROM entity_links WHERE entity_key = ? "
             "ORDER BY memory_created_at DESC, memory_id DESC LIMIT ?", (key, -1 if limit is None else limit))
         return [row[0] for row in rows]
+
+    def iter_memory_ids(self, key: str, page_size: int = 100) -> Iterator[str]:
+        """Keyset pages over `entity_links_newest`: no cursor stays open between pages, and each page
+        starts after the last row of the one before (`(memory_created_at, memory_id)` is unique per entity)."""
+        page_size = max(page_size, 1)
+        after: tuple[str, str] | None = None
+        while True:
+            if after is None:
+                rows = self._db.connection().execute(
+                    "SELECT memory_id, memory_created_at FROM entity_links WHERE entity_key = ? "
+                    "ORDER BY memory_created_at DESC, memory_id DESC LIMIT ?", (key, page_size)).fetchall()
+            else:
+                rows = self._db.connection().execute(
+                    "SELECT memory_id, memory_created_at FROM entity_links WHERE entity_key = ? "
+                    "AND (memory_created_at, memory_id) < (?, ?) "
+                    "ORDER BY memory_created_at DESC, memory_id DESC LIMIT ?", (key, *after, page_size)).fetchall()
+            yield from (row["memory_id"] for row in rows)
+            if len(rows) < page_size:
+                return
+            after = (rows[-1]["memory_created_at"], rows[-1]["memory_id"])
 
     def stats(self, top: int = 10) -> EntityStats:
         connection = self._db.connection()
