@@ -71,7 +71,7 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
     from aws_lambda_powertools.metrics import MetricUnit
 
     logger, metrics = Logger(), Metrics()
-    provider = ContainerProvider(lambda: build_container(Settings()))
+    provider = function_container()
 
     @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)
@@ -86,6 +86,34 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
 
     entry_point: Callable[[dict[str, Any], Any], dict[str, int]] = handler
     return entry_point
+
+
+def research_step_handler(provider: ContainerProvider) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """A Task state of the research state machine (infra/statemachines/research.asl.json): one step per call.
+
+    The event is `{"step": "retrieve" | "judge" | "synthesize", "state": <ResearchState>}`; the answer is the next
+    state. A step's error (e.g. LLMInvalidResponse) fails the execution under its class name, which the API
+    function's runner turns back into the same HTTP status."""
+    from aws_lambda_powertools import Logger
+
+    from zengram.domain.research import ResearchState
+
+    logger = Logger()
+
+    @logger.inject_lambda_context
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        step, state = str(event.get("step")), ResearchState.model_validate(event.get("state"))
+        logger.info("research step", extra={"step": step, "iteration": state.iterations,
+                                            "memories": len(state.memory_ids)})
+        after: dict[str, Any] = provider.get().research.steps.run(step, state).model_dump(mode="json")
+        return after
+
+    return handler
+
+
+def function_container() -> ContainerProvider:
+    """The container of a function that is not an HTTP app: built from its environment on first use."""
+    return ContainerProvider(lambda: build_container(Settings()))
 
 
 def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:

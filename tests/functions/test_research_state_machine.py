@@ -16,6 +16,7 @@ from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.domain.research import ResearchRequest
 from zengram.ports import Embedder
+from zengram.serverless import research_step_handler
 from zengram.settings import Settings
 
 from tests.aws_support import REGION
@@ -44,7 +45,8 @@ def step_container(llm_environment: ScriptedLLMServer, minilm: Embedder,
                    monkeypatch: pytest.MonkeyPatch) -> Iterator[Container]:
     """The research step function's container (a fresh execution environment), built from its environment."""
     provider = ContainerProvider(lambda: build_container(Settings(), embedder=minilm))
-    monkeypatch.setattr(load_function_module("research_step"), "provider", provider)
+    # The function's handler over this container, as the module builds it over its own.
+    monkeypatch.setattr(load_function_module("research_step"), "handler", research_step_handler(provider))
     yield provider.get()
     provider.close()
 
