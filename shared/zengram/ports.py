@@ -311,9 +311,14 @@ class RateLimiter(Protocol):
       ends. A bucket is always used with the same `window_seconds`.
     - Atomic: under any number of concurrent callers exactly `limit` hits per window are allowed.
     - Keys and buckets are opaque text; distinct (key, bucket) pairs never share a count.
+    - `refund(key, bucket, window_seconds)` takes one hit back from the current window (for a request that was
+      counted and then failed); it never takes the count below 0 and does nothing once the window is over.
+      Atomic like `hit`.
     """
 
     def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None: ...
+
+    def refund(self, key: str, bucket: str, window_seconds: int) -> None: ...
 
 
 @runtime_checkable

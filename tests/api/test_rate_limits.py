@@ -172,6 +172,9 @@ class UnreachableCounters:
     def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None:
         raise ConnectionError("counter store unreachable")
 
+    def refund(self, key: str, bucket: str, window_seconds: int) -> None:
+        raise ConnectionError("counter store unreachable")
+
 
 def test_an_unreachable_counter_store_lets_requests_through(
     limited: tuple[Settings, Container], caplog: pytest.LogCaptureFixture,
@@ -184,3 +187,20 @@ def test_an_unreachable_counter_store_lets_requests_through(
     assert statuses == [201] * 5
     assert "rate limiter unavailable" in caplog.text
     assert API_KEY not in caplog.text
+
+
+def test_failed_heavy_requests_are_refunded(api: TestClient) -> None:
+    # No LLM here: consolidation answers 503, research is switched off (503); a bad query parameter is a 400.
+    statuses = [
+        api.post("/consolidate").status_code,
+        api.post("/research", json={"topic": "which decision superseded the cache?"}).status_code,
+        api.post("/consolidate", params={"sync": "maybe"}).status_code,
+        api.post("/consolidate").status_code,
+    ]
+
+    assert statuses == [503, 503, 400, 503]  # the budget is 1 per hour: without refunds the 2nd would be a 429
+
+
+def test_a_heavy_request_that_succeeds_keeps_its_count(heavy_api: TestClient) -> None:
+    assert heavy_api.post("/consolidate").status_code == 200
+    assert_error(heavy_api.post("/research"), 429)

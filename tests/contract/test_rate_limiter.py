@@ -67,3 +67,26 @@ def test_concurrent_hits_allow_exactly_the_limit(limiter: RateLimiter) -> None:
         results = list(pool.map(lambda _: limiter.hit("k", "writes", limit, MINUTE), range(callers)))
     assert results.count(None) == limit
     assert all(result == MINUTE for result in results if result is not None)
+
+
+def test_a_refund_gives_one_hit_back_in_the_current_window(limiter: RateLimiter) -> None:
+    assert limiter.hit("k", "heavy", 1, MINUTE) is None
+    assert limiter.hit("k", "heavy", 1, MINUTE) is not None  # spent (this refused hit counts too)
+
+    limiter.refund("k", "heavy", MINUTE)
+    limiter.refund("k", "heavy", MINUTE)
+
+    assert limiter.hit("k", "heavy", 1, MINUTE) is None
+    assert limiter.hit("k", "heavy", 1, MINUTE) is not None
+
+
+def test_a_refund_never_goes_below_zero_nor_touches_another_window(limiter: RateLimiter, clock: ManualClock) -> None:
+    limiter.refund("k", "heavy", MINUTE)  # nothing counted yet: no credit is banked
+    assert limiter.hit("k", "heavy", 1, MINUTE) is None
+    assert limiter.hit("k", "heavy", 1, MINUTE) is not None
+
+    assert limiter.hit("k", "other", 1, MINUTE) is None
+    clock.advance(seconds=60)
+    limiter.refund("k", "other", MINUTE)  # the window it was counted in is over
+    assert limiter.hit("k", "other", 1, MINUTE) is None
+    assert limiter.hit("k", "other", 1, MINUTE) is not None

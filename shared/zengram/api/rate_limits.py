@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fastapi import Request
 
 from zengram.api.deps import get_container
 from zengram.domain.errors import RateLimited
+from zengram.ports import RateLimiter
 from zengram.settings import Settings
 
 UNLIMITED_PATHS = frozenset({"/health"})
 HEAVY_PATHS = frozenset({"/consolidate", "/research"})  # POSTs that run several LLM calls
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+HEAVY_BUCKET = "heavy"
 logger = logging.getLogger(__name__)
 
 
@@ -34,7 +37,7 @@ def limit_for(method: str, path: str, settings: Settings) -> Limit | None:
         return None
     if method == "POST" and path in HEAVY_PATHS:
         per_hour = settings.rate_limit_heavy_per_hour
-        return Limit("heavy", per_hour, 3600, f"at most {per_hour} consolidation or research runs per hour")
+        return Limit(HEAVY_BUCKET, per_hour, 3600, f"at most {per_hour} consolidation or research runs per hour")
     if method in READ_METHODS:
         per_minute = settings.rate_limit_reads_per_minute
         return Limit("reads", per_minute, 60, f"at most {per_minute} reads per minute")
@@ -47,22 +50,41 @@ def key_fingerprint(api_key: str) -> str:
     return hashlib.sha256(api_key.encode()).hexdigest()[:32]
 
 
-def enforce_rate_limit(request: Request) -> None:
-    """Counts the request against its budget; raises RateLimited (429 + Retry-After) once it is spent."""
+def enforce_rate_limit(request: Request) -> Iterator[None]:
+    """Counts the request against its budget; raises RateLimited (429 + Retry-After) once it is spent.
+    A heavy request that then fails (400, 503 without an LLM, 502...) is refunded: with one run an hour, a typo
+    or a missing provider must not cost the hour."""
     if request.url.path.rstrip("/") in UNLIMITED_PATHS:
-        return  # before touching the container: /health must answer without a record store
+        yield  # before touching the container: /health must answer without a record store
+        return
     container = get_container(request)
     settings = container.settings
     limit = limit_for(request.method, request.url.path, settings)
     if not settings.rate_limit_enabled or limit is None:
+        yield
         return
-    api_key = request.headers.get("x-api-key", "")
+    key = key_fingerprint(request.headers.get("x-api-key", ""))
     try:
-        retry_after = container.rate_limiter.hit(key_fingerprint(api_key), limit.bucket, limit.limit,
-                                                 limit.window_seconds)
+        retry_after = container.rate_limiter.hit(key, limit.bucket, limit.limit, limit.window_seconds)
     except Exception:  # fail open: a counter that cannot be reached (throttled, down) must not stop the service
         logger.warning("rate limiter unavailable; %s %s let through uncounted", request.method, request.url.path,
                        exc_info=True)
+        yield
         return
     if retry_after is not None:
         raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after)
+    if limit.bucket != HEAVY_BUCKET:
+        yield
+        return
+    try:
+        yield
+    except Exception:
+        _refund(container.rate_limiter, key, limit)
+        raise
+
+
+def _refund(limiter: RateLimiter, key: str, limit: Limit) -> None:
+    try:
+        limiter.refund(key, limit.bucket, limit.window_seconds)
+    except Exception:
+        logger.warning("rate limiter unavailable; a failed %s request was not refunded", limit.bucket, exc_info=True)

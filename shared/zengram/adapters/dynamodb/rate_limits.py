@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -48,3 +49,16 @@ class DynamoDBRateLimiter:
         if int(response["Attributes"]["hits"]["N"]) <= limit:
             return None
         return max(1, math.ceil(window_end - now))
+
+    def refund(self, key: str, bucket: str, window_seconds: int) -> None:
+        window_start = int(self._clock.now().timestamp() // window_seconds) * window_seconds
+        # Nothing to give back when nothing counted in this window (it rolled over, or is back at 0).
+        with contextlib.suppress(self._client.exceptions.ConditionalCheckFailedException):
+            self._client.update_item(
+                TableName=self._table_name,
+                Key=rate_key(key, bucket, window_start),
+                UpdateExpression="ADD #hits :minus_one",
+                ConditionExpression="#hits > :zero",  # also false when the window's item does not exist
+                ExpressionAttributeNames={"#hits": "hits"},
+                ExpressionAttributeValues={":minus_one": number(-1), ":zero": number(0)},
+            )

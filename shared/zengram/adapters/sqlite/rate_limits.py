@@ -29,6 +29,8 @@ ON CONFLICT (key, bucket) DO UPDATE SET
 RETURNING hits
 """
 
+_REFUND = "UPDATE rate_limits SET hits = hits - 1 WHERE key = ? AND bucket = ? AND window_start = ? AND hits > 0"
+
 
 class SQLiteRateLimiter:
     """Counts in the records database file, so every server process on the machine shares them."""
@@ -48,3 +50,8 @@ class SQLiteRateLimiter:
         if hits <= limit:
             return None
         return max(1, math.ceil(window_start + window_seconds - now))
+
+    def refund(self, key: str, bucket: str, window_seconds: int) -> None:
+        window_start = int(self._clock.now().timestamp() // window_seconds) * window_seconds
+        with self._db.transaction() as tx:
+            tx.execute(_REFUND, (key, bucket, window_start))
