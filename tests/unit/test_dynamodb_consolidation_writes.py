@@ -58,6 +58,27 @@ def test_an_access_after_the_listing_keeps_the_event(store: DynamoDBRecordStore,
     assert kept is not None and kept.active and kept.access_count == 1
 
 
+def test_an_access_racing_one_event_of_a_chunk_keeps_it_and_expires_the_rest(
+    store: DynamoDBRecordStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given three events listed for expiry (one transaction), the second read by a search before the write
+    memories = [event(f"Standup {n} happened") for n in range(3)]
+    for memory in memories:
+        store.create_or_corroborate(memory, max_observers=20)
+    listing = store._expiry_candidates(LATER, {Importance.LOW}, 10)
+    monkeypatch.setattr(store, "_expiry_candidates", lambda *_: listing)
+    real_get_many, stale_reads = store.get_many, [{m.id: m for m in listing}]
+    monkeypatch.setattr(store, "get_many", lambda ids: stale_reads.pop() if stale_reads else real_get_many(ids))
+    store.record_access([memories[1].id], T0 + timedelta(days=1))
+
+    # When expiry writes
+    expired = store.expire_events(LATER, [Importance.LOW], "consolidation", "expired", LATER, 10)
+
+    # Then the stale chunk was refused whole, and its retry expired the two unaccessed events only
+    assert sorted(m.id for m in expired) == sorted([memories[0].id, memories[2].id])
+    assert [store.get(m.id).active for m in memories] == [False, True, False]  # type: ignore[union-attr]
+
+
 def test_job_and_lock_items_stay_out_of_memory_reads(store: DynamoDBRecordStore) -> None:
     jobs = DynamoDBJobStore(store.table_name, client=store.client)
     jobs.put(Job(id="job-1", kind="consolidation", status=JobStatus.SUCCEEDED, created_at=T0, finished_at=T0))

@@ -186,15 +186,15 @@ class DynamoDBRecordStore:
         levels = {Importance(level) for level in importances}
         if not levels or limit <= 0:
             return []
-        expired: list[Memory] = []
-        for candidate in self._expiry_candidates(created_before, levels, limit):
-            def expire(current: Memory) -> Memory | None:
-                if not (current.active and current.access_count == 0 and not current.is_deleted):
-                    return None  # changed since the listing: an access, a supersede or a delete keeps it
-                return _revised(current, at, active=False, deleted_at=at, deleted_by=by, delete_reason=reason)
 
-            expired += self._revise_in_chunks([candidate.id], expire, f"expire {candidate.id}", unaccessed=True)
-        return expired
+        def expire(current: Memory) -> Memory | None:
+            if not (current.active and current.access_count == 0 and not current.is_deleted):
+                return None  # changed since the listing: an access, a supersede or a delete keeps it
+            return _revised(current, at, active=False, deleted_at=at, deleted_by=by, delete_reason=reason)
+
+        # Chunks of memories per transaction; an access racing a chunk cancels it, and the retry re-reads it.
+        candidates = [candidate.id for candidate in self._expiry_candidates(created_before, levels, limit)]
+        return self._revise_in_chunks(candidates, expire, "expire events", unaccessed=True)
 
     def _expiry_candidates(self, created_before: datetime, levels: set[Importance], limit: int) -> list[Memory]:
         expression = Expression()
