@@ -9,7 +9,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall package reindex clean
+.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall package reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,9 @@ package: $(STAMP)
 
 reindex: $(STAMP)
 	$(BIN)/zengram reindex
+
+backfill-entities: $(STAMP)
+	$(BIN)/zengram backfill-entities
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 from zengram.bootstrap import build_container
 from zengram.domain.errors import EmbeddingMismatch
-from zengram.domain.models import MemoryType
+from zengram.domain.models import MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft, SearchRequest
 from zengram.embedded.cli import app
 from zengram.ports import Embedder
@@ -48,3 +48,34 @@ def test_keys_says_where_the_generated_key_lives(tmp_path: Path) -> None:
 def test_a_blank_configured_key_counts_as_unset() -> None:
     assert Settings(api_key="   ").api_key is None
     assert Settings(api_key="secret").api_key is not None
+
+
+def test_backfill_entities_extracts_what_older_memories_lack(tmp_path: Path, minilm: Embedder) -> None:
+    # Given memories stored before extraction existed: no entities on the record, none in the registry
+    data_dir = tmp_path / "data"
+    settings = Settings(data_dir=data_dir, api_key="k")
+    old = build_container(settings, embedder=minilm, clock=TickingClock())
+    legacy = [old.memory.store(MemoryDraft(type=MemoryType.EVENT, content=content, source_agent="ops")).memory
+              for content in ("Moved the billing API to Next.js", "Lunch was late today")]
+    for memory in legacy:
+        old.memory.after_change([old.store.update(memory.id, MemoryChanges(entities=[]), memory.created_at)])
+    assert old.entities.detail("nextjs").entity.mention_count == 0  # registered once, now linked to nothing
+    old.close()
+
+    # When the backfill runs (twice: the second finds nothing left to do)
+    runner = CliRunner()
+    first = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+    second = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+
+    # Then the memory naming Next.js has it again, in the record, the registry and the search entity filter
+    assert first.exit_code == 0, first.output
+    assert "entities added to 1 memories; 1 name none" in first.output
+    assert "entities added to 0 memories; 1 name none" in second.output
+    reopened = build_container(settings, embedder=minilm)
+    try:
+        assert [ref.name for ref in reopened.memory.get(legacy[0].id).entities] == ["Next.js"]
+        assert reopened.entities.detail("nextjs").entity.mention_count == 1
+        hits = reopened.memory.search(SearchRequest(q="billing", entity="Next.js")).hits
+        assert [hit.memory.id for hit in hits] == [legacy[0].id]
+    finally:
+        reopened.close()

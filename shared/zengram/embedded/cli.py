@@ -75,6 +75,22 @@ def reindex(data_dir: DataDir = None) -> None:
     typer.echo(f"indexed {total} memories with {container.embedder.model_id}")
 
 
+@app.command("backfill-entities")
+def backfill_entities(data_dir: DataDir = None) -> None:
+    """Extract entities for stored memories that have none (e.g. stored by a version before entity extraction)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    container = build_container(_settings(data_dir))
+    try:
+        with Progress(TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
+            task = progress.add_task("backfill", total=container.store.count())
+            report = container.memory.backfill_entities(on_progress=lambda done: progress.update(task, completed=done))
+    finally:
+        container.close()
+    typer.echo(f"entities added to {report.updated} memories; {report.none_found} name none; "
+               f"{report.skipped} changed meanwhile (run again to finish them)")
+
+
 @app.command()
 def keys(
     data_dir: DataDir = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import NotFound
+from zengram.domain.errors import Conflict, NotFound
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
@@ -31,6 +31,13 @@ from zengram.services.indexing import IndexSync
 
 logger = logging.getLogger(__name__)
 MAX_PATH_FETCH = 50
+
+
+@dataclass
+class EntityBackfill:
+    updated: int = 0  # memories that gained entities
+    none_found: int = 0  # memories without entities that name none
+    skipped: int = 0  # changed while the backfill ran: left for the next run
 
 
 @dataclass(frozen=True)
@@ -193,6 +200,32 @@ class MemoryService:
         if content_changed:
             return self.index_sync.refresh(memories)
         return self.index_sync.refresh_attributes(memories)
+
+    def backfill_entities(self, on_progress: Callable[[int], None] | None = None) -> EntityBackfill:
+        """Extracts entities for stored memories that have none (written before extraction existed, or imported
+        without them), with the same write path as a PATCH: record first, then registry and index. A memory
+        changed meanwhile is left for the next run; running it again is harmless."""
+        report = EntityBackfill()
+        if self._entities is None:
+            return report
+        for seen, memory in enumerate(self._store.iter_all(), start=1):
+            if on_progress is not None:
+                on_progress(seen)
+            if memory.entities:
+                continue
+            entities = self._entities.extract(memory.content, memory.source_agent)
+            if not entities:
+                report.none_found += 1
+                continue
+            try:
+                updated = self._store.update(memory.id, MemoryChanges(entities=entities), self._clock.now(),
+                                             expected_revision=memory.revision)
+            except Conflict:  # changed since it was read (or no longer writable): the next run sees it afresh
+                report.skipped += 1
+                continue
+            self.after_change([updated])
+            report.updated += 1
+        return report
 
     def restore(self, memory_id: str) -> list[Memory]:
         changed = self._store.restore(memory_id, self._clock.now())
