@@ -15,6 +15,7 @@ from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 from zengram.domain.jobs import Job, LockState
 from zengram.domain.models import Importance, ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
+from zengram.domain.outbox import IndexAttempts, ParkedRecord
 from zengram.domain.research import ResearchState
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 from zengram.domain.stats import RecordStats
@@ -57,7 +58,40 @@ class Embedder(Protocol):
 
 
 @runtime_checkable
-class RecordStore(Protocol):
+class IndexOutbox(Protocol):
+    """The record store's queue of changes still to reach the search index (kept with the records, so a write and
+    its pending mark are one transaction).
+
+    Contract:
+    - Every write that changes an indexed field marks the memory pending at its new revision, queued at its
+      `updated_at`, with no failed attempts (a new revision starts afresh, even a parked one).
+    - `pending_index(limit)` lists pending memories (deleted ones included, parked ones not), oldest queued first.
+    - `mark_indexed(revisions)` clears the mark (pending or parked, attempts and error too) of each memory still at
+      `revision == revisions[id]`, so a change that raced the indexing stays pending.
+    - `record_index_failure(id, revision, error, at, park_after)` counts one failed attempt for a memory still
+      pending at that revision (else it changes nothing and returns None), keeps `error` as its last error and
+      queues it again at `at` (behind what was queued before, so one failing record never holds up the rest).
+      When the attempts reach `park_after` (None: never) the memory is parked: out of `pending_index`, listed by
+      `parked_index`. Returns the attempts counted so far and whether it is now parked.
+    - `parked_index(limit)` lists parked memories, oldest parked first.
+    - `requeue_parked(at)` makes every parked memory pending again (queued at `at`, attempts reset) and returns
+      how many; `stats` counts pending and parked memories apart.
+    """
+
+    def pending_index(self, limit: int) -> list[Memory]: ...
+
+    def mark_indexed(self, revisions: dict[str, int]) -> None: ...
+
+    def record_index_failure(self, memory_id: str, revision: int, error: str, at: datetime,
+                             park_after: int | None) -> IndexAttempts | None: ...
+
+    def parked_index(self, limit: int) -> list[ParkedRecord]: ...
+
+    def requeue_parked(self, at: datetime) -> int: ...
+
+
+@runtime_checkable
+class RecordStore(IndexOutbox, Protocol):
     """The source of truth for memories.
 
     Contract:
@@ -70,9 +104,9 @@ class RecordStore(Protocol):
       same type and key/subject in the same `client_id` in the same transaction: the old one gets
       `active=False`, `superseded_by`, `superseded_at=valid_to=now`; the new one `supersedes`.
       Under any number of concurrent callers: one memory per hash, at most one active per key/subject.
-    - Every write bumps `revision` and marks the memories it touched as awaiting indexing
-      (`pending_index`) in the same transaction; `mark_indexed` clears the mark once the search index
-      holds that revision. Corroboration and access counting touch no indexed field and mark nothing.
+    - Every write bumps `revision` and marks the memories it touched as awaiting indexing in the same
+      transaction (the `IndexOutbox` contract). Corroboration and access counting touch no indexed field and
+      mark nothing.
     - `record_access` adds exactly one to `access_count` per id occurrence and sets `last_accessed_at`,
       without losing increments under concurrent callers.
     - `query` returns newest first (`created_at` descending, then id), or oldest first (ascending, then id)
@@ -122,15 +156,6 @@ class RecordStore(Protocol):
 
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]: ...
 
-    def pending_index(self, limit: int) -> list[Memory]:
-        """Memories whose last change has not reached the search index yet (deleted ones included)."""
-        ...
-
-    def mark_indexed(self, revisions: dict[str, int]) -> None:
-        """Clears the pending mark of each memory still at `revision == revisions[id]`, so a change
-        that raced the indexing stays pending."""
-        ...
-
     # Consolidation's writes. Each bumps `revision`, sets `updated_at = at` and marks what it changed pending,
     # like every write; each returns the memories it changed.
 
@@ -163,6 +188,7 @@ class RecordStore(Protocol):
         """Counts over the whole store, as `RecordStats` defines them; `decayed_below_50pct` uses
         `zengram.domain.scoring.effective_confidence(memory, now, decay_factor)`.
 
+        `pending_index` and `parked_index` count the outbox (`IndexOutbox`).
         Exact: once writes have returned, the numbers equal a recount of the records, whatever the number
         of concurrent writers (counters move in the same transaction as the records they count). Cheap: on
         DynamoDB no read grows with the store (sharded counter items, and Select=COUNT over sparse GSIs,

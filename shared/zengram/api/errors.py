@@ -17,8 +17,11 @@ from zengram.domain.errors import RateLimited, ZengramError
 logger = logging.getLogger(__name__)
 
 
-def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status_code, headers=headers)
+def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None,
+                   details: Mapping[str, Any] | None = None) -> JSONResponse:
+    """`{"error": message}`, plus any `details` fields the error carries (never replacing `error`)."""
+    extra = {name: value for name, value in (details or {}).items() if name != "error"}
+    return JSONResponse({"error": message, **extra}, status_code=status_code, headers=headers)
 
 
 def describe_validation_errors(errors: Sequence[Any]) -> str:
@@ -41,7 +44,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZengramError)
     async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        return error_response(exc.status_code, str(exc), headers=headers)
+        return error_response(exc.status_code, str(exc), headers=headers, details=exc.details)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

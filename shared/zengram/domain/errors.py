@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
 
 class ZengramError(Exception):
-    """Base class for every error the service raises on purpose."""
+    """Base class for every error the service raises on purpose. `details` are extra fields of the error body."""
 
     status_code = 500
+    details: Mapping[str, Any] = MappingProxyType({})
 
 
 class InvalidInput(ZengramError):
@@ -33,13 +38,32 @@ class StaleRevision(Conflict):
 
 
 class EmbeddingMismatch(ZengramError):
-    """The search index was built with another embedding model than the one configured."""
+    """The search index was built with another embedding model than the one configured: searching it is refused
+    (503) until `zengram reindex` rebuilds it; writes are still stored and wait for the rebuild."""
+
+    status_code = 503
 
 
 class IndexUnavailable(ZengramError):
-    """The search index could not be reached; the record store still holds the truth."""
+    """The search index could not be reached (or failed as a whole); the record store still holds the truth."""
 
     status_code = 503
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        if details:
+            self.details = dict(details)
+
+
+class IndexRejected(ZengramError):
+    """The search index answered, and refused the request or some of its documents (the index itself is up).
+    `failures` names each refused memory id with the reason, when the index said which."""
+
+    status_code = 502
+
+    def __init__(self, message: str, failures: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.failures = dict(failures or {})
 
 
 class Forbidden(ZengramError):

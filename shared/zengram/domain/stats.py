@@ -31,7 +31,8 @@ class RecordStats(BaseModel):
     - `superseded`: inactive and not deleted (in practice superseded; an imported inactive record too).
     - `by_type` and `consolidated`: over `total` (so `by_type` sums to `total`, as in the spec's example).
     - `decayed_below_50pct`: active facts and statuses whose effective confidence is below 0.5 now.
-    - `pending_index`: memories whose last change has not reached the search index (deleted ones included).
+    - `pending_index`: memories whose last change has not reached the search index (deleted ones included), in
+      the repair sweep's queue; `parked_index`: those the sweep gave up on after repeated failures.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -44,6 +45,7 @@ class RecordStats(BaseModel):
     by_type: dict[MemoryType, int] = Field(default_factory=_empty_by_type)
     decayed_below_50pct: int = 0
     pending_index: int = 0
+    parked_index: int = 0
 
 
 # -- what one memory counts towards (the DynamoDB counters add these up) ---------------------------------
@@ -76,12 +78,13 @@ def tally_change(before: Memory | None, after: Memory | None) -> dict[str, int]:
     return {name: moved for name, moved in delta.items() if moved}
 
 
-def stats_from_counters(counters: dict[str, int], *, decayed: int, pending_index: int) -> RecordStats:
+def stats_from_counters(counters: dict[str, int], *, decayed: int, pending_index: int,
+                        parked_index: int = 0) -> RecordStats:
     return RecordStats(
         total=counters.get(TOTAL, 0), active=counters.get(ACTIVE, 0), superseded=counters.get(SUPERSEDED, 0),
         deleted=counters.get(DELETED, 0), consolidated=counters.get(CONSOLIDATED, 0),
         by_type={type_: counters.get(f"{TYPE_PREFIX}{type_.value}", 0) for type_ in MemoryType},
-        decayed_below_50pct=decayed, pending_index=pending_index,
+        decayed_below_50pct=decayed, pending_index=pending_index, parked_index=parked_index,
     )
 
 

@@ -30,7 +30,9 @@ Item = dict[str, AttributeValue]
 
 MEMORY_KIND = "MEMORY"
 GUARD_KIND = "GUARD"
-PENDING_MARK = "PENDING"
+PENDING_MARK = "PENDING"  # pending_pk of a memory in the index outbox's queue (the sweep's work)...
+PARKED_MARK = "PARKED"  # ...and of one the sweep gave up on: the same sparse GSI, another partition
+INDEX_ATTEMPTS, INDEX_ERROR = "index_attempts", "index_error"  # the sweep's failed attempts at this revision
 GUARD_TARGET = "memory_id"
 
 _TIMESTAMP_FIELDS = frozenset({"valid_from", "valid_to", "created_at", "updated_at", "superseded_at", "deleted_at",
@@ -134,7 +136,16 @@ def _created_sort_key(memory: Memory) -> AttributeValue:
 
 def pending_attributes(memory: Memory) -> Item:
     """The sparse pending-index entry: present until `mark_indexed` confirms this revision."""
-    return {PENDING_PK: string(PENDING_MARK), PENDING_SK: string(f"{format_timestamp(memory.updated_at)}#{memory.id}")}
+    return {PENDING_PK: string(PENDING_MARK), PENDING_SK: queue_position(memory.id, memory.updated_at)}
+
+
+def queue_position(memory_id: str, at: datetime) -> AttributeValue:
+    """Where a memory sits in the outbox (pending_sk): by time, then id."""
+    return string(f"{format_timestamp(at)}#{memory_id}")
+
+
+def queued_at(item: Item) -> datetime:
+    return parse_timestamp(item[PENDING_SK]["S"].split("#", 1)[0])
 
 
 def memory_item(memory: Memory) -> Item:
@@ -185,4 +196,8 @@ def memory_from_item(item: Item) -> Memory:
 
 
 def is_pending(item: Item) -> bool:
-    return PENDING_PK in item
+    return item.get(PENDING_PK) == string(PENDING_MARK)
+
+
+def is_parked(item: Item) -> bool:
+    return item.get(PENDING_PK) == string(PARKED_MARK)

@@ -26,7 +26,10 @@ from zengram.adapters.dynamodb.items import (
     CONFIDENCE_SET,
     DECAY_SHARDS,
     GUARD_TARGET,
+    INDEX_ATTEMPTS,
+    INDEX_ERROR,
     MEMORY_KIND,
+    PARKED_MARK,
     PENDING_MARK,
     STATS_KIND,
     STATS_SHARDS,
@@ -36,10 +39,12 @@ from zengram.adapters.dynamodb.items import (
     decay_partition,
     encode,
     hash_guard_key,
+    is_parked,
     is_pending,
     label_guard_key,
     memory_from_item,
     memory_key,
+    queued_at,
     stats_shard_key,
     string,
     timestamp,
@@ -72,6 +77,7 @@ from zengram.domain.models import (
     WriteKind,
     WriteOutcome,
 )
+from zengram.domain.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
 from zengram.domain.stats import RecordStats, decayed_before, decays, stats_from_counters, tally_change
 
 T = TypeVar("T")
@@ -143,9 +149,59 @@ class DynamoDBRecordStore:
             except WriteConflict:  # a later access is already stamped (or the id is unknown): just count
                 self._ignoring_conflict([writes.count_access(memory_id, count, None)])
 
+    # -- the index outbox: the sparse pending-index GSI, partition PENDING (the queue) or PARKED --------------
+
     def mark_indexed(self, revisions: dict[str, int]) -> None:
         for memory_id, revision in revisions.items():
             self._ignoring_conflict([writes.clear_pending(memory_id, revision)])  # changed again: stays pending
+
+    def record_index_failure(self, memory_id: str, revision: int, error: str, at: datetime,
+                             park_after: int | None) -> IndexAttempts | None:
+        try:
+            item = self._table.update_returning(
+                writes.count_index_failure(memory_id, revision, error[:MAX_ERROR_CHARS], at))
+        except WriteConflict:  # changed, indexed or parked meanwhile: this failure is about an old state
+            return None
+        attempts = int(item[INDEX_ATTEMPTS]["N"])
+        if park_after is None or attempts < park_after:
+            return IndexAttempts(attempts=attempts, parked=False)
+        try:
+            self._table.write([writes.park(memory_id, revision, attempts)])
+        except WriteConflict:  # changed or counted again since: the newer state decides
+            return IndexAttempts(attempts=attempts, parked=False)
+        return IndexAttempts(attempts=attempts, parked=True)
+
+    def parked_index(self, limit: int) -> list[ParkedRecord]:
+        items = [item for item in self._outbox_items(PARKED_MARK, limit) if is_parked(item)]
+        return [ParkedRecord(memory_id=memory.id, revision=memory.revision,
+                             attempts=int(item.get(INDEX_ATTEMPTS, {"N": "0"})["N"]),
+                             last_error=item.get(INDEX_ERROR, {"S": ""})["S"], parked_at=queued_at(item))
+                for item, memory in ((item, memory_from_item(item)) for item in items)]
+
+    def requeue_parked(self, at: datetime) -> int:
+        requeued = 0
+        for key in self._outbox_keys(PARKED_MARK, None):
+            try:
+                self._table.write([writes.requeue(key[PK]["S"].removeprefix(f"{MEMORY_KIND}#"), at)])
+            except WriteConflict:  # indexed, changed or requeued meanwhile
+                continue
+            requeued += 1
+        return requeued
+
+    def _outbox_keys(self, mark: str, limit: int | None) -> list[Item]:
+        """Table keys of the outbox partition `mark`, oldest queued first (the GSI is eventually consistent)."""
+        expression = Expression()
+        condition = expression.equals(PENDING_PK, string(mark))
+        params = {"IndexName": PENDING_INDEX, **expression.params(KeyConditionExpression=condition)}
+        page = max(limit, 1) if limit is not None else _QUERY_PAGE
+        entries = self._table.query(params, page_size=page)
+        return [{PK: entry[PK], SK: entry[SK]} for entry in itertools.islice(entries, limit)]
+
+    def _outbox_items(self, mark: str, limit: int) -> list[Item]:
+        """The items themselves, read strongly consistent, in queue order (gone ones left out)."""
+        keys = self._outbox_keys(mark, max(limit, 0))
+        fresh = {item[PK]["S"]: item for item in self._table.get_many(keys)}
+        return [fresh[key[PK]["S"]] for key in keys if key[PK]["S"] in fresh]
 
     # -- consolidation's writes -----------------------------------------------------------------------
 
@@ -263,15 +319,8 @@ class DynamoDBRecordStore:
         return map(memory_from_item, self._table.query(params, page_size=batch_size))
 
     def pending_index(self, limit: int) -> list[Memory]:
-        expression = Expression()
-        condition = expression.equals(PENDING_PK, string(PENDING_MARK))
-        params = {"IndexName": PENDING_INDEX, **expression.params(KeyConditionExpression=condition)}
-        entries = itertools.islice(self._table.query(params, page_size=max(limit, 1)), max(limit, 0))
-        keys = [{PK: entry[PK], SK: entry[SK]} for entry in entries]
-        fresh = {item[PK]["S"]: item for item in self._table.get_many(keys)}
-        # The index is eventually consistent: keep only what a strongly consistent read still finds pending.
-        items = (fresh.get(key[PK]["S"]) for key in keys)
-        return [memory_from_item(item) for item in items if item is not None and is_pending(item)]
+        # The GSI is eventually consistent: keep only what a strongly consistent read still finds pending.
+        return [memory_from_item(item) for item in self._outbox_items(PENDING_MARK, limit) if is_pending(item)]
 
     def count(self) -> int:
         expression = Expression()
@@ -283,10 +332,13 @@ class DynamoDBRecordStore:
         with the number of shards and distinct confidence values, not with the number of memories."""
         counters, confidences = self._read_counters()
         decayed = sum(self._count_decayed(confidence, now, decay_factor) for confidence in confidences)
+        pending, parked = (self._count_outbox(mark) for mark in (PENDING_MARK, PARKED_MARK))
+        return stats_from_counters(counters, decayed=decayed, pending_index=pending, parked_index=parked)
+
+    def _count_outbox(self, mark: str) -> int:
         expression = Expression()
-        pending = expression.params(KeyConditionExpression=expression.equals(PENDING_PK, string(PENDING_MARK)))
-        pending_count = self._table.count({"IndexName": PENDING_INDEX, **pending})
-        return stats_from_counters(counters, decayed=decayed, pending_index=pending_count)
+        condition = expression.params(KeyConditionExpression=expression.equals(PENDING_PK, string(mark)))
+        return self._table.count({"IndexName": PENDING_INDEX, **condition})
 
     # -- one attempt of each write --------------------------------------------------------------------
 

@@ -10,6 +10,10 @@ from typing import Any, Literal
 from zengram.adapters.dynamodb.items import (
     CONFIDENCE_SET,
     GUARD_TARGET,
+    INDEX_ATTEMPTS,
+    INDEX_ERROR,
+    PARKED_MARK,
+    PENDING_MARK,
     STATS_KIND,
     AttributeValue,
     Item,
@@ -20,6 +24,7 @@ from zengram.adapters.dynamodb.items import (
     memory_key,
     number,
     pending_attributes,
+    queue_position,
     string,
     timestamp,
 )
@@ -97,6 +102,7 @@ def revise(before: Memory, after: Memory) -> WriteOp:
     assignments += [expression.equals(name, value) for name, value in derived_after.items()
                     if derived_before.get(name) != value]
     removals += [expression.name(name) for name in derived_before if name not in derived_after]
+    removals += [expression.name(INDEX_ATTEMPTS), expression.name(INDEX_ERROR)]  # a new revision starts afresh
     update = f"SET {', '.join(assignments)}" + (f" REMOVE {', '.join(removals)}" if removals else "")
     condition = expression.equals("revision", number(before.revision))
     return _update(memory_key(before.id), expression, update, condition)
@@ -134,10 +140,42 @@ def count_access(memory_id: str, count: int, at: datetime | None) -> WriteOp:
 
 
 def clear_pending(memory_id: str, revision: int) -> WriteOp:
-    """Drops the memory from the sparse pending index, unless it changed again since `revision`."""
+    """Drops the memory from the outbox (pending or parked), unless it changed again since `revision`."""
     expression = Expression()
-    update = f"REMOVE {expression.name(PENDING_PK)}, {expression.name(PENDING_SK)}"
-    return _update(memory_key(memory_id), expression, update, expression.equals("revision", number(revision)))
+    names = ", ".join(expression.name(name) for name in (PENDING_PK, PENDING_SK, INDEX_ATTEMPTS, INDEX_ERROR))
+    return _update(memory_key(memory_id), expression, f"REMOVE {names}",
+                   expression.equals("revision", number(revision)))
+
+
+def count_index_failure(memory_id: str, revision: int, error: str, at: datetime) -> WriteOp:
+    """Counts a failed index attempt of a memory still pending at `revision`, keeps the error and queues it
+    again at `at`."""
+    expression = Expression()
+    update = (f"SET {expression.name(PENDING_SK)} = {expression.value(queue_position(memory_id, at))}, "
+              f"{expression.equals(INDEX_ERROR, string(error))} "
+              f"ADD {expression.name(INDEX_ATTEMPTS)} {expression.value(number(1))}")
+    condition = (f"{expression.equals('revision', number(revision))} AND "
+                 f"{expression.equals(PENDING_PK, string(PENDING_MARK))}")
+    return _update(memory_key(memory_id), expression, update, condition)
+
+
+def park(memory_id: str, revision: int, attempts: int) -> WriteOp:
+    """Moves a pending memory to the parked partition, if nothing changed since its `attempts`-th failure."""
+    expression = Expression()
+    update = f"SET {expression.equals(PENDING_PK, string(PARKED_MARK))}"
+    condition = " AND ".join([expression.equals("revision", number(revision)),
+                              expression.equals(PENDING_PK, string(PENDING_MARK)),
+                              expression.equals(INDEX_ATTEMPTS, number(attempts))])
+    return _update(memory_key(memory_id), expression, update, condition)
+
+
+def requeue(memory_id: str, at: datetime) -> WriteOp:
+    """Makes a parked memory pending again, queued at `at`, with no failed attempts."""
+    expression = Expression()
+    update = (f"SET {expression.equals(PENDING_PK, string(PENDING_MARK))}, "
+              f"{expression.name(PENDING_SK)} = {expression.value(queue_position(memory_id, at))} "
+              f"REMOVE {expression.name(INDEX_ATTEMPTS)}, {expression.name(INDEX_ERROR)}")
+    return _update(memory_key(memory_id), expression, update, expression.equals(PENDING_PK, string(PARKED_MARK)))
 
 
 # -- guards -----------------------------------------------------------------------------------------------

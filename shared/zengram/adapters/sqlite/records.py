@@ -25,6 +25,7 @@ from zengram.domain.models import (
     format_timestamp,
     parse_timestamp,
 )
+from zengram.domain.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
 from zengram.domain.stats import DELETED, RecordStats, decayed_before, stats_from_counters, tally_of
 
 SCHEMA = """
@@ -62,7 +63,10 @@ CREATE TABLE IF NOT EXISTS memories (
     consolidated INTEGER NOT NULL,
     revision INTEGER NOT NULL,
     index_pending INTEGER NOT NULL,
-    entities TEXT NOT NULL DEFAULT '[]'
+    entities TEXT NOT NULL DEFAULT '[]',
+    index_attempts INTEGER NOT NULL DEFAULT 0,
+    index_error TEXT,
+    index_queued_at TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS memories_active_hash
     ON memories (client_id, type, content_hash) WHERE active = 1;
@@ -90,7 +94,10 @@ _TIMESTAMP_FIELDS = ("valid_from", "valid_to", "created_at", "updated_at", "supe
                      "last_observed_at", "last_accessed_at")
 _JSON_FIELDS = ("metadata", "observed_by", "entities")
 _BOOL_FIELDS = ("active", "consolidated")
-_COLUMNS = [*Memory.model_fields, "index_pending"]
+# The index outbox: index_pending is INDEXED, PENDING or PARKED; a pending row is queued at index_queued_at.
+INDEXED, PENDING, PARKED = 0, 1, 2
+_OUTBOX_COLUMNS = ("index_pending", "index_attempts", "index_error", "index_queued_at")
+_COLUMNS = [*Memory.model_fields, *_OUTBOX_COLUMNS]
 _INSERT = f"INSERT INTO memories ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
 _LIVE_COUNTS = ("SELECT type, active, consolidated, COUNT(*) FROM memories WHERE deleted_at IS NULL "
                 "GROUP BY type, active, consolidated")
@@ -109,7 +116,8 @@ def _to_row(memory: Memory) -> list[Any]:
         values[name] = json.dumps(values[name], ensure_ascii=False)
     for name in _BOOL_FIELDS:
         values[name] = int(values[name])
-    values["index_pending"] = 1
+    # Written afresh: pending at this revision, queued now, no failed attempts.
+    values.update(index_pending=PENDING, index_attempts=0, index_error=None, index_queued_at=values["updated_at"])
     return [values[name] for name in _COLUMNS]
 
 
@@ -129,7 +137,7 @@ class SQLiteRecordStore:
 
     def __init__(self, path: Path) -> None:
         self._db = SQLiteDatabase(path, SCHEMA)
-        _add_entities_column(self._db)
+        _upgrade(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -221,14 +229,49 @@ class SQLiteRecordStore:
                 [(count, stamp, memory_id) for memory_id, count in counts.items()],
             )
 
+    # -- the index outbox -------------------------------------------------------------------------------
+
     def mark_indexed(self, revisions: dict[str, int]) -> None:
         if not revisions:
             return
         with self._db.transaction() as tx:
             tx.executemany(
-                "UPDATE memories SET index_pending = 0 WHERE id = ? AND revision = ?",
+                f"UPDATE memories SET index_pending = {INDEXED}, index_attempts = 0, index_error = NULL "
+                f"WHERE id = ? AND revision = ? AND index_pending != {INDEXED}",
                 list(revisions.items()),
             )
+
+    def record_index_failure(self, memory_id: str, revision: int, error: str, at: datetime,
+                             park_after: int | None) -> IndexAttempts | None:
+        with self._db.transaction() as tx:
+            row = tx.execute(f"SELECT index_attempts FROM memories WHERE id = ? AND revision = ? "
+                             f"AND index_pending = {PENDING}", (memory_id, revision)).fetchone()
+            if row is None:
+                return None
+            attempts = IndexAttempts(attempts=row[0] + 1,
+                                     parked=park_after is not None and row[0] + 1 >= park_after)
+            tx.execute("UPDATE memories SET index_attempts = ?, index_error = ?, index_queued_at = ?, "
+                       "index_pending = ? WHERE id = ?",
+                       (attempts.attempts, error[:MAX_ERROR_CHARS], format_timestamp(at),
+                        PARKED if attempts.parked else PENDING, memory_id))
+            return attempts
+
+    def parked_index(self, limit: int) -> list[ParkedRecord]:
+        rows = self._db.connection().execute(
+            "SELECT id, revision, index_attempts, index_error, index_queued_at FROM memories "
+            f"INDEXED BY memories_index_parked WHERE index_pending = {PARKED} ORDER BY index_queued_at, id LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [ParkedRecord(memory_id=row["id"], revision=row["revision"], attempts=row["index_attempts"],
+                             last_error=row["index_error"] or "", parked_at=parse_timestamp(row["index_queued_at"]))
+                for row in rows]
+
+    def requeue_parked(self, at: datetime) -> int:
+        with self._db.transaction() as tx:
+            cursor = tx.execute(
+                f"UPDATE memories SET index_pending = {PENDING}, index_attempts = 0, index_error = NULL, "
+                f"index_queued_at = ? WHERE index_pending = {PARKED}", (format_timestamp(at),))
+            return cursor.rowcount
 
     # -- consolidation's writes (each call one transaction) ---------------------------------------------
 
@@ -338,7 +381,8 @@ class SQLiteRecordStore:
 
     def pending_index(self, limit: int) -> list[Memory]:
         rows = self._db.connection().execute(
-            "SELECT * FROM memories WHERE index_pending = 1 ORDER BY updated_at LIMIT ?", (limit,)
+            f"SELECT * FROM memories INDEXED BY memories_index_queue WHERE index_pending = {PENDING} "
+            "ORDER BY index_queued_at, id LIMIT ?", (limit,)
         ).fetchall()
         return [_from_row(row) for row in rows]
 
@@ -355,11 +399,12 @@ class SQLiteRecordStore:
                 state = tally_of(MemoryType(type_), active=bool(active), consolidated=bool(consolidated), deleted=False)
                 counters.update({name: value * count for name, value in state.items()})
             counters[DELETED] = connection.execute(_DELETED_COUNT).fetchone()[0]
-            pending = connection.execute("SELECT COUNT(*) FROM memories WHERE index_pending = 1").fetchone()[0]
+            pending, parked = (connection.execute(f"SELECT COUNT(*) FROM memories WHERE index_pending = {state}")
+                               .fetchone()[0] for state in (PENDING, PARKED))
             decayed = self._count_decayed(connection, now, decay_factor)
         finally:
             connection.execute("COMMIT")
-        return stats_from_counters(counters, decayed=decayed, pending_index=int(pending))
+        return stats_from_counters(counters, decayed=decayed, pending_index=int(pending), parked_index=int(parked))
 
     # -- helpers --------------------------------------------------------------------------------------
 
@@ -449,9 +494,28 @@ def _supersede_label(memory: Memory) -> tuple[str, str | None]:
     return "key", None
 
 
-def _add_entities_column(db: SQLiteDatabase) -> None:
-    """Files written before entities existed lack the column: add it (their memories have none yet)."""
+# Columns files written by earlier versions lack, with how to add them.
+_ADDED_COLUMNS = {
+    "entities": "entities TEXT NOT NULL DEFAULT '[]'",  # their memories have none yet
+    "index_attempts": "index_attempts INTEGER NOT NULL DEFAULT 0",
+    "index_error": "index_error TEXT",
+    "index_queued_at": "index_queued_at TEXT",
+}
+# After the columns exist: the outbox's queue and parking lot, each ordered as it is read.
+_OUTBOX_INDEXES = f"""
+CREATE INDEX IF NOT EXISTS memories_index_queue ON memories (index_queued_at, id) WHERE index_pending = {PENDING};
+CREATE INDEX IF NOT EXISTS memories_index_parked ON memories (index_queued_at, id) WHERE index_pending = {PARKED};
+"""
+
+
+def _upgrade(db: SQLiteDatabase) -> None:
+    """Brings a file written by an earlier version up to this schema."""
     columns = {row["name"] for row in db.connection().execute("PRAGMA table_info(memories)")}
-    if "entities" not in columns:
-        with db.transaction() as tx:
-            tx.execute("ALTER TABLE memories ADD COLUMN entities TEXT NOT NULL DEFAULT '[]'")
+    missing = [definition for name, definition in _ADDED_COLUMNS.items() if name not in columns]
+    with db.transaction() as tx:
+        for definition in missing:
+            tx.execute(f"ALTER TABLE memories ADD COLUMN {definition}")
+        if "index_queued_at" not in columns:  # rows pending from before queue where their change put them
+            tx.execute("UPDATE memories SET index_queued_at = updated_at")
+        for statement in filter(str.strip, _OUTBOX_INDEXES.split(";")):
+            tx.execute(statement)
