@@ -25,6 +25,7 @@ import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
 from zengram.bootstrap import Container
+from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.context import ContextPolicy
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
@@ -406,6 +407,24 @@ def test_client_errors_are_not_retried(fake: FakeOpenSearch, bound: OpenSearchIn
     assert len(fake.requests_to("POST", "_search$")) == 1
 
 
+def test_retries_stop_when_their_time_budget_is_spent() -> None:
+    from opensearchpy.exceptions import ConnectionError as TransportConnectionError
+
+    now = [0.0]
+    calls: list[float] = []
+
+    def unreachable() -> None:
+        calls.append(now[0])
+        now[0] += 0.7  # each try waits out a connect timeout
+        raise TransportConnectionError("N/A", "connection refused", None)
+
+    policy = RetryPolicy(attempts=10, base_delay=0.1, max_delay=0.1, budget=1.6, clock=lambda: now[0],
+                         sleep=lambda seconds: now.__setitem__(0, now[0] + seconds))
+    with pytest.raises(OpenSearchUnavailable, match="failed 3 times"):
+        policy.call("bulk", unreachable)
+    assert len(calls) == 3  # at 0, ~0.8 and ~1.55 s; the third failed at ~2.2 s, past the budget: no fourth
+
+
 def test_backoff_grows_exponentially_and_is_bounded() -> None:
     from opensearchpy.exceptions import TransportError
 
@@ -463,12 +482,38 @@ def test_rejected_items_are_retried_and_bad_ones_named(fake: FakeOpenSearch, bou
     assert fake.indices[CONCRETE].docs.keys() == {"a", "b"}
 
 
-def test_items_rejected_until_the_last_attempt_are_named(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+def test_items_pushed_back_until_the_last_attempt_mean_the_index_is_overloaded(fake: FakeOpenSearch,
+                                                                                bound: OpenSearchIndex) -> None:
+    # Nothing was refused for what it is: the document is not to blame (the repair sweep must not count it), the
+    # index is unavailable for now.
     fake.fail_item("b", *[(429, "rejected_execution_exception")] * 5)
-    with pytest.raises(BulkWriteError, match="b: still failing after 5 attempts") as raised:
+    with pytest.raises(OpenSearchUnavailable, match=r"overloaded \(b\): still failing after 5 attempts") as raised:
         bound.upsert([document("a"), document("b")])
-    assert raised.value.failed_ids == ["b"]
+    assert isinstance(raised.value, IndexUnavailable)
     assert len(fake.requests_to("POST", "_bulk$")) == 5
+
+
+def test_a_refused_document_is_named_with_the_overloaded_ones(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.fail_item("b", *[(429, "rejected_execution_exception")] * 5)
+    fake.fail_item("c", (400, "mapper_parsing_exception"))
+    with pytest.raises(BulkWriteError) as raised:
+        bound.upsert([document("a"), document("b"), document("c")])
+    assert isinstance(raised.value, IndexRejected)
+    assert sorted(raised.value.failures) == ["b", "c"]
+
+
+def test_a_request_refused_as_a_whole_is_index_rejected(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    too_large = {"error": {"type": "content_too_long_exception", "reason": "too long"}, "status": 413}
+    fake.script("POST", "_bulk$", (413, too_large))
+    with pytest.raises(IndexRejected, match="413 content_too_long_exception"):
+        bound.upsert([document("a")])
+    assert len(fake.requests_to("POST", "_bulk$")) == 1  # not retried: the same request would be refused again
+
+
+def test_an_unreachable_cluster_is_index_unavailable(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    fake.script("GET", "_mapping$", *[(503, unavailable())] * 5)
+    with pytest.raises(IndexUnavailable, match="get mapping failed 5 times"):
+        _ = bound.model_id
 
 
 def test_a_failed_write_leaves_the_records_pending_for_repair(fake: FakeOpenSearch, bound: OpenSearchIndex,

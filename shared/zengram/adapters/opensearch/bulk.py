@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from zengram.adapters.opensearch.queries import moment, vector_values
+from zengram.domain.errors import IndexRejected
 from zengram.domain.search import IndexAttributes, IndexDocument
 
 # 429: rejected (queue full, indexing pressure); 402: Serverless at its OCU limit; 502-504: a node away.
@@ -21,8 +22,8 @@ class OpenSearchIndexError(RuntimeError):
     """The OpenSearch search index could not do what was asked."""
 
 
-class BulkWriteError(OpenSearchIndexError):
-    """Some documents were not written; their ids stay pending in the record store for repair."""
+class BulkWriteError(OpenSearchIndexError, IndexRejected):
+    """OpenSearch refused some documents; their ids stay pending in the record store for repair."""
 
     def __init__(self, failures: dict[str, str]) -> None:
         self.failures = dict(failures)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from zengram.adapters.opensearch.bulk import OpenSearchIndexError
+from zengram.domain.errors import IndexRejected, IndexUnavailable
 
 Auth = Literal["none", "basic", "sigv4"]
 AwsService = Literal["es", "aoss"]
@@ -21,10 +22,12 @@ T = TypeVar("T")
 
 # Whole-request failures worth another try: throttling, Serverless OCU limit, and server-side trouble.
 RETRYABLE_STATUSES = frozenset({402, 429, 500, 502, 503, 504})
+# Client errors that say nothing about the request itself: the cluster cannot be used (auth) or is absent.
+_NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408})
 
 
-class OpenSearchUnavailable(OpenSearchIndexError):
-    """OpenSearch kept failing with a transient error until the retries ran out."""
+class OpenSearchUnavailable(OpenSearchIndexError, IndexUnavailable):
+    """OpenSearch kept failing with a transient error until the retries (or their time budget) ran out."""
 
 
 @dataclass(frozen=True)
@@ -110,14 +113,30 @@ def is_index_missing(error: BaseException) -> bool:
     return status_of(error) == 404 and error_type_of(error) == "index_not_found_exception"
 
 
+def refused_request(error: BaseException) -> IndexRejected | None:
+    """An answer refusing this very request (400 bad query or document, 413 too large...) as `IndexRejected`:
+    the cluster is up, the request was wrong. None for anything else."""
+    from opensearchpy.exceptions import TransportError
+
+    status = status_of(error)
+    if not isinstance(error, TransportError) or status is None or not 400 <= status < 500:
+        return None
+    if status in _NOT_ABOUT_THE_REQUEST or status in RETRYABLE_STATUSES:
+        return None
+    return IndexRejected(f"OpenSearch refused the request: {status} {error_type_of(error)}: {error}"[:500])
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Bounded exponential backoff with jitter, for whole requests and for rejected bulk items."""
+    """Bounded exponential backoff with jitter, for whole requests and for rejected bulk items. `budget` (seconds,
+    None: none) also bounds the time: no retry starts once that much time has gone by since the first try."""
 
     attempts: int = 5
     base_delay: float = 0.2
     max_delay: float = 5.0
+    budget: float | None = None
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
     def pause(self, attempt: int) -> None:
         """Waits before try number `attempt + 1` (the first retry waits about `base_delay`)."""
@@ -126,16 +145,21 @@ class RetryPolicy:
             self.sleep(random.uniform(ceiling / 2, ceiling))
 
     def call(self, operation: str, request: Callable[[], T]) -> T:
+        started = self.clock()
         for attempt in range(1, self.attempts + 1):
             try:
                 return request()
             except Exception as error:
                 if not is_transient(error):
                     raise
-                if attempt == self.attempts:
+                if attempt == self.attempts or self.spent(started):
                     raise OpenSearchUnavailable(
-                        f"OpenSearch {operation} failed {self.attempts} times, last with "
+                        f"OpenSearch {operation} failed {attempt} times, last with "
                         f"{status_of(error) or 'a connection error'} {error_type_of(error)}".rstrip()
                     ) from error
                 self.pause(attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def spent(self, started: float) -> bool:
+        """Whether the time budget of an operation begun at `started` (by `clock`) is used up."""
+        return self.budget is not None and self.clock() - started >= self.budget

@@ -7,10 +7,11 @@ index on both paths; fusion of the two rankings stays in the domain.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,10 +33,12 @@ from zengram.adapters.opensearch.client import (
     Auth,
     AwsService,
     ClientOptions,
+    OpenSearchUnavailable,
     RetryPolicy,
     build_client,
     error_type_of,
     is_index_missing,
+    refused_request,
     status_of,
 )
 from zengram.adapters.opensearch.mapping import (
@@ -55,6 +58,25 @@ Refresh = bool | Literal["true", "false", "wait_for"]
 _LOOKUP_BATCH = 500
 _FORBIDDEN_NAME_CHARS = ' ,*?"<>|/\\#:'
 _Judged = tuple[BulkAction, Outcome, str]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _refusals_as_index_rejected(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A public operation: an answer refusing the request itself leaves as the port's `IndexRejected` (the cluster
+    is up); every other failure as it is (the caller's circuit breaker counts those as the index failing)."""
+
+    @functools.wraps(method)
+    def operation(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except Exception as error:
+            rejected = refused_request(error)
+            if rejected is None:
+                raise
+            raise rejected from error
+
+    return operation
 
 
 class OpenSearchIndex:
@@ -86,6 +108,7 @@ class OpenSearchIndex:
         verify_certs: bool = True,
         max_attempts: int = 5,
         retry_delay: float = 0.2,
+        retry_budget: float | None = None,
     ) -> None:
         _check_name(alias)
         serverless = aws_service == "aoss"
@@ -99,7 +122,7 @@ class OpenSearchIndex:
         self._refresh = None if serverless else refresh_param
         # require_alias stops a write to a missing alias from auto-creating an unmapped index of that name.
         self._require_alias = not serverless
-        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay)
+        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget)
         self._owns_client = client is None
         self._client: Any = client if client is not None else build_client(ClientOptions(
             url=url, auth=auth, username=username, password=password, aws_region=aws_region,
@@ -119,10 +142,12 @@ class OpenSearchIndex:
     # -- the index and its model ---------------------------------------------------------------------
 
     @property
+    @_refusals_as_index_rejected
     def model_id(self) -> str | None:
         binding = self._read_binding()
         return binding.model_id if binding else None
 
+    @_refusals_as_index_rejected
     def bind_model(self, model_id: str, dimension: int) -> None:
         """Creates the index for this model's dimension when there is none, else records the model."""
         if dimension < 1:
@@ -153,6 +178,7 @@ class OpenSearchIndex:
             )
         self._create_index(self._binding)
 
+    @_refusals_as_index_rejected
     def clear(self) -> None:
         """Drops the concrete index and with it the alias, so any model (and dimension) can be bound next."""
         names = self._concrete_indices()
@@ -165,6 +191,7 @@ class OpenSearchIndex:
         self._binding = None
         self._index_ready = False
 
+    @_refusals_as_index_rejected
     def count(self) -> int:
         try:
             response = self._request("count", lambda: self._client.count(index=self._alias))
@@ -176,6 +203,7 @@ class OpenSearchIndex:
 
     # -- writes --------------------------------------------------------------------------------------
 
+    @_refusals_as_index_rejected
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
         if not documents:
             return
@@ -184,6 +212,7 @@ class OpenSearchIndex:
         else:
             self._write([index_action(document, server_ids=False) for document in documents])
 
+    @_refusals_as_index_rejected
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
         if not updates:
             return
@@ -191,6 +220,7 @@ class OpenSearchIndex:
         self._write([update_action(memory_id, attributes, doc_id)
                      for memory_id, attributes in updates.items() for doc_id in targets.get(memory_id, [])])
 
+    @_refusals_as_index_rejected
     def set_texts(self, texts: dict[str, str]) -> None:
         if not texts:
             return
@@ -198,6 +228,7 @@ class OpenSearchIndex:
         self._write([text_update_action(memory_id, text, doc_id)
                      for memory_id, text in texts.items() for doc_id in targets.get(memory_id, [])])
 
+    @_refusals_as_index_rejected
     def delete(self, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return
@@ -206,11 +237,13 @@ class OpenSearchIndex:
 
     # -- searches ------------------------------------------------------------------------------------
 
+    @_refusals_as_index_rejected
     def vector_search(self, vector: npt.NDArray[np.float32], filters: SearchFilters, k: int) -> list[IndexHit]:
         if k <= 0:
             return []
         return parse_hits(self._search("k-NN search", knn_query(vector, filters, k)), k, cosine=True)
 
+    @_refusals_as_index_rejected
     def keyword_search(self, text: str, filters: SearchFilters, k: int) -> list[IndexHit]:
         if k <= 0 or not search_terms(text):
             return []
@@ -290,15 +323,23 @@ class OpenSearchIndex:
             return
         if not self._require_alias and not self._index_ready:
             self.ensure_index()  # without require_alias, a write to a missing alias would create a bare index
-        failures: dict[str, str] = {}
+        refused: dict[str, str] = {}
+        overloaded: dict[str, str] = {}
         for chunk in chunks(actions):
-            failures.update(self._bulk(chunk))
-        if failures:
-            raise BulkWriteError(failures)
+            chunk_refused, chunk_overloaded = self._bulk(chunk)
+            refused.update(chunk_refused)
+            overloaded.update(chunk_overloaded)
+        if refused:
+            raise BulkWriteError({**refused, **overloaded})
+        if overloaded:  # no document was refused: the cluster kept pushing back on all of them
+            shown = ", ".join(list(overloaded)[:5])
+            raise OpenSearchUnavailable(f"OpenSearch kept rejecting {len(overloaded)} document(s) as overloaded "
+                                        f"({shown}): {next(iter(overloaded.values()))}")
 
-    def _bulk(self, actions: list[BulkAction]) -> dict[str, str]:
+    def _bulk(self, actions: list[BulkAction]) -> tuple[dict[str, str], dict[str, str]]:
         """Sends the actions, retrying rejected items with backoff and recreating a missing index once.
-        Returns why each memory id that could not be written failed."""
+        Returns why each memory id that could not be written failed: refused outright, or still pushed back
+        (429, 503...) when the attempts ran out."""
         failures: dict[str, str] = {}
         last_reason: dict[str, str] = {}
         pending, recreated = actions, False
@@ -317,14 +358,13 @@ class OpenSearchIndex:
                 self.ensure_index()
                 recreated = True
             if not pending:
-                return failures
+                return failures, {}
             if attempt < self._retry.attempts and not missing:
                 logger.info("OpenSearch rejected %d bulk item(s); retrying", len(pending))
                 self._retry.pause(attempt)
         attempts = self._retry.attempts
-        failures.update({action.memory_id: f"still failing after {attempts} attempts ({last_reason[action.memory_id]})"
-                         for action in pending})
-        return failures
+        return failures, {action.memory_id: f"still failing after {attempts} attempts ({last_reason[action.memory_id]})"
+                          for action in pending}
 
     def _send(self, actions: list[BulkAction]) -> list[_Judged]:
         params = {"refresh": self._refresh, "require_alias": "true" if self._require_alias else None}
