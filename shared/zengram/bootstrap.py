@@ -207,7 +207,8 @@ def build_search_index(settings: Settings) -> SearchIndex:
             settings.opensearch_url, alias=settings.opensearch_alias, auth=settings.opensearch_auth,
             username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
             aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
-            timeout=settings.opensearch_timeout,
+            timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
+            retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget,
         )
     from zengram.adapters.sqlite import EmbeddedSearchIndex
 
@@ -232,17 +233,21 @@ def build_container(
     *,
     embedder: Embedder | None = None,
     clock: Clock | None = None,
-    check_index: bool = True,
+    check_index: bool = False,
 ) -> Container:
     """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own.
 
-    `check_index=False` is for `reindex`, which rebuilds an index built with another model.
+    Nothing here touches the search index: it is checked (and bound to the embedder) on first use, so a host
+    whose index is down still stores and reads records. `check_index=True` checks it now and raises
+    EmbeddingMismatch for an index built with another model (the embedded server's start-up, which should
+    refuse a wrong configuration at once).
     """
     from zengram.adapters.system import SystemClock
+    from zengram.services.index_guard import GuardedIndex
 
     clock = clock or SystemClock()
     store = build_record_store(settings)
-    index = build_search_index(settings)
+    index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
     embedder = embedder or build_embedder(settings)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
     from zengram.services.clients import ClientService
@@ -263,6 +268,7 @@ def build_container(
         context=settings.context_policy(), path_fetch=settings.search_path_fetch,
         resolve_client=clients.resolve,
         entities=entities,
+        index_park_after=settings.index_repair_attempts,
     )
     knowledge = KnowledgeService(store, clock, memory.index_sync, entities)
     llm = build_language_model(settings)
@@ -272,7 +278,8 @@ def build_container(
     container = Container(settings, store, index, embedder, memory, knowledge,
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)],
                           llm=llm, clients=clients, rate_limiter=rate_limiter, consolidation=consolidation,
-                          stats=build_stats_service(settings, store, index, clock, entity_store), entities=entities)
+                          stats=build_stats_service(settings, store, index, clock, entity_store),
+                          entities=entities)
     try:
         if check_index:
             memory.index_sync.ensure_compatible()

@@ -68,9 +68,10 @@ class IndexOutbox(Protocol):
     - `pending_index(limit)` lists pending memories (deleted ones included, parked ones not), oldest queued first.
     - `mark_indexed(revisions)` clears the mark (pending or parked, attempts and error too) of each memory still at
       `revision == revisions[id]`, so a change that raced the indexing stays pending.
-    - `record_index_failure(id, revision, error, at, park_after)` counts one failed attempt for a memory still
-      pending at that revision (else it changes nothing and returns None), keeps `error` as its last error and
-      queues it again at `at` (behind what was queued before, so one failing record never holds up the rest).
+    - `record_index_failure(id, revision, error, at, park_after)` counts one failed attempt at a memory still at
+      that revision and not parked (else it changes nothing and returns None): it is pending afterwards (also
+      one that was indexed, e.g. refused by a rebuild), keeps `error` as its last error, and is queued again at
+      `at` (behind what was queued before, so one failing record never holds up the rest).
       When the attempts reach `park_after` (None: never) the memory is parked: out of `pending_index`, listed by
       `parked_index`. Returns the attempts counted so far and whether it is now parked.
     - `parked_index(limit)` lists parked memories, oldest parked first.

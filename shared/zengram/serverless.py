@@ -65,8 +65,9 @@ def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]
     return handler
 
 
-def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
-    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows."""
+def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows. An event with
+    `"retry_parked": true` (sent by hand: `aws lambda invoke`) first puts the parked records back in the queue."""
     from aws_lambda_powertools import Logger, Metrics
     from aws_lambda_powertools.metrics import MetricUnit
 
@@ -75,16 +76,23 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, int]]:
 
     @logger.inject_lambda_context
     @metrics.log_metrics(capture_cold_start_metric=True)
-    def handler(event: dict[str, Any], context: Any) -> dict[str, int]:
-        index_sync = provider.get().memory.index_sync
-        repaired = index_sync.repair_until_clean(
-            keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        container = provider.get()
+        index_sync = container.memory.index_sync
+        requeued = index_sync.retry_parked() if event.get("retry_parked") is True else 0
+        report = index_sync.repair_until_clean(
+            keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS,
+            batch=container.settings.index_repair_batch,
         )
-        metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=repaired)
-        logger.info("repair sweep finished", extra={"repaired": repaired})
-        return {"repaired": repaired}
+        metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=report.indexed)
+        metrics.add_metric(name="IndexFailures", unit=MetricUnit.Count, value=report.failed)
+        metrics.add_metric(name="RecordsParked", unit=MetricUnit.Count, value=report.parked)
+        outcome: dict[str, Any] = {"repaired": report.indexed, "failed": report.failed, "parked": report.parked,
+                                   "requeued": requeued, "stopped": report.stopped}
+        logger.info("repair sweep finished", extra=outcome)
+        return outcome
 
-    entry_point: Callable[[dict[str, Any], Any], dict[str, int]] = handler
+    entry_point: Callable[[dict[str, Any], Any], dict[str, Any]] = handler
     return entry_point
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from zengram.domain.circuit import CircuitBreaker
 from zengram.domain.context import ContextPolicy
 from zengram.domain.scoring import ScoringConfig
 
@@ -45,7 +46,39 @@ class Settings(BaseSettings):
     opensearch_password: SecretStr | None = None
     opensearch_aws_service: Literal["es", "aoss"] = "es"
     opensearch_refresh: Literal["false", "true", "wait_for"] = "false"
-    opensearch_timeout: float = Field(default=10.0, gt=0)
+    opensearch_timeout: float = Field(default=10.0, gt=0, description="Seconds per OpenSearch request.")
+    opensearch_max_attempts: int = Field(
+        default=3, ge=1, le=10,
+        description="Tries per OpenSearch request on a transient failure (connection error, timeout, 429, 5xx) "
+                    "before the index counts as unavailable.",
+    )
+    opensearch_retry_delay: float = Field(
+        default=0.2, ge=0, description="Seconds before the first retry of an OpenSearch request; doubles per retry.",
+    )
+    opensearch_retry_budget: float = Field(
+        default=1.5, gt=0,
+        description="No retry of an OpenSearch request starts once this many seconds went by since its first try, "
+                    "so a write never waits long on an index that is down (it is stored and left pending).",
+    )
+    index_circuit_failures: int = Field(
+        default=1, ge=1,
+        description="Consecutive failed search-index operations (each after its own retries) that open the circuit: "
+                    "while open, index calls fail at once (writes are stored pending, searches answer 503).",
+    )
+    index_circuit_open_seconds: float = Field(
+        default=30.0, gt=0,
+        description="How long an open circuit refuses index calls before letting one probe through (per process: "
+                    "per Lambda execution environment).",
+    )
+    index_repair_batch: int = Field(
+        default=500, ge=1, le=5000, description="Pending records the repair sweep reads (and indexes) at a time.",
+    )
+    index_repair_attempts: int = Field(
+        default=5, ge=1,
+        description="Failed repair attempts (at most one per sweep) after which a record is parked: the sweep stops "
+                    "retrying it and /stats index_health names it with its last error, until `zengram repair "
+                    "--retry-parked` (or a reindex, or a new change to the record).",
+    )
     api_key_secret_id: str | None = Field(
         default=None, description="Secrets Manager secret holding the API key (Lambda host)."
     )
@@ -216,6 +249,10 @@ class Settings(BaseSettings):
     def _blank_secret_is_unset(cls, value: object) -> object:
         """`BRAIN_API_KEY=` must not configure an empty key that an empty header would match."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    def index_circuit(self) -> CircuitBreaker:
+        return CircuitBreaker(failures_to_open=self.index_circuit_failures,
+                              open_for=timedelta(seconds=self.index_circuit_open_seconds))
 
     def scoring(self) -> ScoringConfig:
         return ScoringConfig(

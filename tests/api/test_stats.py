@@ -31,7 +31,7 @@ def test_an_empty_store_reports_zeros_and_its_configuration(client: TestClient) 
         "by_type": EMPTY_BY_TYPE, "decayed_below_50pct": 0,
         "decay_config": {"factor": 0.98, "affected_types": ["fact", "status"]},
         "retrieval": {"multi_path": True, "keyword_search": True, "keyword_index_count": 0},
-        "index_health": {"pending_index": 0},
+        "index_health": {"status": "ok", "pending_index": 0, "parked": 0, "parked_records": []},
     }
 
 
@@ -51,7 +51,8 @@ def test_counts_follow_supersede_delete_and_restore(client: TestClient) -> None:
     # Then deleted memories are counted apart, superseded ones within the total
     assert (body["total_memories"], body["active"], body["superseded"], body["deleted"]) == (4, 3, 1, 1)
     assert body["by_type"] == {"event": 0, "fact": 2, "decision": 1, "status": 1}
-    assert body["index_health"] == {"pending_index": 0}  # every write reached the index
+    assert body["index_health"] == {"status": "ok", "pending_index": 0, "parked": 0,
+                                    "parked_records": []}  # every write reached the index
     assert body["vectors_count"] == body["retrieval"]["keyword_index_count"] == 4  # the deleted one left it
 
     # And a restore swaps which version is active without changing the totals

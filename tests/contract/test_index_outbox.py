@@ -61,16 +61,31 @@ def test_without_park_after_a_record_is_never_parked(record_store: RecordStore) 
     assert queue(record_store) == ["stubborn"]
 
 
-def test_a_failure_of_an_old_revision_or_an_indexed_record_changes_nothing(record_store: RecordStore) -> None:
+def test_a_failure_of_an_old_revision_changes_nothing(record_store: RecordStore) -> None:
     memory_id, revision = stored(record_store, "changing")
-    updated = record_store.update(memory_id, MemoryChanges(metadata={"v": 2}), T0 + timedelta(minutes=5))
+    record_store.update(memory_id, MemoryChanges(metadata={"v": 2}), T0 + timedelta(minutes=5))
     assert record_store.record_index_failure(memory_id, revision, "old", T0 + timedelta(hours=1), park_after=1) is None
     assert queue(record_store) == ["changing"]
+    assert record_store.parked_index(10) == []
 
-    record_store.mark_indexed({memory_id: updated.revision})
-    assert record_store.record_index_failure(memory_id, updated.revision, "late", T0 + timedelta(hours=1),
+
+def test_a_failure_of_an_indexed_record_puts_it_back_in_the_queue(record_store: RecordStore) -> None:
+    # A rebuild (reindex) that the index refused this record: it must not stay marked indexed
+    memory_id, revision = stored(record_store, "refused by a rebuild")
+    record_store.mark_indexed({memory_id: revision})
+    assert queue(record_store) == []
+    outcome = record_store.record_index_failure(memory_id, revision, "refused", T0 + timedelta(hours=1), park_after=3)
+    assert outcome == IndexAttempts(attempts=1, parked=False)
+    assert queue(record_store) == ["refused by a rebuild"]
+
+
+def test_a_failure_of_a_parked_record_changes_nothing(record_store: RecordStore) -> None:
+    memory_id, revision = stored(record_store, "parked")
+    record_store.record_index_failure(memory_id, revision, "first", T0 + timedelta(hours=1), park_after=1)
+    assert record_store.record_index_failure(memory_id, revision, "again", T0 + timedelta(hours=2),
                                              park_after=1) is None
-    assert queue(record_store) == [] and record_store.parked_index(10) == []
+    [parked] = record_store.parked_index(10)
+    assert (parked.attempts, parked.last_error) == (1, "first")
 
 
 def test_a_new_revision_of_a_parked_record_starts_afresh(record_store: RecordStore) -> None:

@@ -67,4 +67,5 @@ def test_stats_event_counts_from_dynamodb_counters(provider: ContainerProvider) 
     assert status == 200
     assert (body["total_memories"], body["active"], body["superseded"], body["deleted"]) == (2, 1, 1, 1)
     assert body["by_type"] == {"event": 0, "fact": 2, "decision": 0, "status": 0}
-    assert body["index_health"] == {"pending_index": 0} and body["vectors_count"] == 2
+    assert body["index_health"] == {"status": "ok", "pending_index": 0, "parked": 0, "parked_records": []}
+    assert body["vectors_count"] == 2

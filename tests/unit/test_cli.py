@@ -25,7 +25,7 @@ def test_reindex_re_embeds_with_the_configured_model(tmp_path: Path, minilm: Emb
                                  source_agent="ops"))
     old.close()
     with pytest.raises(EmbeddingMismatch):
-        build_container(settings, embedder=minilm)
+        build_container(settings, embedder=minilm, check_index=True)
 
     result = CliRunner().invoke(app, ["reindex", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
 

@@ -12,22 +12,27 @@ from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft, SearchRequest
 from zengram.domain.search import IndexDocument
+from zengram.services.index_guard import GuardedIndex
 from zengram.settings import Settings
 
-from tests.support import HashingEmbedder, TickingClock
+from tests.support import HashingEmbedder, ManualClock, TickingClock
+
+CIRCUIT_COOL_DOWN = {"seconds": 31}  # past Settings.index_circuit_open_seconds: the next call probes the index
 
 
 class FlakyIndex:
-    """Wraps a real index; writes fail while `failing` is set."""
+    """Wraps a real index; calls fail while `failing` is set, as an unreachable server's would. Counts calls."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.failing = False
+        self.calls = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     def _check(self) -> None:
+        self.calls += 1
         if self.failing:
             raise ConnectionError("index unreachable")
 
@@ -47,6 +52,18 @@ class FlakyIndex:
         self._check()
         self.inner.delete(memory_ids)
 
+    def keyword_search(self, *args: Any) -> Any:
+        self._check()
+        return self.inner.keyword_search(*args)
+
+    def vector_search(self, *args: Any) -> Any:
+        self._check()
+        return self.inner.vector_search(*args)
+
+    def count(self) -> int:
+        self._check()
+        return int(self.inner.count())
+
 
 def draft(content: str, **fields: Any) -> MemoryDraft:
     return MemoryDraft(type=fields.pop("type", MemoryType.EVENT), content=content, source_agent="claude-code",
@@ -60,44 +77,90 @@ def found(container: Container, query: str, **filters: Any) -> list[str]:
 
 @pytest.fixture
 def flaky(hashing_container: Container) -> FlakyIndex:
-    wrapper = FlakyIndex(hashing_container.index)
-    hashing_container.memory._index = wrapper  # type: ignore[assignment]
-    hashing_container.memory.index_sync._index = wrapper  # type: ignore[assignment]
+    """The container's own index behind its own circuit breaker, made flaky underneath."""
+    guard = hashing_container.index
+    assert isinstance(guard, GuardedIndex)
+    hashing_container.memory.index_sync.ensure_compatible()  # as a first write would, while the index is up
+    wrapper = FlakyIndex(guard.inner)
+    guard.inner = wrapper
     return wrapper
 
 
+def back_up(flaky: FlakyIndex, clock: ManualClock) -> None:
+    """The index answers again, and the circuit's cool-down is over."""
+    flaky.failing = False
+    clock.advance(**CIRCUIT_COOL_DOWN)
+
+
 def test_index_outage_loses_no_write_and_repair_restores_search(
-    hashing_container: Container, flaky: FlakyIndex
+    hashing_container: Container, flaky: FlakyIndex, clock: TickingClock
 ) -> None:
     flaky.failing = True
     results = [hashing_container.memory.store(draft(f"incident {i} resolved by rollback")) for i in range(1000)]
     assert all(not result.indexed for result in results)
     assert hashing_container.store.count() == 1000
     assert len(hashing_container.store.pending_index(2000)) == 1000
+    assert flaky.calls == 1  # the first failure opened the circuit: the other 999 writes never waited on the index
 
-    flaky.failing = False
-    repaired = 0
-    while batch := hashing_container.memory.index_sync.repair(limit=300):
-        repaired += batch
-    assert repaired == 1000
+    back_up(flaky, clock)
+    report = hashing_container.memory.index_sync.repair_until_clean(keep_going=lambda: True, batch=300)
+    assert (report.indexed, report.failed, report.stopped) == (1000, 0, None)
     assert hashing_container.store.pending_index(10) == []
     assert hashing_container.index.count() == 1000
     assert "incident 999 resolved by rollback" in found(hashing_container, "incident 999")
 
 
-def test_supersede_during_outage_is_repaired(hashing_container: Container, flaky: FlakyIndex) -> None:
+def test_supersede_during_outage_is_repaired(hashing_container: Container, flaky: FlakyIndex,
+                                             clock: TickingClock) -> None:
     hashing_container.memory.store(draft("plan uses Postgres", type=MemoryType.FACT, key="db"))
     flaky.failing = True
     hashing_container.memory.store(draft("plan uses DynamoDB", type=MemoryType.FACT, key="db"))
-    flaky.failing = False
+    back_up(flaky, clock)
     hashing_container.memory.index_sync.repair()
     assert found(hashing_container, "plan uses") == ["plan uses DynamoDB"]
 
 
-def test_opening_an_index_with_another_model_is_refused(settings: Settings) -> None:
-    build_container(settings, embedder=HashingEmbedder(model_id="test:one"), clock=TickingClock()).close()
+def test_a_sweep_meeting_an_index_that_is_down_stops_and_blames_no_record(
+    hashing_container: Container, flaky: FlakyIndex
+) -> None:
+    flaky.failing = True
+    for i in range(5):
+        hashing_container.memory.store(draft(f"deploy {i} went out"))
+    report = hashing_container.memory.index_sync.repair_until_clean(keep_going=lambda: True)
+    assert (report.indexed, report.failed, report.parked) == (0, 0, 0)
+    assert report.stopped is not None and "unavailable" in report.stopped
+    assert len(hashing_container.store.pending_index(10)) == 5
+    assert hashing_container.store.parked_index(10) == []
+
+
+def bound_to_model_one(settings: Settings) -> None:
+    """An index built with 'test:one' (bound by its first write)."""
+    first = build_container(settings, embedder=HashingEmbedder(model_id="test:one"), clock=TickingClock())
+    assert first.memory.store(draft("bound the index to test:one")).indexed
+    first.close()
+
+
+def test_building_a_container_leaves_the_index_alone_until_it_is_used(settings: Settings) -> None:
+    bound_to_model_one(settings)
+    other = build_container(settings, embedder=HashingEmbedder(model_id="test:two"), clock=TickingClock())
+    try:
+        # a write with another model's index is stored and waits (for a reindex) instead of failing
+        result = other.memory.store(draft("written after the model changed"))
+        assert result.indexed is False
+        assert [m.id for m in other.store.pending_index(10)] == [result.memory.id]
+        # searching that index is refused, with what to do about it (503)
+        with pytest.raises(EmbeddingMismatch, match="zengram reindex") as refused:
+            found(other, "model")
+        assert refused.value.status_code == 503
+    finally:
+        other.close()
+
+
+def test_opening_an_index_with_another_model_is_refused_when_checked(settings: Settings) -> None:
+    bound_to_model_one(settings)
     with pytest.raises(EmbeddingMismatch, match="zengram reindex"):
-        build_container(settings, embedder=HashingEmbedder(model_id="test:two"), clock=TickingClock())
+        build_container(settings, embedder=HashingEmbedder(model_id="test:two"), clock=TickingClock(),
+                        check_index=True)
 
 
 def test_reindex_rebuilds_from_the_record_store(settings: Settings) -> None:
@@ -117,7 +180,7 @@ def test_reindex_rebuilds_from_the_record_store(settings: Settings) -> None:
 
 
 def test_embedded_server_finishes_pending_index_writes_at_startup(
-    settings: Settings, hashing_container: Container, flaky: FlakyIndex
+    settings: Settings, hashing_container: Container, flaky: FlakyIndex, clock: TickingClock
 ) -> None:
     from fastapi.testclient import TestClient
     from zengram.embedded.app import build_embedded_app
@@ -126,7 +189,7 @@ def test_embedded_server_finishes_pending_index_writes_at_startup(
 
     flaky.failing = True
     hashing_container.memory.store(draft("left pending by a crash"))
-    flaky.failing = False
+    back_up(flaky, clock)
     with TestClient(build_embedded_app(settings, hashing_container), headers={"x-api-key": API_KEY}) as client:
         assert hashing_container.store.pending_index(10) == []
         hits = client.get("/memory/search", params={"q": "pending crash"}).json()["results"]

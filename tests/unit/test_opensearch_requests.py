@@ -528,7 +528,7 @@ def test_a_failed_write_leaves_the_records_pending_for_repair(fake: FakeOpenSear
     result = memory.store(MemoryDraft(type=MemoryType.EVENT, content="The deploy failed", source_agent="n8n"))
     assert result.indexed is False
     assert [m.id for m in hashing_container.store.pending_index(10)] == [result.memory.id]
-    assert sync.repair() == 1
+    assert sync.repair().indexed == 1
     assert hashing_container.store.pending_index(10) == []
     assert fake.indices[f"{ALIAS}-v2-64d"].docs.keys() == {result.memory.id}
 

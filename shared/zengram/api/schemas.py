@@ -282,16 +282,30 @@ class StatsEntities(BaseModel):
 class StatsRetrieval(BaseModel):
     multi_path: bool
     keyword_search: bool
-    keyword_index_count: int
+    keyword_index_count: int | None = None  # absent while the search index cannot be counted
+
+
+class ParkedRecordBody(BaseModel):
+    id: str
+    revision: int
+    attempts: int  # failed repair attempts at this revision
+    last_error: str
+    parked_at: str
 
 
 class IndexHealth(BaseModel):
-    pending_index: int  # memories whose last change has not reached the search index (the repair sweep's queue)
+    """The search index and the queue of changes waiting for it (the record store keeps that queue)."""
+
+    status: str  # ok | degraded (records parked: search misses them) | unavailable (writes are stored and wait)
+    error: str | None = None  # why the index is unavailable
+    pending_index: int  # memories whose last change has not reached the index yet (the repair sweep's queue)
+    parked: int  # memories the sweep gave up on after repeated failures (retry: `zengram repair --retry-parked`)
+    parked_records: list[ParkedRecordBody]  # the oldest parked ones (at most 10), with their last error
 
 
 class StatsBody(BaseModel):
     total_memories: int
-    vectors_count: int
+    vectors_count: int | None = None  # absent while the search index cannot be counted (index_health says why)
     active: int
     superseded: int
     deleted: int

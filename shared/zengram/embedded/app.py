@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -12,10 +13,12 @@ from zengram.api.routers import briefing, clients, consolidate, export, health, 
 from zengram.api.routers import entities as entity_routes
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.domain.consolidation import schedule_interval
+from zengram.domain.errors import IndexUnavailable
 from zengram.embedded.keys import resolve_api_key
 from zengram.embedded.scheduler import PeriodicTask
 from zengram.settings import Settings
 
+logger = logging.getLogger(__name__)
 ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,
            clients.router, stats.router, consolidate.router,
            entity_routes.router]
@@ -28,9 +31,15 @@ def build_embedded_app(settings: Settings, container: Container | None = None) -
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Fail at startup (e.g. embedding mismatch), not on the first request; and since no scheduler runs
-        # here, finish any index writes a crash left pending before serving.
-        provider.get().memory.index_sync.repair_until_clean(keep_going=lambda: True)
+        # Fail at startup on an index built with another model, not on the first search (an index that is merely
+        # unavailable is no reason not to serve: writes are stored and wait). Since no scheduler runs here,
+        # finish any index writes a crash left pending before serving.
+        index_sync = provider.get().memory.index_sync
+        try:
+            index_sync.ensure_compatible()
+        except IndexUnavailable as error:
+            logger.warning("starting without the search index (writes wait for it): %s", error)
+        index_sync.repair_until_clean(keep_going=lambda: True, batch=settings.index_repair_batch)
         schedule = consolidation_schedule(settings, provider)
         if schedule is not None:
             schedule.start()

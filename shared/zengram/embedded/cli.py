@@ -13,6 +13,7 @@ import typer
 from zengram import cli as client_commands
 from zengram.bootstrap import build_container
 from zengram.domain.errors import EmbeddingMismatch
+from zengram.domain.models import utc_now
 from zengram.embedded.keys import resolve_api_key
 from zengram.settings import Settings
 
@@ -49,7 +50,7 @@ def serve(
         typer.echo("API key: taken from BRAIN_API_KEY")
     typer.echo(f"Data: {settings.data_dir.resolve()}  Listening: http://{settings.host}:{settings.port}")
     try:
-        container = build_container(settings)
+        container = build_container(settings, check_index=True)  # a wrong embedder is refused before serving
     except EmbeddingMismatch as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
@@ -63,16 +64,47 @@ def reindex(data_dir: DataDir = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     settings = _settings(data_dir)
-    container = build_container(settings, check_index=False)  # the index may hold another model's vectors
+    container = build_container(settings)  # not checked: the index may hold another model's vectors
     try:
         with Progress(TextColumn("reindexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
             task = progress.add_task("reindex", total=container.store.count())
             total = container.memory.index_sync.reindex(
                 on_progress=lambda done: progress.update(task, completed=done)
             )
+        waiting = container.store.stats(utc_now(), settings.decay_factor)
     finally:
         container.close()
     typer.echo(f"indexed {total} memories with {container.embedder.model_id}")
+    if waiting.pending_index or waiting.parked_index:
+        typer.echo(f"{waiting.pending_index} refused by the index and left pending, {waiting.parked_index} parked: "
+                   "see GET /stats index_health; `zengram repair` retries them")
+
+
+@app.command()
+def repair(
+    data_dir: DataDir = None,
+    retry_parked: Annotated[bool, typer.Option(
+        "--retry-parked", help="First put the parked records (given up on after repeated failures) back in the queue",
+    )] = False,
+) -> None:
+    """Index the records whose last change has not reached the search index, as the repair sweep does.
+
+    Honours ZENGRAM_RECORD_STORE / ZENGRAM_SEARCH_INDEX, so it also repairs an AWS deployment from a shell with
+    its credentials."""
+    settings = _settings(data_dir)
+    container = build_container(settings)
+    try:
+        index_sync = container.memory.index_sync
+        requeued = index_sync.retry_parked() if retry_parked else 0
+        report = index_sync.repair_until_clean(keep_going=lambda: True, batch=settings.index_repair_batch)
+    finally:
+        container.close()
+    if retry_parked:
+        typer.echo(f"{requeued} parked record(s) put back in the queue")
+    typer.echo(f"indexed {report.indexed}; {report.failed} failed (left pending), {report.parked} of them parked")
+    if report.stopped:
+        typer.echo(f"stopped early, the rest left pending: {report.stopped}", err=True)
+        raise typer.Exit(1)
 
 
 @app.command("backfill-entities")

@@ -318,6 +318,7 @@ class ConsolidationService:
         digest = content_hash(scrub_credentials(content))
         if any(self._store.find_active_duplicate(client_id, type_.value, digest) for type_ in MemoryType):
             return True
+        self._memory.index_sync.ensure_compatible()  # another model's vectors would make every cosine meaningless
         vector = self._embedder.embed([content])[0]
         hits = self._index.vector_search(vector, SearchFilters(client_id=client_id), _NEAREST)
         close = [hit.id for hit in hits if hit.score >= self._config.similarity]

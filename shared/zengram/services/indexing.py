@@ -10,27 +10,50 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
-from zengram.domain.errors import EmbeddingMismatch
+from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
 from zengram.domain.models import Memory, RecordQuery
+from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
-from zengram.ports import Embedder, RecordStore, SearchIndex
+from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 
 if TYPE_CHECKING:
     from zengram.ports import Vectors
 
 logger = logging.getLogger(__name__)
 EMBED_BATCH = 64
+# Failures that are about the index as a whole, not about the records being written: the sweep stops on them
+# (and counts no attempt against any record).
+_INDEX_WIDE = (IndexUnavailable, EmbeddingMismatch)
+
+
+@dataclass
+class RepairReport:
+    """What a repair sweep did: records indexed, failed attempts counted, records parked by those, and why it
+    stopped early (the index unavailable or built with another model), if it did."""
+
+    indexed: int = 0
+    failed: int = 0
+    parked: int = 0
+    stopped: str | None = None
 
 
 class IndexSync:
-    """Pushes record changes to the index. A failure leaves the records marked pending for repair."""
+    """Pushes record changes to the index. A failure leaves the records marked pending for repair.
+
+    The index is checked on first use, not when this is built: a host whose index is down still stores records.
+    `park_after`: failed repair attempts after which a record is parked (None: never parked).
+    """
 
     def __init__(self, store: RecordStore, index: SearchIndex, embedder: Embedder,
-                 context: ContextPolicy | None = None) -> None:
+                 context: ContextPolicy | None = None, *, clock: Clock | None = None,
+                 park_after: int | None = None) -> None:
         self._store = store
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
+        self._clock = clock
+        self._park_after = park_after
+        self._compatible = False  # once the index was found bound to our model, it is not asked again
 
     def texts(self, memories: Sequence[Memory], *, from_store: bool = True, new: bool = False,
               recent: dict[tuple[str, str], list[Memory]] | None = None,
@@ -128,7 +151,10 @@ class IndexSync:
         return list(found.values())
 
     def ensure_compatible(self) -> None:
-        """Refuses an index built with another embedding model; binds a fresh one to ours."""
+        """Refuses an index built with another embedding model (EmbeddingMismatch); binds a fresh one to ours.
+        Asks the index once per process; an index that cannot be asked raises IndexUnavailable."""
+        if self._compatible:
+            return
         bound = self._index.model_id
         if bound is None:
             self._index.bind_model(self._embedder.model_id, self._embedder.dimension)
@@ -138,6 +164,7 @@ class IndexSync:
                 f"'{self._embedder.model_id}'; run `zengram reindex` to re-embed every memory with the "
                 "configured model (or configure the original embedder)"
             )
+        self._compatible = True
 
     def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]],
                        texts: dict[str, IndexTexts] | None = None) -> bool:
@@ -162,37 +189,140 @@ class IndexSync:
         """For changes that leave the text alone (supersede, delete, restore, category)."""
         return self._attempt(memories, lambda: self._apply(memories, re_embed=False))
 
-    def repair(self, limit: int = 500) -> int:
-        """Re-indexes records whose last change did not reach the index. Returns how many were fixed."""
-        pending = self._store.pending_index(limit)
-        if pending and self.refresh(pending):
-            return len(pending)
-        return 0
+    def repair(self, limit: int = 500) -> RepairReport:
+        """Re-indexes one batch of records whose last change did not reach the index (see `repair_until_clean`)."""
+        report = RepairReport()
+        self._repair(self._store.pending_index(limit), report)
+        return report
 
-    def repair_until_clean(self, keep_going: Callable[[], bool], batch: int = 500) -> int:
-        """Repairs batch after batch until nothing is pending, a batch fails, or `keep_going` says stop."""
-        total = 0
-        while keep_going() and (repaired := self.repair(limit=batch)):
-            total += repaired
-        return total
+    def repair_until_clean(self, keep_going: Callable[[], bool], batch: int = 500) -> RepairReport:
+        """The repair sweep: re-indexes pending records batch after batch until each was tried once, the index
+        turns out to be unavailable, or `keep_going` says stop.
+
+        Each record is judged on its own: a batch that fails is split in halves until the failing records are
+        alone (so one bad document costs a few extra requests, not the batch). A record that still fails gets a
+        failed attempt counted, its error kept, and goes to the back of the queue; after `park_after` attempts it
+        is parked. An index that is down, or built with another model, stops the sweep and blames no record.
+        """
+        report = RepairReport()
+        tried: set[str] = set()  # failed records go to the back of the queue: met again, the sweep is done
+        while keep_going():
+            pending = [memory for memory in self._store.pending_index(batch) if memory.id not in tried]
+            if not pending:
+                break
+            tried.update(memory.id for memory in pending)
+            self._repair(pending, report)
+            if report.stopped:
+                break
+        return report
+
+    def retry_parked(self) -> int:
+        """Puts every parked record back in the repair queue with no attempts counted (once the cause is fixed);
+        returns how many. The next sweep tries them again."""
+        return self._store.requeue_parked(self._now())
+
+    def _repair(self, memories: Sequence[Memory], report: RepairReport) -> None:
+        if not memories:
+            return
+        try:
+            self.ensure_compatible()
+        except _INDEX_WIDE as error:
+            self._stop(report, error, len(memories))
+            return
+        self._repair_part(memories, report)
+
+    def _repair_part(self, memories: Sequence[Memory], report: RepairReport) -> None:
+        try:
+            self._apply(memories, re_embed=True)
+        except _INDEX_WIDE as error:
+            self._stop(report, error, len(memories))
+            return
+        except Exception as error:
+            if len(memories) == 1:
+                self._count_failure(memories[0], error, report)
+                return
+            middle = len(memories) // 2
+            for part in (memories[:middle], memories[middle:]):
+                self._repair_part(part, report)
+                if report.stopped:
+                    return
+            return
+        self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+        report.indexed += len(memories)
+
+    def _count_failure(self, memory: Memory, error: BaseException, report: RepairReport) -> None:
+        reason = describe_error(error)
+        outcome = self._store.record_index_failure(memory.id, memory.revision, reason, self._now(),
+                                                   self._park_after)
+        report.failed += 1
+        if outcome is not None and outcome.parked:
+            report.parked += 1
+            logger.warning("memory %s parked after %d failed index attempts: %s", memory.id, outcome.attempts, reason)
+        else:
+            logger.warning("memory %s could not be indexed (left pending): %s", memory.id, reason)
+
+    @staticmethod
+    def _stop(report: RepairReport, error: BaseException, waiting: int) -> None:
+        report.stopped = describe_error(error)
+        logger.warning("repair sweep stopped, %d record(s) left pending: %s", waiting, report.stopped)
+
+    def _now(self) -> datetime:
+        if self._clock is not None:
+            return self._clock.now()
+        from zengram.domain.models import utc_now
+
+        return utc_now()
 
     def reindex(self, on_progress: Callable[[int], None] | None = None) -> int:
-        """Drops the index and rebuilds it from the record store with the configured embedder."""
+        """Drops the index and rebuilds it from the record store with the configured embedder. A document the
+        index refuses does not stop the rebuild: its record is left pending with the error counted (the repair
+        sweep retries it, /stats shows it). Returns how many records were read."""
         self._index.clear()
         self._index.bind_model(self._embedder.model_id, self._embedder.dimension)
+        self._compatible = True
         done = 0
         recent: dict[tuple[str, str], list[Memory]] = {}  # context carried from batch to batch
         held: list[Memory] = []  # events whose following context may still come in a later batch
         for batch in _batches(self._store.iter_all(), EMBED_BATCH):
             ready, held = self._ready([*held, *(m for m in batch if not m.is_deleted)], batch[-1].created_at)
-            self._upsert_embedded(ready, recent=recent, upcoming=held)
-            self._store.mark_indexed({m.id: m.revision for m in [*ready, *(m for m in batch if m.is_deleted)]})
+            refused = self._rebuild(ready, recent=recent, upcoming=held)
+            self._settle([*ready, *(m for m in batch if m.is_deleted)], refused)
             done += len(batch)
             if on_progress:
                 on_progress(done)
-        self._upsert_embedded(held, recent=recent)
-        self._store.mark_indexed({m.id: m.revision for m in held})
+        self._settle(held, self._rebuild(held, recent=recent))
         return done
+
+    def _rebuild(self, memories: Sequence[Memory], *, recent: dict[tuple[str, str], list[Memory]],
+                 upcoming: Sequence[Memory] = ()) -> dict[str, str]:
+        """Indexes a rebuild's batch; returns the documents the index refused, with why."""
+        if not memories:
+            return {}
+        return self._upsert_each(self._documents(memories, recent=recent, upcoming=upcoming))
+
+    def _upsert_each(self, documents: Sequence[IndexDocument]) -> dict[str, str]:
+        """Upserts, splitting a refused request until the refused documents are alone; returns those (an index
+        that is down still raises)."""
+        try:
+            self._index.upsert(documents)
+        except IndexRejected as error:
+            wanted = {document.id for document in documents}
+            if error.failures and set(error.failures) <= wanted:  # the index named them; it wrote the rest
+                return dict(error.failures)
+            if len(documents) == 1:
+                return {documents[0].id: describe_error(error)}
+            middle = len(documents) // 2
+            return {**self._upsert_each(documents[:middle]), **self._upsert_each(documents[middle:])}
+        return {}
+
+    def _settle(self, memories: Sequence[Memory], refused: dict[str, str]) -> None:
+        """Marks a rebuild's records indexed, but for the refused ones: those get a failed attempt counted."""
+        self._store.mark_indexed({m.id: m.revision for m in memories if m.id not in refused})
+        for memory in memories:
+            if memory.id in refused:
+                self._store.record_index_failure(memory.id, memory.revision, refused[memory.id], self._now(),
+                                                 self._park_after)
+                logger.warning("reindex: memory %s refused by the index: %s", memory.id, refused[memory.id])
 
     def _ready(self, pool: list[Memory], newest: datetime) -> tuple[list[Memory], list[Memory]]:
         """Splits a rebuild's oldest-first pool into the prefix whose following context is complete (each
@@ -235,23 +365,32 @@ class IndexSync:
         texts = self.texts(memories)
         self._index.set_texts({memory.id: texts[memory.id].keyword for memory in memories})
 
-    def _upsert_embedded(self, memories: Sequence[Memory], *,
-                         recent: dict[tuple[str, str], list[Memory]] | None = None,
-                         upcoming: Sequence[Memory] = ()) -> None:
-        if not memories:
-            return
-        # A rebuild walks the store oldest first and carries each thread's last memories (`recent`) and the
-        # ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
-        # them from the store.
+    def _upsert_embedded(self, memories: Sequence[Memory]) -> None:
+        if memories:
+            self._index.upsert(self._documents(memories))
+
+    def _documents(self, memories: Sequence[Memory], *, recent: dict[tuple[str, str], list[Memory]] | None = None,
+                   upcoming: Sequence[Memory] = ()) -> list[IndexDocument]:
+        """The documents for these records: texts (with context) and their embeddings.
+
+        A rebuild walks the store oldest first and carries each thread's last memories (`recent`) and the
+        ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
+        them from the store."""
         texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
         vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
-        self._index.upsert([_document(memory, vector, texts[memory.id].keyword)
-                            for memory, vector in zip(memories, vectors, strict=True)])
+        return [_document(memory, vector, texts[memory.id].keyword)
+                for memory, vector in zip(memories, vectors, strict=True)]
 
     def _attempt(self, memories: Sequence[Memory], write: Callable[[], None], *, mark: bool = True) -> bool:
-        """Runs an index write; on success (and with `mark`) the records' current revisions are indexed."""
+        """Runs an index write (after checking the index on first use); on success (and with `mark`) the records'
+        current revisions are indexed. A failure leaves them pending for the repair sweep."""
         try:
+            self.ensure_compatible()
             write()
+        except ZengramError as error:  # unavailable (the circuit may be open), another model, a refused document
+            logger.warning("search index write failed; %d record(s) left pending for repair: %s", len(memories),
+                           describe_error(error))
+            return False
         except Exception:
             logger.exception("search index write failed; %d record(s) left pending for repair", len(memories))
             return False

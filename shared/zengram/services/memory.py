@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import Conflict, NotFound
+from zengram.domain.errors import Conflict, IndexUnavailable, NotFound
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
@@ -20,6 +20,7 @@ from zengram.domain.models import (
     RecordQuery,
     WriteKind,
 )
+from zengram.domain.outbox import describe_error
 from zengram.domain.query import candidate_boosts
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
@@ -55,6 +56,12 @@ class SearchResult:
     hits: list[ScoredMemory]
     multi_path: bool
     path_counts: dict[str, int]
+    failed_paths: list[str] = field(default_factory=list)  # paths that could not answer: results are degraded
+
+    @property
+    def degraded_reason(self) -> str | None:
+        """Upstream Zengram's `retrieval.reason` for a search that answered without some of its paths."""
+        return f"{self.failed_paths[0]}_search_unavailable" if len(self.failed_paths) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,7 @@ class MemoryService:
         path_fetch: int = MAX_PATH_FETCH,
         resolve_client: Callable[[str], str] | None = None,
         entities: EntityService | None = None,
+        index_park_after: int | None = None,
     ) -> None:
         self._store = store
         self._index = index
@@ -94,7 +102,7 @@ class MemoryService:
         self._resolve_client = resolve_client
         self._entities = entities
         self._queries = QueryVectorCache(embedder)
-        self.index_sync = IndexSync(store, index, embedder, context)
+        self.index_sync = IndexSync(store, index, embedder, context, clock=clock, park_after=index_park_after)
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -282,14 +290,19 @@ class MemoryService:
         use_vector = self._search_paths != "keyword" or request.entity is not None
         use_keyword = self._search_paths != "vector" and request.entity is None
         multi_path = use_vector and use_keyword
+        self._searchable(request.q)
         keyword_future = (
             self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if use_keyword else None
         )
         paths: dict[str, list[IndexHit]] = {}
+        failed: dict[str, str] = {}
         if use_vector:
-            paths["vector"] = self._index.vector_search(self._queries.vector(request.q), filters, fetch)
+            _run_path("vector", lambda: self._index.vector_search(self._queries.vector(request.q), filters, fetch),
+                      paths, failed)
         if keyword_future is not None:
-            paths["keyword"] = keyword_future.result()
+            _run_path("keyword", keyword_future.result, paths, failed)
+        if failed and not paths:
+            raise _search_unavailable(request.q, "; ".join(failed.values()), list(failed))
         candidates = fuse({path: [(hit.id, hit.score) for hit in hits] for path, hits in paths.items()})
         memories = {
             memory_id: memory
@@ -305,7 +318,36 @@ class MemoryService:
             hits=scored[: request.limit],
             multi_path=multi_path,
             path_counts={path: len(hits) for path, hits in paths.items()},
+            failed_paths=list(failed),
         )
+
+    def _searchable(self, query: str) -> None:
+        """Refuses an index built with another model (503 until reindexed); one that cannot be asked is a 503
+        with upstream's `retrieval` flags."""
+        try:
+            self.index_sync.ensure_compatible()
+        except IndexUnavailable as error:
+            raise _search_unavailable(query, str(error), ["vector", "keyword"]) from error
+
+
+def _run_path(name: str, search: Callable[[], list[IndexHit]], paths: dict[str, list[IndexHit]],
+              failed: dict[str, str]) -> None:
+    """Runs one retrieval path; a path that fails is left out (the search degrades to the others) and noted."""
+    try:
+        paths[name] = search()
+    except Exception as error:
+        logger.warning("%s search path failed; answering without it: %s", name, describe_error(error))
+        failed[name] = describe_error(error)
+
+
+def _search_unavailable(query: str, why: str, paths: list[str]) -> IndexUnavailable:
+    """No path could answer: 503, shaped like upstream Zengram's (`query`, `retrieval.degraded`)."""
+    return IndexUnavailable(
+        f"Search unavailable: {why}. Memories are still stored and readable (GET /memory/query, "
+        "GET /memory/{id}); searches work again once the index is back.",
+        details={"query": query, "retrieval": {"degraded": True, "reason": "search_index_unavailable",
+                                               "failed_paths": paths}},
+    )
 
 
 def _still_matches(memory: Memory, request: SearchRequest) -> bool:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from zengram.domain.entities import EntityStats
 from zengram.domain.models import MemoryType
+from zengram.domain.outbox import ParkedRecord, describe_error
 from zengram.domain.scoring import DECAYING_TYPES
 from zengram.domain.stats import RecordStats
 from zengram.ports import Clock, RecordStore, SearchIndex
 from zengram.settings import Settings
 
+logger = logging.getLogger(__name__)
 TOP_MENTIONED = 10
+PARKED_SHOWN = 10  # parked records /stats names (it counts them all)
 
 
 class EntityStatsSource(Protocol):
@@ -22,11 +26,29 @@ class EntityStatsSource(Protocol):
 
 
 @dataclass(frozen=True)
+class IndexStatus:
+    """How the search index is doing: its document count (None when it cannot be counted now, `error` says
+    why) and the records the repair sweep parked."""
+
+    count: int | None
+    error: str | None = None
+    parked: list[ParkedRecord] = field(default_factory=list)
+
+    @property
+    def state(self) -> str:
+        """"ok"; "unavailable" (the index cannot be reached: writes are stored and wait); "degraded" (it answers,
+        but some records are parked, so search misses them)."""
+        if self.count is None:
+            return "unavailable"
+        return "degraded" if self.parked else "ok"
+
+
+@dataclass(frozen=True)
 class Dashboard:
     """Everything GET /stats reports. `entities` is None where no entity registry is wired."""
 
     records: RecordStats
-    index_count: int
+    index: IndexStatus
     decay_factor: float
     decaying_types: list[MemoryType]
     multi_path: bool
@@ -46,12 +68,23 @@ class StatsService:
     def dashboard(self) -> Dashboard:
         factor = self._settings.decay_factor
         paths = self._settings.search_paths
+        records = self._store.stats(self._clock.now(), factor)
         return Dashboard(
-            records=self._store.stats(self._clock.now(), factor),
-            index_count=self._index.count(),  # one document per indexed memory: vectors and keywords alike
+            records=records,
+            index=self._index_status(records),
             decay_factor=factor,
             decaying_types=[type_ for type_ in MemoryType if type_ in DECAYING_TYPES],
             multi_path=paths == "hybrid",
             keyword_search=paths != "vector",
             entities=self._entities.stats(TOP_MENTIONED) if self._entities is not None else None,
         )
+
+    def _index_status(self, records: RecordStats) -> IndexStatus:
+        """The index's count (one document per indexed memory: vectors and keywords alike), or why there is none
+        (the index's circuit breaker answers at once while it is open)."""
+        parked = self._store.parked_index(PARKED_SHOWN) if records.parked_index else []
+        try:
+            return IndexStatus(count=self._index.count(), parked=parked)
+        except Exception as error:
+            logger.warning("GET /stats could not count the search index: %s", describe_error(error))
+            return IndexStatus(count=None, error=str(error), parked=parked)

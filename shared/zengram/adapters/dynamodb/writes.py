@@ -148,14 +148,16 @@ def clear_pending(memory_id: str, revision: int) -> WriteOp:
 
 
 def count_index_failure(memory_id: str, revision: int, error: str, at: datetime) -> WriteOp:
-    """Counts a failed index attempt of a memory still pending at `revision`, keeps the error and queues it
-    again at `at`."""
+    """Counts a failed index attempt at a memory still at `revision` and not parked: pending afterwards, with the
+    error kept, queued again at `at`."""
     expression = Expression()
-    update = (f"SET {expression.name(PENDING_SK)} = {expression.value(queue_position(memory_id, at))}, "
+    pending = expression.value(string(PENDING_MARK))
+    update = (f"SET {expression.name(PENDING_PK)} = {pending}, "
+              f"{expression.name(PENDING_SK)} = {expression.value(queue_position(memory_id, at))}, "
               f"{expression.equals(INDEX_ERROR, string(error))} "
               f"ADD {expression.name(INDEX_ATTEMPTS)} {expression.value(number(1))}")
     condition = (f"{expression.equals('revision', number(revision))} AND "
-                 f"{expression.equals(PENDING_PK, string(PENDING_MARK))}")
+                 f"(attribute_not_exists({expression.name(PENDING_PK)}) OR {expression.name(PENDING_PK)} = {pending})")
     return _update(memory_key(memory_id), expression, update, condition)
 
 

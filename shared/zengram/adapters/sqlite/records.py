@@ -245,7 +245,7 @@ class SQLiteRecordStore:
                              park_after: int | None) -> IndexAttempts | None:
         with self._db.transaction() as tx:
             row = tx.execute(f"SELECT index_attempts FROM memories WHERE id = ? AND revision = ? "
-                             f"AND index_pending = {PENDING}", (memory_id, revision)).fetchone()
+                             f"AND index_pending != {PARKED}", (memory_id, revision)).fetchone()
             if row is None:
                 return None
             attempts = IndexAttempts(attempts=row[0] + 1,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Body, Query
 from fastapi.responses import JSONResponse
@@ -13,6 +13,7 @@ from zengram.api.schemas import (
     ERROR_RESPONSES,
     NOT_FOUND,
     DeleteBody,
+    ErrorBody,
     QueryBody,
     RestoreBody,
     SearchBody,
@@ -48,12 +49,23 @@ def store_memory(draft: MemoryDraft, memories: MemoryServiceDep) -> JSONResponse
         return JSONResponse(body, status_code=200)
     body = {**base, "deduplicated": False, "supersedes": memory.supersedes,
             "stored_in": StoredIn(vector=result.indexed, structured_db=True).model_dump()}
-    if result.warnings:
-        body["warning"] = "; ".join(result.warnings)
+    warnings = [*result.warnings, *([] if result.indexed else [NOT_INDEXED_YET])]
+    if warnings:
+        body["warning"] = "; ".join(warnings)
     return JSONResponse(body, status_code=201)
 
 
-@router.get("/memory/search", response_model=SearchBody, response_model_exclude_none=True)
+NOT_INDEXED_YET = ("stored, but not in the search index yet (it is unavailable): the repair sweep indexes it once "
+                   "the index is back; GET /memory/{id} and /memory/query see it now")
+SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: {
+    "model": ErrorBody,
+    "description": "The search index is unavailable (or built with another embedding model): "
+                   "`{error, query, retrieval: {degraded: true, reason}}`. Records stay readable via /memory/query.",
+}}
+
+
+@router.get("/memory/search", response_model=SearchBody, response_model_exclude_none=True,
+            responses=SEARCH_UNAVAILABLE)
 def search_memories(
     request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks
 ) -> SearchBody:
@@ -66,6 +78,9 @@ def search_memories(
     )
     if request.format.value == "full":
         body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts}
+    if result.failed_paths:  # some path could not answer: say so whatever the format (as upstream Zengram does)
+        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts, "degraded": True,
+                          "reason": result.degraded_reason, "failed_paths": result.failed_paths}
     return body
 
 

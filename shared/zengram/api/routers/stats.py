@@ -9,12 +9,15 @@ from zengram.api.schemas import (
     ERROR_RESPONSES,
     DecayConfig,
     IndexHealth,
+    ParkedRecordBody,
     StatsBody,
     StatsEntities,
     StatsEntity,
     StatsRetrieval,
 )
 from zengram.domain.entities import EntityStats
+from zengram.domain.models import format_timestamp
+from zengram.services.stats import Dashboard
 
 router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
 
@@ -25,7 +28,7 @@ def get_stats(stats: StatsServiceDep) -> StatsBody:
     records = dashboard.records
     return StatsBody(
         total_memories=records.total,
-        vectors_count=dashboard.index_count,
+        vectors_count=dashboard.index.count,
         active=records.active,
         superseded=records.superseded,
         deleted=records.deleted,
@@ -36,8 +39,18 @@ def get_stats(stats: StatsServiceDep) -> StatsBody:
                                  affected_types=[type_.value for type_ in dashboard.decaying_types]),
         entities=_entities(dashboard.entities) if dashboard.entities is not None else None,
         retrieval=StatsRetrieval(multi_path=dashboard.multi_path, keyword_search=dashboard.keyword_search,
-                                 keyword_index_count=dashboard.index_count),
-        index_health=IndexHealth(pending_index=records.pending_index),
+                                 keyword_index_count=dashboard.index.count),
+        index_health=_index_health(dashboard),
+    )
+
+
+def _index_health(dashboard: Dashboard) -> IndexHealth:
+    index, records = dashboard.index, dashboard.records
+    return IndexHealth(
+        status=index.state, error=index.error, pending_index=records.pending_index, parked=records.parked_index,
+        parked_records=[ParkedRecordBody(id=parked.memory_id, revision=parked.revision, attempts=parked.attempts,
+                                         last_error=parked.last_error, parked_at=format_timestamp(parked.parked_at))
+                        for parked in index.parked],
     )
 
 
