@@ -25,8 +25,8 @@ import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
 from zengram.bootstrap import Container
-from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.context import ContextPolicy
+from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
