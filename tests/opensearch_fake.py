@@ -91,6 +91,10 @@ class FakeOpenSearch:
         self.search_hits: list[tuple[str, float]] = []
         self._scripted: list[_Scripted] = []
         self._item_failures: dict[str, list[tuple[int, str]]] = {}
+        # Set `outage` to (status, body) and every request gets that answer until it is cleared (a cluster that is
+        # down); `refused` maps document ids to the (status, error type) their bulk items always get.
+        self.outage: tuple[int, Any] | None = None
+        self.refused: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
@@ -137,6 +141,8 @@ class FakeOpenSearch:
     def answer(self, request: Recorded) -> tuple[int, Any]:
         with self._lock:
             self.requests.append(request)
+            if self.outage is not None:
+                return self.outage
             for scripted in self._scripted:
                 if scripted.method == request.method and scripted.path.search(request.path):
                     self._scripted.remove(scripted)
@@ -238,8 +244,9 @@ class FakeOpenSearch:
         if index is None:
             return {"_index": target, "_id": doc_id, "status": 404, "error": index_not_found(target)["error"]}
         scripted = self._item_failures.get(doc_id or "") or self._item_failures.get(str((source or {}).get("id")))
-        if scripted:
-            status, error_type = scripted.pop(0)
+        failure = scripted.pop(0) if scripted else self.refused.get(doc_id or "")
+        if failure is not None:
+            status, error_type = failure
             error = {"type": error_type, "reason": f"scripted {error_type}", "index": index.name}
             return {"_index": index.name, "_id": doc_id, "status": status, "error": error}
         return _apply(index, kind, doc_id, source)

@@ -352,7 +352,12 @@ class IndexSync:
         if self._context.enabled:
             # A changed, deleted or restored event is context of the events after it: index them anew so
             # no old or forgotten text lingers in their keyword entries.
-            self._refresh_context(self._followers([m for m in memories if m.type in CONTEXT_TYPES]))
+            followers = self._followers([m for m in memories if m.type in CONTEXT_TYPES])
+            try:
+                self._refresh_context(followers)
+            except IndexRejected as error:  # a neighbour the index refuses only keeps a stale context; these are done
+                logger.warning("context of %d neighbouring record(s) left stale: %s", len(followers),
+                               describe_error(error))
 
     def _refresh_context(self, memories: Sequence[Memory]) -> None:
         """Re-indexes unchanged events whose context changed. Unless the context is embedded, their embedding
