@@ -79,3 +79,31 @@ def test_backfill_entities_extracts_what_older_memories_lack(tmp_path: Path, min
         assert [hit.memory.id for hit in hits] == [legacy[0].id]
     finally:
         reopened.close()
+
+
+def test_repair_retries_the_parked_records_when_asked(tmp_path: Path, minilm: Embedder) -> None:
+    # Given a memory the repair sweep parked (its document refused until something was fixed)
+    data_dir = tmp_path / "data"
+    settings = Settings(data_dir=data_dir, api_key="k")
+    brain = build_container(settings, embedder=minilm, clock=TickingClock())
+    memory = brain.memory.store(MemoryDraft(type=MemoryType.EVENT, content="The nightly backup finished",
+                                            source_agent="ops")).memory
+    brain.store.record_index_failure(memory.id, memory.revision, "IndexRejected: refused", memory.created_at,
+                                     park_after=1)
+    brain.close()
+    runner = CliRunner()
+
+    # A plain repair leaves it parked; --retry-parked puts it back in the queue and indexes it
+    plain = runner.invoke(app, ["repair", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+    retried = runner.invoke(app, ["repair", "--retry-parked", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+
+    assert plain.exit_code == 0, plain.output
+    assert "indexed 0; 0 failed" in plain.output
+    assert retried.exit_code == 0, retried.output
+    assert "1 parked record(s) put back in the queue" in retried.output and "indexed 1;" in retried.output
+    reopened = build_container(settings, embedder=minilm)
+    try:
+        assert reopened.store.parked_index(10) == [] and reopened.store.pending_index(10) == []
+        assert [hit.memory.id for hit in reopened.memory.search(SearchRequest(q="nightly backup")).hits] == [memory.id]
+    finally:
+        reopened.close()
