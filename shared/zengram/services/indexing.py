@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
 from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
-from zengram.domain.models import Memory, RecordQuery
+from zengram.domain.models import Memory, RecordQuery, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
@@ -51,7 +51,7 @@ class IndexSync:
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
-        self._clock = clock
+        self._now = clock.now if clock is not None else utc_now
         self._park_after = park_after
         self._compatible = False  # once the index was found bound to our model, it is not asked again
 
@@ -265,13 +265,6 @@ class IndexSync:
     def _stop(report: RepairReport, error: BaseException, waiting: int) -> None:
         report.stopped = describe_error(error)
         logger.warning("repair sweep stopped, %d record(s) left pending: %s", waiting, report.stopped)
-
-    def _now(self) -> datetime:
-        if self._clock is not None:
-            return self._clock.now()
-        from zengram.domain.models import utc_now
-
-        return utc_now()
 
     def reindex(self, on_progress: Callable[[int], None] | None = None) -> int:
         """Drops the index and rebuilds it from the record store with the configured embedder. A document the

@@ -290,7 +290,7 @@ class MemoryService:
         use_vector = self._search_paths != "keyword" or request.entity is not None
         use_keyword = self._search_paths != "vector" and request.entity is None
         multi_path = use_vector and use_keyword
-        self._searchable(request.q)
+        self._searchable(request.q, [path for path, used in (("vector", use_vector), ("keyword", use_keyword)) if used])
         keyword_future = (
             self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if use_keyword else None
         )
@@ -321,13 +321,13 @@ class MemoryService:
             failed_paths=list(failed),
         )
 
-    def _searchable(self, query: str) -> None:
+    def _searchable(self, query: str, paths: list[str]) -> None:
         """Refuses an index built with another model (503 until reindexed); one that cannot be asked is a 503
         with upstream's `retrieval` flags."""
         try:
             self.index_sync.ensure_compatible()
         except IndexUnavailable as error:
-            raise _search_unavailable(query, str(error), ["vector", "keyword"]) from error
+            raise _search_unavailable(query, str(error), paths) from error
 
 
 def _run_path(name: str, search: Callable[[], list[IndexHit]], paths: dict[str, list[IndexHit]],
