@@ -211,6 +211,10 @@ def key_matches(key: str, secret_hash: str) -> bool:
     return hmac.compare_digest(expected.encode(), digest.encode())
 
 
+def is_key_id(text: str) -> bool:
+    return re.fullmatch(KEY_ID_PATTERN, text) is not None
+
+
 def key_id_of(presented: str) -> str | None:
     """The key id of a well-formed scoped key, else None (then it can only be the bootstrap key)."""
     match = _PRESENTED_KEY.match(presented)
