@@ -132,6 +132,19 @@ def test_the_bootstrap_key_keeps_working_beside_scoped_keys(api: TestClient) -> 
     assert api.get("/admin/keys", headers=ADMIN).status_code == 200
 
 
+def test_an_entity_of_another_client_shows_none_of_its_fingerprint(api: TestClient) -> None:
+    api.put("/clients/globex", json={"name": "Globex Corporation", "aliases": ["Globex", "Hooli East"]}, headers=ADMIN)
+    api.post("/memory", json=memory("Acme met Globex about the merger", client_id="acme"), headers=ADMIN)
+    key = create_key(api, name="acme", role="read", clients=["acme"])["key"]
+
+    seen_by_acme = api.get("/entities/globex", headers=as_key(key))
+    seen_by_admin = api.get("/entities/globex", headers=ADMIN)
+
+    assert seen_by_acme.status_code == 200 and seen_by_acme.json()["mention_count"] == 1  # named in acme's memory
+    assert "Hooli East" in seen_by_admin.json()["aliases"]
+    assert not {"Hooli East", "Globex Corporation"} & set(seen_by_acme.json()["aliases"])
+
+
 # -- roles ------------------------------------------------------------------------------------------------------
 
 # One call per route, inside the key's own client, so only the role can refuse it.

@@ -146,7 +146,7 @@ class EntityService:
             related = self._entities.related(key, RELATED_LIMIT)
         aliases = aliases_of(entity.name)
         client = next((c for c in self._known_clients() if entity_key(c.client_id) == key), None)
-        if client is not None:
+        if client is not None and scope.allows(client.client_id):  # another tenant's fingerprint stays its own
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), related)
 
