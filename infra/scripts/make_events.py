@@ -187,6 +187,18 @@ SAMPLES.update({
     },
 })
 
+# Scoped API keys (admin only): create, list, revoke.
+SAMPLES.update({
+    "admin/post_key.json": http_event("POST", "/admin/keys", request_id="sample-key-create-1", body={
+        "name": "acme-support-agent", "role": "write", "clients": ["acme-corp"]}),
+    "admin/post_key_invalid.json": http_event("POST", "/admin/keys", request_id="sample-key-create-bad", body={
+        "name": "acme-support-agent", "role": "owner", "clients": ["acme-corp"]}),
+    "admin/list_keys.json": http_event("GET", "/admin/keys", request_id="sample-key-list-1"),
+    "admin/delete_key.json": http_event("DELETE", "/admin/keys/SAMPLE-ID", route="/admin/keys/{key_id}",
+                                        request_id="sample-key-revoke-1"),
+})
+
+
 def main() -> None:
     for relative, event in SAMPLES.items():
         path = EVENTS / relative

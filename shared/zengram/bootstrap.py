@@ -16,10 +16,11 @@ from zengram.services.memory import MemoryService
 from zengram.settings import Settings
 
 if TYPE_CHECKING:
-    from zengram.ports import ClientStore, EntityStore, RateLimiter, ResearchRunner
+    from zengram.ports import ApiKeyStore, ClientStore, EntityStore, RateLimiter, ResearchRunner
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.entities import EntityService
+    from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
     from zengram.services.research import ResearchService, ResearchSteps
     from zengram.services.stats import StatsService
@@ -40,6 +41,7 @@ class Container:
     consolidation: ConsolidationService = field(kw_only=True)
     stats: StatsService = field(kw_only=True)
     entities: EntityService = field(kw_only=True)
+    keys: KeyService = field(kw_only=True)
 
     def close(self) -> None:
         for close in reversed(self.closers):
@@ -145,6 +147,18 @@ def build_client_store(settings: Settings, store: RecordStore) -> ClientStore:
     from zengram.adapters.sqlite.clients import SQLiteClientStore
 
     return SQLiteClientStore(settings.records_path)
+
+
+def build_key_store(settings: Settings, store: RecordStore) -> ApiKeyStore:
+    """Scoped API keys (their hashes) live where the records do: the same DynamoDB table, or the same SQLite file."""
+    if settings.record_store == "dynamodb":
+        from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
+
+        return DynamoDBApiKeyStore(settings.dynamodb_table, client=getattr(store, "client", None),
+                                   region=settings.aws_region)
+    from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
+
+    return SQLiteApiKeyStore(settings.records_path)
 
 
 def build_rate_limiter(settings: Settings, store: RecordStore, clock: Clock) -> RateLimiter:
@@ -254,6 +268,9 @@ def build_container(
 
     client_store, rate_limiter = build_client_store(settings, store), build_rate_limiter(settings, store, clock)
     clients = ClientService(client_store, clock, cache_seconds=settings.client_cache_seconds)
+    from zengram.services.keys import KeyService
+
+    key_store = build_key_store(settings, store)
     from zengram.services.entities import EntityService
 
     entity_store = build_entity_store(settings, store)
@@ -274,12 +291,12 @@ def build_container(
     llm = build_language_model(settings)
     consolidation = build_consolidation_service(settings, store, memory, index, embedder, llm, clock)
     closers = [getattr(port, "close", None)
-               for port in (store, index, client_store, rate_limiter, consolidation, entity_store)]
+               for port in (store, index, client_store, rate_limiter, consolidation, entity_store, key_store)]
     container = Container(settings, store, index, embedder, memory, knowledge,
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)],
                           llm=llm, clients=clients, rate_limiter=rate_limiter, consolidation=consolidation,
-                          stats=build_stats_service(settings, store, index, clock, entity_store),
-                          entities=entities)
+                          stats=build_stats_service(settings, store, index, clock, entity_store), entities=entities,
+                          keys=KeyService(key_store, clock))
     try:
         if check_index:
             memory.index_sync.ensure_compatible()

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 from zengram.domain.jobs import Job, LockState
+from zengram.domain.keys import ApiKey
 from zengram.domain.models import Importance, ImportOutcome, Memory, MemoryChanges, RecordQuery, WriteOutcome
 from zengram.domain.outbox import IndexAttempts, ParkedRecord
 from zengram.domain.research import ResearchState
@@ -112,7 +113,10 @@ class RecordStore(IndexOutbox, Protocol):
       without losing increments under concurrent callers.
     - `query` returns newest first (`created_at` descending, then id), or oldest first (ascending, then id)
       with `oldest_first`; deleted memories only with `include_deleted`, inactive ones only with
-      `include_inactive`.
+      `include_inactive`. `client_ids` (a tenant scope) keeps memories of those clients only, in the same order,
+      together with every other filter (`client_id` included).
+    - `iter_all` yields every memory (deleted ones only with `include_deleted`) oldest first, lazily; with
+      `client_ids`, only those clients' memories.
     - `import_memory` writes a memory exactly as given (its id, every field, `revision` included) and marks
       it awaiting indexing, atomically, or changes nothing: an existing id → DUPLICATE_ID; for an *active*
       memory, another active memory with the same `(client_id, type, content_hash)` → DUPLICATE_CONTENT, or
@@ -155,7 +159,8 @@ class RecordStore(IndexOutbox, Protocol):
 
     def query(self, query: RecordQuery) -> list[Memory]: ...
 
-    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]: ...
+    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
+                 client_ids: Sequence[str] | None = None) -> Iterator[Memory]: ...
 
     # Consolidation's writes. Each bumps `revision`, sets `updated_at = at` and marks what it changed pending,
     # like every write; each returns the memories it changed.
@@ -274,6 +279,30 @@ class ClientStore(Protocol):
     def delete(self, client_id: str) -> bool: ...
 
     def list_all(self) -> list[ClientFingerprint]: ...
+
+
+@runtime_checkable
+class ApiKeyStore(Protocol):
+    """Scoped API keys (`zengram.domain.keys.ApiKey`: salted hashes, never the keys), kept in the record store's
+    backend (an `api_keys` table in SQLite, `KEYS` items in DynamoDB).
+
+    Contract:
+    - `create(key)` stores a new record; a record with the same id already there raises `Conflict` and is left
+      as it was. Every field reads back as written.
+    - `get(key_id)` is one strongly consistent read: a record created or revoked before the call is seen as such;
+      an unknown id is None.
+    - `list_all` returns every record, revoked ones included, oldest first (`created_at`, then id).
+    - `revoke(key_id, at)` sets `revoked_at` once and returns the record; revoking again keeps the first
+      `revoked_at`; an unknown id is None (and creates nothing).
+    """
+
+    def create(self, key: ApiKey) -> None: ...
+
+    def get(self, key_id: str) -> ApiKey | None: ...
+
+    def list_all(self) -> list[ApiKey]: ...
+
+    def revoke(self, key_id: str, at: datetime) -> ApiKey | None: ...
 
 
 @runtime_checkable

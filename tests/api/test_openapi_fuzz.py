@@ -53,6 +53,9 @@ OPERATIONS = [
     ("GET", "/consolidate/status"),
     ("POST", "/reflect"),
     ("POST", "/research"),
+    ("POST", "/admin/keys"),
+    ("GET", "/admin/keys"),
+    ("DELETE", "/admin/keys/{key_id}"),
 ]
 # These need an LLM, which the fuzzed app does not have (and /research is off by default): for them, the documented
 # 502/503 answers are expected; a 500 still fails. Their validation (400s) runs as for every other operation.
@@ -97,7 +100,7 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import"),
              ("PUT", "/clients/{client_id}"),
              ("GET", "/entities"), ("GET", "/entities/{name}/memories"), ("POST", "/entities/reclassify"),
-             ("POST", "/consolidate"), ("POST", "/reflect")}
+             ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

@@ -11,7 +11,7 @@ import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from zengram.api.app import create_app
-from zengram.api.rate_limits import key_fingerprint, limit_for
+from zengram.api.rate_limits import limit_for
 from zengram.api.routers import health, memory
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.embedded.app import build_embedded_app
@@ -129,12 +129,12 @@ def test_consolidate_and_research_share_one_budget_per_hour(heavy_api: TestClien
     assert heavy_api.post("/research").status_code == 200
 
 
-def test_counters_are_keyed_by_a_hash_never_the_key(api: TestClient, limited: tuple[Settings, Container]) -> None:
+def test_counters_are_keyed_by_the_key_id_never_the_key(api: TestClient, limited: tuple[Settings, Container]) -> None:
     settings, _ = limited
     store(api, 0)
     with sqlite3.connect(settings.records_path) as connection:
         rows = connection.execute("SELECT key, bucket, hits FROM rate_limits").fetchall()
-    assert rows == [(key_fingerprint(API_KEY), "writes", 1)]
+    assert rows == [("key:bootstrap", "writes", 1)]  # BRAIN_API_KEY's id; a scoped key counts under its own
     dump = "\n".join(sqlite3.connect(settings.records_path).iterdump())
     assert API_KEY not in dump
 

@@ -211,3 +211,42 @@ def test_llm_commands_without_an_llm_exit_1_with_the_servers_reason(live_server:
     assert reflect[0] == 1 and "HTTP 503: LLM provider unavailable" in reflect[2]
     assert research[0] == 1 and "RESEARCH_ENABLED=true" in research[2]
     assert consolidate[0] == 1 and "HTTP 503: LLM provider unavailable" in consolidate[2]
+
+
+def test_keys_create_list_and_revoke_through_the_server(live_server: BackgroundServer) -> None:
+    # zengram keys create: the key is printed once (last line), with its id and scope
+    code, created, _ = run(live_server.url, "keys", "create", "acme-agent", "--role", "write", "--client", "acme",
+                           "--client", "acme-labs")
+    assert code == 0, created
+    key = created.strip().splitlines()[-1]
+    key_id = key.split("_")[1]
+    assert f"created key {key_id} (write, clients: acme, acme-labs)" in created
+
+    # the key works, within its clients only
+    scoped = CliRunner().invoke(app, ["store", "event", "Acme renewal signed", "--client", "acme",
+                                      "--url", live_server.url], env={**ENV, "BRAIN_API_KEY": key})
+    assert scoped.exit_code == 0, scoped.output
+    refused = CliRunner().invoke(app, ["store", "event", "Globex note", "--client", "globex",
+                                       "--url", live_server.url], env={**ENV, "BRAIN_API_KEY": key})
+    assert refused.exit_code == 1 and "not one of this API key's clients" in refused.stderr
+
+    # zengram keys list: the key's row, never the key
+    code, listed, _ = run(live_server.url, "keys", "list")
+    assert code == 0 and key_id in listed and "acme-agent" in listed and key not in listed
+    _, listed_json, _ = run(live_server.url, "keys", "list", "--json")
+    assert json.loads(listed_json)["keys"][0]["clients"] == ["acme", "acme-labs"]
+
+    # zengram keys revoke: the next request with it is refused
+    code, revoked, _ = run(live_server.url, "keys", "revoke", key_id)
+    assert code == 0 and revoked.startswith(f"revoked {key_id} at ")
+    after = CliRunner().invoke(app, ["stats", "--url", live_server.url], env={**ENV, "BRAIN_API_KEY": key})
+    assert after.exit_code == 1 and "invalid API key" in after.stderr
+
+
+def test_keys_create_refuses_bad_input_with_the_documented_codes(live_server: BackgroundServer) -> None:
+    code, _, error = run(live_server.url, "keys", "create", "x", "--client", "acme", "--all-clients")
+    assert code == 2 and "not both" in error
+    code, _, error = run(live_server.url, "keys", "create", "x", "--role", "write")
+    assert code == 1 and "clients:" in error
+    code, admin, _ = run(live_server.url, "keys", "create", "ops", "--role", "admin", "--json")
+    assert code == 0 and json.loads(admin)["clients"] == "all" and json.loads(admin)["key"].startswith("zgk_")

@@ -1,5 +1,5 @@
-"""Factories for the small ports that live in the record store's backend (ClientStore, RateLimiter): each
-runs on SQLite (a records file of its own) and on DynamoDB (a fresh table, moto or AWS_ENDPOINT_URL)."""
+"""Factories for the small ports that live in the record store's backend (ClientStore, RateLimiter, ApiKeyStore):
+each runs on SQLite (a records file of its own) and on DynamoDB (a fresh table, moto or AWS_ENDPOINT_URL)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,18 @@ def rate_limiter(backend: str, folder: Path, clock: Clock) -> Iterator[Any]:
     with dynamodb_table() as (name, client):
         yield DynamoDBRateLimiter(name, clock, client=client)
 
+
+
+@contextmanager
+def api_key_store(backend: str, folder: Path) -> Iterator[Any]:
+    if backend == "sqlite":
+        from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
+
+        store = SQLiteApiKeyStore(folder / "records.sqlite3")
+        yield store
+        store.close()
+        return
+    from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
+
+    with dynamodb_table() as (name, client):
+        yield DynamoDBApiKeyStore(name, client=client)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from zengram.domain.content import content_hash
 from zengram.domain.models import Importance, Memory, MemoryChanges, MemoryType
 from zengram.domain.scoring import effective_confidence
-from zengram.domain.stats import RecordStats
+from zengram.domain.stats import RecordStats, stats_of
 from zengram.ports import RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
@@ -76,6 +76,10 @@ def test_stats_equal_a_recount_after_a_mixed_workload(record_store: RecordStore)
     # accessed 10 days ago has not
     assert stats.decayed_below_50pct == 2
     assert stats.pending_index == 7  # every memory but the decision the indexer confirmed
+    # and a tenant scope's stats, counted memory by memory (domain.stats.stats_of), agree with the store's own
+    counted = stats_of(record_store.iter_all(include_deleted=True, client_ids=["acme"]), now, FACTOR,
+                       pending_index=stats.pending_index)
+    assert counted == stats
 
 
 def test_decayed_counts_move_with_the_clock_and_with_access(record_store: RecordStore) -> None:

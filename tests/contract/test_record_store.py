@@ -380,6 +380,33 @@ def test_parallel_imports_of_one_id_store_it_once(record_store: RecordStore) -> 
     assert record_store.count() == 1
 
 
+def test_a_tenant_scope_lists_its_clients_only_in_order(record_store: RecordStore) -> None:
+    clients = ["acme", "globex", "initech", "global"]
+    memories = [make_memory(f"note {i}", client_id=clients[i % 4], at=T0 + timedelta(minutes=i // 2))
+                for i in range(12)]  # pairs share a created_at: the id breaks the tie across partitions too
+    for memory in memories:
+        record_store.create_or_corroborate(memory, max_observers=20)
+    record_store.soft_delete(memories[0].id, "cc", None, T0 + timedelta(hours=1))
+    scope = ("acme", "global")
+    mine = [m for m in memories if m.client_id in scope]
+    newest_first = sorted(mine[1:], key=lambda m: (m.created_at, m.id), reverse=True)
+    found = record_store.query(RecordQuery(client_ids=scope, limit=50))
+    assert [m.id for m in found] == [m.id for m in newest_first]
+    page = record_store.query(RecordQuery(client_ids=scope, limit=2, offset=1))
+    assert [m.id for m in page] == [m.id for m in newest_first[1:3]]
+    everything = RecordQuery(client_ids=scope, include_deleted=True, include_inactive=True, oldest_first=True)
+    oldest_first = sorted(mine, key=lambda m: (m.created_at, m.id))
+    assert [m.id for m in record_store.query(everything)] == [m.id for m in oldest_first]
+    assert [m.id for m in record_store.query(RecordQuery(client_ids=scope, client_id="globex"))] == []
+    assert {m.client_id for m in record_store.query(RecordQuery(client_ids=scope, client_id="global"))} == {"global"}
+    assert record_store.query(RecordQuery(client_ids=("nobody",))) == []
+    assert record_store.query(RecordQuery(client_ids=())) == []
+    assert [m.id for m in record_store.iter_all(client_ids=scope, batch_size=2)] == [m.id for m in oldest_first[1:]]
+    assert [m.id for m in record_store.iter_all(client_ids=scope, include_deleted=True)] == [
+        m.id for m in oldest_first]
+    assert list(record_store.iter_all(client_ids=())) == []
+
+
 def test_query_oldest_first_with_deleted_memories(record_store: RecordStore) -> None:
     first = make_memory("one", at=T0)
     second = make_memory("two", at=T0 + timedelta(minutes=1))

@@ -102,6 +102,20 @@ def test_each_filter_applies_to_both_paths(index: SearchIndex, field: str, value
     assert index.keyword_search("release", SearchFilters(**{field: "no-such-value"}), k=10) == []
 
 
+def test_a_tenant_scope_keeps_its_clients_only_on_both_paths(index: SearchIndex) -> None:
+    index.upsert([document(client, "release notes for version two", client_id=client)
+                  for client in ("acme", "globex", "initech", "global")])
+    query = EMBEDDER.embed(["release notes"])[0]
+    for scope, expected in [(("acme", "global"), {"acme", "global"}), (("initech",), {"initech"}),
+                            (("nobody",), set()), ((), set()), (("acme", "nobody"), {"acme"})]:
+        filters = SearchFilters(client_ids=scope)
+        assert set(ids(index.vector_search(query, filters, k=10))) == expected, scope
+        assert set(ids(index.keyword_search("release notes", filters, k=10))) == expected, scope
+    both = SearchFilters(client_id="globex", client_ids=("acme", "globex"))
+    assert ids(index.keyword_search("release", both, k=10)) == ["globex"]
+    assert index.vector_search(query, SearchFilters(client_id="initech", client_ids=("acme",)), k=10) == []
+
+
 def test_inactive_documents_only_when_asked(index: SearchIndex) -> None:
     index.upsert([document("live", "budget approved"), document("old", "budget approved", active=False)])
     query = EMBEDDER.embed(["budget"])[0]

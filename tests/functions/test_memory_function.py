@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from zengram.bootstrap import ContainerProvider
+from zengram.domain.keys import KeyDraft, Role
 
-from tests.functions.conftest import fresh_container_for
+from tests.functions.conftest import SAMPLE_KEY, fresh_container_for
 from tests.functions.invoke import invoke, load_event
 
 
@@ -81,3 +82,61 @@ def test_invalid_and_unauthenticated_events_are_refused(provider: ContainerProvi
 def test_unknown_memory_is_404(provider: ContainerProvider) -> None:
     status, body, _ = call("memory/get_memory.json", "00000000-0000-0000-0000-000000000000")
     assert status == 404 and "not found" in body["error"]
+
+
+# -- scoped API keys: the keys live in DynamoDB, and the function honours their clients and roles ------------
+
+
+def with_key(event: dict[str, Any], key: str, **body_changes: Any) -> dict[str, Any]:
+    event["headers"]["x-api-key"] = key
+    if body_changes:
+        event["body"] = json.dumps({**json.loads(event["body"]), **body_changes})
+    return event
+
+
+def call_as(key: str, relative: str, memory_id: str | None = None, **body_changes: Any) -> tuple[int, dict[str, Any]]:
+    event = with_key(load_event(relative), key, **body_changes)
+    if memory_id is not None:
+        event["rawPath"] = event["rawPath"].replace("SAMPLE-ID", memory_id)
+        event["requestContext"]["http"]["path"] = event["rawPath"]
+        event["pathParameters"] = {"memory_id": memory_id}
+    response = invoke("memory", event)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_a_scoped_key_sees_and_changes_only_its_clients(provider: ContainerProvider) -> None:
+    keys = provider.get().keys
+    acme = keys.create(KeyDraft(name="acme-agent", role=Role.WRITE, clients=["acme-corp"])).key
+    reader = keys.create(KeyDraft(name="acme-reader", role=Role.READ, clients=["acme-corp"])).key
+    globex = keys.create(KeyDraft(name="globex-agent", role=Role.WRITE, clients=["globex"])).key
+    assert type(provider.get().keys._store).__name__ == "DynamoDBApiKeyStore"
+
+    status, mine = call_as(acme, "memory/post_memory.json")
+    assert status == 201
+    _, theirs = call_as(SAMPLE_KEY, "memory/post_memory.json", client_id="globex",
+                        content="Globex Corp uses Next.js 14 with App Router")
+    assert call_as(acme, "memory/post_memory.json", client_id="globex")[0] == 403
+    assert call_as(reader, "memory/post_memory.json", content="Reader notes")[0] == 403
+
+    status, found = call_as(acme, "memory/get_search.json")
+    assert status == 200 and [hit["id"] for hit in found["results"]] == [mine["id"]]
+    status, found = call_as(globex, "memory/get_query.json")  # no client_id: limited to globex, not refused
+    assert status == 200 and [hit["id"] for hit in found["results"]] == [theirs["id"]]
+    assert call_as(globex, "memory/get_search.json")[0] == 403  # the sample asks for acme-corp by name
+
+    assert call_as(reader, "memory/get_memory.json", mine["id"])[0] == 200
+    for relative in ("memory/get_memory.json", "memory/patch_memory.json", "memory/delete_memory.json",
+                     "memory/post_restore.json"):
+        assert call_as(acme, relative, theirs["id"])[0] == 403, relative
+    assert provider.get().store.get(theirs["id"]).active  # type: ignore[union-attr]
+
+
+def test_a_revoked_or_forged_key_is_refused_by_the_function(provider: ContainerProvider) -> None:
+    keys = provider.get().keys
+    minted = keys.create(KeyDraft(name="acme-agent", role=Role.WRITE, clients=["acme-corp"]))
+    assert call_as(minted.key, "memory/get_query.json")[0] == 200
+    forged = minted.key[:-4] + ("AAAA" if not minted.key.endswith("AAAA") else "BBBB")
+    assert call_as(forged, "memory/get_query.json") == (401, {"error": "invalid API key"})
+    keys.revoke(minted.record.id)
+    assert call_as(minted.key, "memory/get_query.json") == (401, {"error": "invalid API key"})
+    assert call_as(SAMPLE_KEY, "memory/get_query.json")[0] == 200  # the bootstrap key still works

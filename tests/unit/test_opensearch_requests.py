@@ -214,6 +214,11 @@ FILTER_CASES = [
                  [{"term": {"client_id": "acme"}}, ACTIVE, {"term": {"entities": "next.js"}}], id="entity"),
     pytest.param(SearchFilters(at_time=AT, include_inactive=True, entity="berlin"),
                  [*VALID_AT, {"term": {"entities": "berlin"}}], id="at-time-and-entity"),
+    pytest.param(SearchFilters(client_ids=("acme", "global")),
+                 [{"terms": {"client_id": ["acme", "global"]}}, ACTIVE], id="tenant-scope"),
+    pytest.param(SearchFilters(client_id="acme", client_ids=("acme", "globex")),
+                 [{"term": {"client_id": "acme"}}, {"terms": {"client_id": ["acme", "globex"]}}, ACTIVE],
+                 id="client-within-tenant-scope"),
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI
 
 from zengram import __version__
+from zengram.api.access import authenticator, authorize
 from zengram.api.errors import install_error_handlers
 from zengram.api.middleware import ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
 from zengram.api.rate_limits import enforce_rate_limit
@@ -26,7 +27,8 @@ def create_app(
         description="Shared long-term memory for AI agents (Zengram v4 API).",
         docs_url=None,
         redoc_url=None,
-        dependencies=[Depends(enforce_rate_limit)],  # every route; /health is exempt inside
+        # Every route; /health is exempt inside. A caller without the route's role is refused before it is counted.
+        dependencies=[Depends(authorize), Depends(enforce_rate_limit)],
         **fastapi_options,
     )
     app.state.provider = provider
@@ -34,6 +36,8 @@ def create_app(
         app.include_router(router)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
-    app.add_middleware(ApiKeyMiddleware, expected_key=expected_key)
+    # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
+    authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app

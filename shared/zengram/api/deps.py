@@ -10,6 +10,7 @@ from zengram.bootstrap import Container, ContainerProvider
 from zengram.services.clients import ClientService
 from zengram.services.consolidation import ConsolidationService
 from zengram.services.entities import EntityService
+from zengram.services.keys import KeyService
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
 from zengram.services.reflect import ReflectService
@@ -78,3 +79,10 @@ def get_entity_service(container: Annotated[Container, Depends(get_container)]) 
 
 
 EntityServiceDep = Annotated[EntityService, Depends(get_entity_service)]
+
+
+def get_key_service(container: Annotated[Container, Depends(get_container)]) -> KeyService:
+    return container.keys
+
+
+KeyServiceDep = Annotated[KeyService, Depends(get_key_service)]

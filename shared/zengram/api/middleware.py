@@ -3,17 +3,18 @@ request bodies."""
 
 from __future__ import annotations
 
-import hmac
 import logging
 import re
 import uuid
 from collections.abc import Callable
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zengram.api.errors import error_response
 from zengram.domain.errors import ZengramError
+from zengram.domain.keys import Principal
 
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
@@ -57,11 +58,12 @@ class RequestIdMiddleware:
 
 
 class ApiKeyMiddleware:
-    """Refuses any request without the right `x-api-key` before routing or body parsing."""
+    """Refuses any request without a valid `x-api-key` before routing or body parsing, and leaves the caller's
+    `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
 
-    def __init__(self, app: ASGIApp, expected_key: Callable[[], str]) -> None:
+    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None]) -> None:
         self.app = app
-        self._expected_key = expected_key
+        self._authenticate = authenticate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
@@ -71,14 +73,15 @@ class ApiKeyMiddleware:
         if not given:
             await error_response(401, "missing x-api-key header")(scope, receive, send)
             return
-        try:
-            expected = self._expected_key()
+        try:  # a scoped key is one store read: off the event loop
+            principal = await run_in_threadpool(self._authenticate, given)
         except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
             await error_response(error.status_code, str(error))(scope, receive, send)
             return
-        if not hmac.compare_digest(given.encode(), expected.encode()):
+        if principal is None:
             await error_response(401, "invalid API key")(scope, receive, send)
             return
+        scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
 
 

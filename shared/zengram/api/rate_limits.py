@@ -3,13 +3,13 @@ together 1/hour, all settings. Runs as an app-wide dependency, after the API key
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fastapi import Request
 
+from zengram.api.access import get_principal
 from zengram.api.deps import get_container
 from zengram.domain.errors import RateLimited
 from zengram.ports import RateLimiter
@@ -45,11 +45,6 @@ def limit_for(method: str, path: str, settings: Settings) -> Limit | None:
     return Limit("writes", per_minute, 60, f"at most {per_minute} writes per minute")
 
 
-def key_fingerprint(api_key: str) -> str:
-    """What the counters are keyed by: a hash, so the key itself is never stored."""
-    return hashlib.sha256(api_key.encode()).hexdigest()[:32]
-
-
 def enforce_rate_limit(request: Request) -> Iterator[None]:
     """Counts the request against its budget; raises RateLimited (429 + Retry-After) once it is spent.
     A heavy request that then fails (400, 503 without an LLM, 502...) is refunded: with one run an hour, a typo
@@ -63,7 +58,7 @@ def enforce_rate_limit(request: Request) -> Iterator[None]:
     if not settings.rate_limit_enabled or limit is None:
         yield
         return
-    key = key_fingerprint(request.headers.get("x-api-key", ""))
+    key = get_principal(request).budget_key  # each API key its own budgets, counted under its id, never the key
     try:
         retry_after = container.rate_limiter.hit(key, limit.bucket, limit.limit, limit.window_seconds)
     except Exception:  # fail open: a counter that cannot be reached (throttled, down) must not stop the service

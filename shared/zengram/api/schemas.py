@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -86,6 +86,7 @@ class RestoreBody(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "Invalid input; the message names the field"},
     401: {"model": ErrorBody, "description": "Missing or invalid x-api-key"},
+    403: {"model": ErrorBody, "description": "The API key's role or clients do not allow this (docs/keys.md)"},
     429: {"model": ErrorBody, "description": "Rate limited per API key; the Retry-After header says when to retry"},
 }
 NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such memory"}}
@@ -168,7 +169,8 @@ class ImportBody(BaseModel):
 
 
 FORBIDDEN: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorBody, "description": "Import without operator_approved=true"}
+    403: {"model": ErrorBody, "description": "Import without operator_approved=true, or of a record of a client "
+                                             "the API key may not access"}
 }
 
 
@@ -257,6 +259,38 @@ class ClientDeletedBody(BaseModel):
 
 
 CLIENT_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such client"}}
+
+
+# -- /admin/keys -----------------------------------------------------------------------------------------
+
+
+class ApiKeyBody(BaseModel):
+    """A scoped API key as listed: never the key itself."""
+
+    id: str
+    name: str
+    role: str
+    clients: list[str] | Literal["all"]
+    created_at: str
+    revoked_at: str | None = None
+
+
+class CreatedKeyBody(ApiKeyBody):
+    key: str  # shown here once; the server keeps only a salted hash
+
+
+class ApiKeyListBody(BaseModel):
+    count: int
+    keys: list[ApiKeyBody]
+
+
+class RevokedKeyBody(BaseModel):
+    id: str
+    revoked: bool
+    revoked_at: str
+
+
+KEY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such API key"}}
 
 
 # -- GET /stats ------------------------------------------------------------------------------------------

@@ -11,12 +11,14 @@ from typing import Any, TypeVar, Unpack
 import httpx
 
 from zengram.api.schemas import (
+    ApiKeyListBody,
     BriefingBody,
     ClientBody,
     ClientDeletedBody,
     ClientListBody,
     ConsolidationStarted,
     ConsolidationStatusBody,
+    CreatedKeyBody,
     DeleteBody,
     EntityDetailBody,
     EntityListBody,
@@ -30,6 +32,7 @@ from zengram.api.schemas import (
     ReclassifyBody,
     ResearchBody,
     RestoreBody,
+    RevokedKeyBody,
     SearchBody,
     StatsBody,
     StoreBody,
@@ -241,3 +244,15 @@ class AsyncBrainClient:
 
     async def delete_client(self, client_id: str) -> ClientDeletedBody:
         return await self._send(calls.delete_client(client_id))
+
+    # -- scoped API keys (an admin key's calls) ----------------------------------------------------------
+
+    async def create_key(self, name: str, role: str, clients: Sequence[str] | str | None = None) -> CreatedKeyBody:
+        """A key for `clients` (client_ids, or "all"); the answer's `key` is the only time it is shown."""
+        return await self._send(calls.create_key(name, role, clients))
+
+    async def list_keys(self) -> ApiKeyListBody:
+        return await self._send(calls.list_keys())
+
+    async def revoke_key(self, key_id: str) -> RevokedKeyBody:
+        return await self._send(calls.revoke_key(key_id))

@@ -14,12 +14,14 @@ import httpx
 from pydantic import BaseModel
 
 from zengram.api.schemas import (
+    ApiKeyListBody,
     BriefingBody,
     ClientBody,
     ClientDeletedBody,
     ClientListBody,
     ConsolidationStarted,
     ConsolidationStatusBody,
+    CreatedKeyBody,
     DeleteBody,
     EntityDetailBody,
     EntityListBody,
@@ -33,6 +35,7 @@ from zengram.api.schemas import (
     ReclassifyBody,
     ResearchBody,
     RestoreBody,
+    RevokedKeyBody,
     SearchBody,
     StatsBody,
     StoreBody,
@@ -358,3 +361,17 @@ def list_clients() -> Call[ClientListBody]:
 
 def delete_client(client_id: str) -> Call[ClientDeletedBody]:
     return Call("DELETE", f"/clients/{segment(client_id)}", model(ClientDeletedBody))
+
+
+def create_key(name: str, role: str, clients: Sequence[str] | str | None) -> Call[CreatedKeyBody]:
+    body = json_body({"name": name, "role": role, "clients": list(clients) if isinstance(clients, list | tuple)
+                      else clients})
+    return Call("POST", "/admin/keys", model(CreatedKeyBody), body=body)
+
+
+def list_keys() -> Call[ApiKeyListBody]:
+    return Call("GET", "/admin/keys", model(ApiKeyListBody))
+
+
+def revoke_key(key_id: str) -> Call[RevokedKeyBody]:
+    return Call("DELETE", f"/admin/keys/{segment(key_id)}", model(RevokedKeyBody))

@@ -11,12 +11,14 @@ from typing import Any, TypeVar, Unpack
 import httpx
 
 from zengram.api.schemas import (
+    ApiKeyListBody,
     BriefingBody,
     ClientBody,
     ClientDeletedBody,
     ClientListBody,
     ConsolidationStarted,
     ConsolidationStatusBody,
+    CreatedKeyBody,
     DeleteBody,
     EntityDetailBody,
     EntityListBody,
@@ -30,6 +32,7 @@ from zengram.api.schemas import (
     ReclassifyBody,
     ResearchBody,
     RestoreBody,
+    RevokedKeyBody,
     SearchBody,
     StatsBody,
     StoreBody,
@@ -238,3 +241,15 @@ class BrainClient:
 
     def delete_client(self, client_id: str) -> ClientDeletedBody:
         return self._send(calls.delete_client(client_id))
+
+    # -- scoped API keys (an admin key's calls) ----------------------------------------------------------
+
+    def create_key(self, name: str, role: str, clients: Sequence[str] | str | None = None) -> CreatedKeyBody:
+        """A key for `clients` (client_ids, or "all"); the answer's `key` is the only time it is shown."""
+        return self._send(calls.create_key(name, role, clients))
+
+    def list_keys(self) -> ApiKeyListBody:
+        return self._send(calls.list_keys())
+
+    def revoke_key(self, key_id: str) -> RevokedKeyBody:
+        return self._send(calls.revoke_key(key_id))

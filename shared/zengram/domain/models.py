@@ -170,6 +170,7 @@ class RecordQuery(BaseModel):
     type: MemoryType | None = None
     source_agent: str | None = None
     client_id: str | None = None
+    client_ids: tuple[str, ...] | None = None  # a tenant scope: any of these clients (with client_id: both apply)
     category: Category | None = None
     key: str | None = None
     subject: str | None = None

@@ -79,6 +79,7 @@ class ResearchState(BaseModel):
 
     topic: str
     client_id: str | None = None
+    client_ids: list[str] | None = None  # the caller's tenant scope (an API key's clients); None: every client
     max_iterations: int = DEFAULT_ITERATIONS
     query: str
     iterations: int = 0
@@ -89,9 +90,9 @@ class ResearchState(BaseModel):
     result: ResearchResult | None = None
 
     @classmethod
-    def start(cls, request: ResearchRequest) -> ResearchState:
-        return cls(topic=request.topic, client_id=request.client_id, max_iterations=request.max_iterations,
-                   query=request.topic)
+    def start(cls, request: ResearchRequest, client_ids: list[str] | None = None) -> ResearchState:
+        return cls(topic=request.topic, client_id=request.client_id, client_ids=client_ids,
+                   max_iterations=request.max_iterations, query=request.topic)
 
     @property
     def partial(self) -> bool:

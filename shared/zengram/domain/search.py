@@ -61,6 +61,8 @@ class SearchFilters(BaseModel):
     """Filters every search path applies inside the index, before ranking.
 
     `entity` is an entity key (`entity_key` of a canonical name): documents whose `entities` hold it.
+    `client_ids` is a tenant scope (an API key's clients): documents of any of them; an empty tuple matches
+    nothing. It applies together with `client_id`.
     Inactive (superseded) documents are excluded unless `include_inactive`; `at_time` keeps documents
     valid at that moment (valid_from ≤ T < valid_to), inactive ones included.
     """
@@ -70,6 +72,7 @@ class SearchFilters(BaseModel):
     type: str | None = None
     source_agent: str | None = None
     client_id: str | None = None
+    client_ids: tuple[str, ...] | None = None
     category: str | None = None
     knowledge_category: str | None = None
     entity: str | None = None

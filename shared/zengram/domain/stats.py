@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,7 +89,25 @@ def stats_from_counters(counters: dict[str, int], *, decayed: int, pending_index
     )
 
 
+def stats_of(memories: Iterable[Memory], now: datetime, decay_factor: float, *, pending_index: int) -> RecordStats:
+    """The same counts, taken memory by memory (a tenant scope's stats: the stores' counters span every client)."""
+    counters: Counter[str] = Counter()
+    decayed = 0
+    for memory in memories:
+        counters.update(tally(memory))
+        decayed += has_decayed(memory, now, decay_factor)
+    return stats_from_counters(counters, decayed=decayed, pending_index=pending_index)
+
+
 # -- decay ---------------------------------------------------------------------------------------------------
+
+
+def has_decayed(memory: Memory, now: datetime, decay_factor: float) -> bool:
+    """An active fact or status whose effective confidence is below 0.5 now."""
+    if memory.is_deleted or not decays(memory):
+        return False
+    cutoff = decayed_before(memory.confidence, now, decay_factor)
+    return cutoff is not None and decay_reference(memory) < cutoff
 
 
 def decays(memory: Memory) -> bool:

@@ -9,7 +9,18 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from zengram.api.app import create_app
-from zengram.api.routers import briefing, clients, consolidate, export, health, memory, reflect, research, stats
+from zengram.api.routers import (
+    admin,
+    briefing,
+    clients,
+    consolidate,
+    export,
+    health,
+    memory,
+    reflect,
+    research,
+    stats,
+)
 from zengram.api.routers import entities as entity_routes
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.domain.consolidation import schedule_interval
@@ -21,7 +32,7 @@ from zengram.settings import Settings
 logger = logging.getLogger(__name__)
 ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,
            clients.router, stats.router, consolidate.router,
-           entity_routes.router]
+           entity_routes.router, admin.router]
 
 
 def build_embedded_app(settings: Settings, container: Container | None = None) -> FastAPI:

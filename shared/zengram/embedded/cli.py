@@ -1,5 +1,5 @@
 """`zengram`: run the embedded server and look after its data folder; `zengram.cli` adds the commands
-that talk to a running server (store, search, export, import...)."""
+that talk to a running server (store, search, export, import, keys create/list/revoke...)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 
 from zengram import cli as client_commands
 from zengram.bootstrap import build_container
+from zengram.cli import keys as key_commands
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import utc_now
 from zengram.embedded.keys import resolve_api_key
@@ -123,15 +124,23 @@ def backfill_entities(data_dir: DataDir = None) -> None:
                f"{report.skipped} changed meanwhile (run again to finish them)")
 
 
-@app.command()
+keys_app = typer.Typer(help="The bootstrap API key, and scoped keys (create, list, revoke).")
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.callback(invoke_without_command=True)
 def keys(
+    context: typer.Context,
     data_dir: DataDir = None,
     show: Annotated[bool, typer.Option("--show", help="Print the key itself (for scripts: KEY=$(zengram keys --show))")]
     = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print {source, key_file} (and key with --show) as JSON")]
     = False,
 ) -> None:
-    """Show where the API key comes from (generating it on first use, as `serve` would)."""
+    """Show where the bootstrap (admin) API key comes from, generating it on first use as `serve` would.
+    `zengram keys create|list|revoke` manage scoped keys through the running server (docs/keys.md)."""
+    if context.invoked_subcommand is not None:
+        return
     settings = _settings(data_dir)
     key, key_file = resolve_api_key(settings)
     if as_json:
@@ -145,6 +154,7 @@ def keys(
     typer.echo(f"key file: {key_file}" if key_file else "key: from the BRAIN_API_KEY environment variable")
 
 
+key_commands.register(keys_app)
 client_commands.register(app)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from zengram.domain.client_resolution import ClientTerms, resolve_client
 from zengram.domain.clients import ClientDraft, ClientFingerprint
 from zengram.domain.errors import InvalidInput, NotFound
+from zengram.domain.keys import TenantScope
 from zengram.domain.models import GLOBAL_CLIENT
 from zengram.ports import ClientStore, Clock
 from zengram.services.cache import Expiring
@@ -32,8 +33,10 @@ class ClientService:
         self._clock = clock
         self._known = Expiring(self._load_known, cache_seconds, monotonic)
 
-    def put(self, client_id: str, draft: ClientDraft) -> ClientFingerprint:
-        """Creates or replaces the whole fingerprint (revision 1 means it was created)."""
+    def put(self, client_id: str, draft: ClientDraft, scope: TenantScope = TenantScope.EVERYONE) -> ClientFingerprint:
+        """Creates or replaces the whole fingerprint (revision 1 means it was created). `scope`: the caller's
+        clients, here and below (Forbidden outside them)."""
+        scope.require(client_id)
         if client_id == GLOBAL_CLIENT:
             raise InvalidInput("client_id", f"'{GLOBAL_CLIENT}' is the default tenant, not a client to describe")
         now = self._clock.now()
@@ -42,29 +45,35 @@ class ClientService:
         self.invalidate()
         return stored
 
-    def get(self, client_id: str) -> ClientFingerprint:
+    def get(self, client_id: str, scope: TenantScope = TenantScope.EVERYONE) -> ClientFingerprint:
+        scope.require(client_id)
         fingerprint = self._store.get(client_id)
         if fingerprint is None:
             raise NotFound(f"client {client_id} not found")
         return fingerprint
 
-    def delete(self, client_id: str) -> None:
+    def delete(self, client_id: str, scope: TenantScope = TenantScope.EVERYONE) -> None:
         """Raises NotFound for an unknown client, so a typo in the id is not taken for success."""
+        scope.require(client_id)
         existed = self._store.delete(client_id)
         self.invalidate()
         if not existed:
             raise NotFound(f"client {client_id} not found")
 
-    def list_all(self) -> list[ClientFingerprint]:
-        return self._store.list_all()
+    def list_all(self, scope: TenantScope = TenantScope.EVERYONE) -> list[ClientFingerprint]:
+        return [fingerprint for fingerprint in self._store.list_all() if scope.allows(fingerprint.client_id)]
 
     def known_clients(self) -> list[ClientFingerprint]:
         """Every fingerprint, from the cache (what entity extraction reads on each write)."""
         return self._known.get()[0]
 
-    def resolve(self, text: str) -> str:
-        """The one known client `text` is about, else "global"."""
-        return resolve_client(text, self._known.get()[1])
+    def resolve(self, text: str, among: frozenset[str] | None = None) -> str:
+        """The one known client `text` is about, else "global"; with `among` (a key's clients), only those
+        clients are candidates."""
+        candidates = self._known.get()[1]
+        if among is not None:
+            candidates = [client for client in candidates if client.client_id in among]
+        return resolve_client(text, candidates)
 
     def invalidate(self) -> None:
         self._known.invalidate()

@@ -22,8 +22,10 @@ from zengram.domain.entities import (
     extract_entities,
 )
 from zengram.domain.errors import Conflict, NotFound, StaleRevision
+from zengram.domain.keys import TenantScope
 from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft
+from zengram.domain.tenant_entities import EntityTally
 from zengram.ports import Clock, EntityStore, RecordStore
 from zengram.services.cache import Expiring
 
@@ -118,27 +120,49 @@ class EntityService:
 
     # -- reads ----------------------------------------------------------------------------------------
 
-    def list_entities(self, type_: EntityType | None, limit: int, offset: int) -> list[EntityRecord]:
+    # A restricted scope (an API key's clients) is answered from its own memories (`EntityTally`), not from the
+    # registry, which counts every tenant's: one read of the scope's memories per call.
+
+    def list_entities(self, type_: EntityType | None, limit: int, offset: int,
+                      scope: TenantScope = TenantScope.EVERYONE) -> list[EntityRecord]:
+        if scope.is_restricted:
+            return self._tally(scope).records(type_)[offset:offset + limit]
         return self._entities.list_entities(type_, limit, offset)
 
-    def stats(self, top: int = 10) -> EntityStats:
+    def stats(self, top: int = 10, scope: TenantScope = TenantScope.EVERYONE) -> EntityStats:
+        if scope.is_restricted:
+            return self._tally(scope).stats(top)
         return self._entities.stats(top)
 
-    def detail(self, name: str) -> EntityDetail:
-        key, entity = self._require(name)
+    def detail(self, name: str, scope: TenantScope = TenantScope.EVERYONE) -> EntityDetail:
+        if scope.is_restricted:
+            key, tally = self.resolve_key(name), self._tally(scope)
+            entity = tally.get(key)
+            if entity is None:
+                raise NotFound(f"entity: no entity named '{name}'")
+            related = tally.related(key, RELATED_LIMIT)
+        else:
+            key, entity = self._require(name)
+            related = self._entities.related(key, RELATED_LIMIT)
         aliases = aliases_of(entity.name)
         client = next((c for c in self._known_clients() if entity_key(c.client_id) == key), None)
-        if client is not None:
+        if client is not None and scope.allows(client.client_id):  # another tenant's fingerprint stays its own
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
-        return EntityDetail(entity, sorted(set(aliases), key=str.casefold), self._entities.related(key, RELATED_LIMIT))
+        return EntityDetail(entity, sorted(set(aliases), key=str.casefold), related)
 
-    def memories(self, name: str, limit: int, client_id: str | None = None) -> tuple[EntityRecord, list[Memory]]:
-        """The entity and its linked memories, newest first (deleted ones are unlinked); with `client_id`,
-        only that tenant's (the registry is shared across tenants, so its links are read lazily, newest first,
-        and the records in batches, `limit` ids first and twice as many each round up to 100, until `limit`
-        of the tenant's are found: a popular entity is not read whole)."""
+    def _tally(self, scope: TenantScope) -> EntityTally:
+        return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()))
+
+    def memories(self, name: str, limit: int, client_id: str | None = None,
+                 scope: TenantScope = TenantScope.EVERYONE) -> tuple[EntityRecord, list[Memory]]:
+        """The entity and its linked memories, newest first (deleted ones are unlinked); with `client_id` (or a
+        restricted `scope`), only those tenants' (the registry is shared across tenants, so its links are read
+        lazily, newest first, and the records in batches, `limit` ids first and twice as many each round up to
+        100, until `limit` of the tenant's are found: a popular entity is not read whole)."""
+        tenants = scope.narrow(client_id)
         key, entity = self._require(name)
-        if client_id is None:
+        wanted = {tenants.client_id} if tenants.client_id is not None else tenants.client_ids
+        if wanted is None:
             ids = self._entities.memory_ids(key, limit)
             found = self._records.get_many(ids)
             return entity, [found[i] for i in ids if i in found and not found[i].is_deleted]
@@ -151,7 +175,7 @@ class EntityService:
                 break
             found = self._records.get_many(chunk_ids)
             kept += [found[i] for i in chunk_ids
-                     if i in found and not found[i].is_deleted and found[i].client_id == client_id]
+                     if i in found and not found[i].is_deleted and found[i].client_id in wanted]
             batch = min(batch * 2, MEMORY_BATCH)
         return entity, kept[:limit]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
 from zengram.domain.entities import EntityRef, MentionCount, most_mentioned
 from zengram.domain.errors import ZengramError
+from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Importance,
@@ -84,15 +85,16 @@ class KnowledgeService:
 
     # -- briefing -------------------------------------------------------------------------------------
 
-    def briefing(self, request: BriefingRequest) -> Briefing:
+    def briefing(self, request: BriefingRequest, scope: TenantScope = TenantScope.EVERYONE) -> Briefing:
         """Active memories created since `request.since`, the requesting agent's own left out, ranked by
-        importance then recency. `compact` also leaves out low-importance events."""
+        importance then recency. `compact` also leaves out low-importance events. Only `scope`'s clients."""
+        tenants = scope.narrow(request.client_id)
         excluded = request.excluded_agent
         skip_low_events = request.format is BriefingFormat.COMPACT
         # One read of the newest MAX_BRIEFING_SCAN (+1 to know whether the window holds more): paging by
         # offset would make DynamoDB read the skipped items again for every page.
-        window = self._store.query(RecordQuery(client_id=request.client_id, since=request.since,
-                                               limit=MAX_BRIEFING_SCAN + 1))
+        window = self._store.query(RecordQuery(client_id=tenants.client_id, client_ids=tenants.client_ids,
+                                               since=request.since, limit=MAX_BRIEFING_SCAN + 1))
         scan_truncated = len(window) > MAX_BRIEFING_SCAN
         matched = [
             memory for memory in window[:MAX_BRIEFING_SCAN]
@@ -112,10 +114,12 @@ class KnowledgeService:
 
     # -- export ---------------------------------------------------------------------------------------
 
-    def export(self, request: ExportRequest) -> ExportPage:
-        """Whole records, oldest first; inactive ones (superseded and deleted) unless `active_only`."""
+    def export(self, request: ExportRequest, scope: TenantScope = TenantScope.EVERYONE) -> ExportPage:
+        """Whole records, oldest first; inactive ones (superseded and deleted) unless `active_only`. Only
+        `scope`'s clients."""
+        tenants = scope.narrow(request.client_id)
         found = self._store.query(RecordQuery(
-            client_id=request.client_id, type=request.type, since=request.since,
+            client_id=tenants.client_id, client_ids=tenants.client_ids, type=request.type, since=request.since,
             include_inactive=not request.active_only, include_deleted=not request.active_only,
             oldest_first=True, limit=request.limit + 1, offset=request.offset,
         ))
@@ -123,10 +127,14 @@ class KnowledgeService:
 
     # -- import ---------------------------------------------------------------------------------------
 
-    def import_records(self, records: Sequence[tuple[int, ImportRecord]]) -> ImportReport:
+    def import_records(self, records: Sequence[tuple[int, ImportRecord]],
+                       scope: TenantScope = TenantScope.EVERYONE) -> ImportReport:
         """Stores each record as given (scrubbed again, hash recomputed), in order, then indexes the ones
         stored: live ones re-embedded with the current embedder, inactive ones indexed as inactive,
-        deleted ones kept out of the index."""
+        deleted ones kept out of the index. A record of a client outside `scope` refuses the whole batch
+        (Forbidden) before anything is written."""
+        for index, record in records:
+            scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
         stored: list[Memory] = []
         try:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from zengram.domain.content import content_hash, scrub_credentials, scrub_value
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import Conflict, IndexUnavailable, NotFound
+from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
+from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
@@ -85,7 +86,7 @@ class MemoryService:
         reinforce_on_search: bool = True,
         context: ContextPolicy | None = None,
         path_fetch: int = MAX_PATH_FETCH,
-        resolve_client: Callable[[str], str] | None = None,
+        resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
         entities: EntityService | None = None,
         index_park_after: int | None = None,
     ) -> None:
@@ -106,17 +107,19 @@ class MemoryService:
 
     # -- writes ---------------------------------------------------------------------------------------
 
-    def store(self, draft: MemoryDraft) -> StoreResult:
-        """Scrubs, hashes, dedups or corroborates, supersedes by key/subject, then indexes."""
-        return self.store_many([draft])[0]
+    def store(self, draft: MemoryDraft, scope: TenantScope = TenantScope.EVERYONE) -> StoreResult:
+        """Scrubs, hashes, dedups or corroborates, supersedes by key/subject, then indexes. Within `scope`: a
+        client_id outside it is Forbidden, and a missing one is resolved among the scope's clients."""
+        return self.store_many([draft], scope)[0]
 
-    def store_many(self, drafts: Sequence[MemoryDraft]) -> list[StoreResult]:
+    def store_many(self, drafts: Sequence[MemoryDraft],
+                   scope: TenantScope = TenantScope.EVERYONE) -> list[StoreResult]:
         """`store` for a batch: one embedding call for all new texts, one index write for the batch.
 
         Each memory is still written in its own transaction, in order, so dedup and supersede behave
         exactly as for single writes.
         """
-        memories = [self._new_memory(draft) for draft in drafts]
+        memories = [self._new_memory(draft, scope) for draft in drafts]
         # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
         fresh = [m for m in memories
                  if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
@@ -141,7 +144,9 @@ class MemoryService:
             for o in outcomes
         ]
 
-    def _new_memory(self, draft: MemoryDraft) -> Memory:
+    def _new_memory(self, draft: MemoryDraft, scope: TenantScope) -> Memory:
+        if draft.client_id is not None and draft.client_id != GLOBAL_CLIENT:
+            scope.require(draft.client_id)
         now = self._clock.now()
         content = scrub_credentials(draft.content)
         return Memory(
@@ -150,7 +155,7 @@ class MemoryService:
             content=content,
             content_hash=content_hash(content),
             source_agent=draft.source_agent,
-            client_id=self._client_of(draft, content),
+            client_id=self._client_of(draft, content, scope),
             category=draft.category,
             importance=draft.importance,
             knowledge_category=draft.knowledge_category,
@@ -167,16 +172,26 @@ class MemoryService:
             entities=self._entities.extract(content, draft.source_agent) if self._entities else [],
         )
 
-    def _client_of(self, draft: MemoryDraft, content: str) -> str:
-        """A given client_id is kept; a missing or "global" one is resolved from the content (semantics.md).
+    def _client_of(self, draft: MemoryDraft, content: str, scope: TenantScope) -> str:
+        """A given client_id is kept; a missing or "global" one is resolved from the content (semantics.md),
+        among the scope's clients only, so a scoped key never writes into another tenant. When that leaves
+        `global` and the scope does not include it, the scope's only client is taken (else a 400).
         Imports never come through here: they keep their records exactly."""
-        if draft.resolved_client_id != GLOBAL_CLIENT or self._resolve_client is None:
+        if draft.resolved_client_id != GLOBAL_CLIENT:
             return draft.resolved_client_id
-        return self._resolve_client(content)
+        resolved = self._resolve_client(content, scope.clients) if self._resolve_client else GLOBAL_CLIENT
+        if scope.allows(resolved):
+            return resolved
+        if scope.clients is not None and len(scope.clients) == 1:
+            return next(iter(scope.clients))
+        raise InvalidInput("client_id", f"required: this API key writes to {len(scope.clients or ())} clients "
+                                        f"({', '.join(scope.sorted_clients() or [])}) and not to '{GLOBAL_CLIENT}'")
 
-    def update(self, memory_id: str, patch: MemoryPatch, *, expected_revision: int | None = None) -> UpdateResult:
+    def update(self, memory_id: str, patch: MemoryPatch, *, expected_revision: int | None = None,
+               scope: TenantScope = TenantScope.EVERYONE) -> UpdateResult:
         """PATCH. `expected_revision`: only if the memory is still at that revision, else StaleRevision (for a
         patch computed from an earlier read; see RecordStore.update)."""
+        self._within(memory_id, scope)
         changes = MemoryChanges(
             importance=patch.importance,
             knowledge_category=patch.knowledge_category,
@@ -192,7 +207,9 @@ class MemoryService:
         self.after_change([updated], relink=changes.entities is not None, content_changed=patch.content is not None)
         return UpdateResult(updated, changes.changed_fields())
 
-    def delete(self, memory_id: str, *, by: str, reason: str | None) -> Memory:
+    def delete(self, memory_id: str, *, by: str, reason: str | None,
+               scope: TenantScope = TenantScope.EVERYONE) -> Memory:
+        self._within(memory_id, scope)
         deleted = self._store.soft_delete(memory_id, by, reason, self._clock.now())
         self.after_change([deleted])  # a deleted memory no longer counts as a mention
         return deleted
@@ -235,7 +252,8 @@ class MemoryService:
             report.updated += 1
         return report
 
-    def restore(self, memory_id: str) -> list[Memory]:
+    def restore(self, memory_id: str, scope: TenantScope = TenantScope.EVERYONE) -> list[Memory]:
+        self._within(memory_id, scope)
         changed = self._store.restore(memory_id, self._clock.now())
         self.index_sync.refresh_attributes(changed)
         return changed
@@ -264,21 +282,33 @@ class MemoryService:
 
     # -- reads ----------------------------------------------------------------------------------------
 
-    def get(self, memory_id: str) -> Memory:
+    def get(self, memory_id: str, scope: TenantScope = TenantScope.EVERYONE) -> Memory:
+        """The memory (Forbidden when it belongs to a client outside `scope`)."""
         memory = self._store.get(memory_id)
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
-        return memory
+        return scope.require_memory(memory)
 
-    def query(self, query: RecordQuery) -> list[Memory]:
-        return self._store.query(query)
+    def _within(self, memory_id: str, scope: TenantScope) -> None:
+        """Before a change: the memory must be one `scope` may touch (a memory never changes client)."""
+        if scope.is_restricted:
+            self.get(memory_id, scope)
 
-    def search(self, request: SearchRequest) -> SearchResult:
-        """Vector and keyword paths in parallel, fused (`ScoringConfig.fusion`), ranked by `effective_score`."""
+    def query(self, query: RecordQuery, scope: TenantScope = TenantScope.EVERYONE) -> list[Memory]:
+        """The store's query, narrowed to `scope`: its asked client_id must be in it, none means all of its own."""
+        tenants = scope.narrow(query.client_id)
+        return self._store.query(query.model_copy(update={"client_id": tenants.client_id,
+                                                          "client_ids": tenants.client_ids}))
+
+    def search(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
+        """Vector and keyword paths in parallel, fused (`ScoringConfig.fusion`), ranked by `effective_score`;
+        only memories of `scope`'s clients (the index filters, the record store has the last word)."""
+        tenants = scope.narrow(request.client_id)
         filters = SearchFilters(
             type=request.type.value if request.type else None,
             source_agent=request.source_agent,
-            client_id=request.client_id,
+            client_id=tenants.client_id,
+            client_ids=tenants.client_ids,
             category=request.category.value if request.category else None,
             knowledge_category=request.knowledge_category.value if request.knowledge_category else None,
             entity=self._entity_key(request.entity) if request.entity is not None else None,
@@ -307,7 +337,7 @@ class MemoryService:
         memories = {
             memory_id: memory
             for memory_id, memory in self._store.get_many(list(candidates)).items()
-            if _still_matches(memory, request) and _names_entity(memory, filters.entity)
+            if _still_matches(memory, request, scope) and _names_entity(memory, filters.entity)
         }
         scored = score_candidates(
             candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring,
@@ -350,10 +380,10 @@ def _search_unavailable(query: str, why: str, paths: list[str]) -> IndexUnavaila
     )
 
 
-def _still_matches(memory: Memory, request: SearchRequest) -> bool:
+def _still_matches(memory: Memory, request: SearchRequest, scope: TenantScope) -> bool:
     """The record store has the last word: a stale index entry never leaks a deleted, superseded
     or other-tenant memory into results."""
-    if memory.is_deleted:
+    if memory.is_deleted or not scope.allows(memory.client_id):
         return False
     if request.at_time is not None:
         if not memory.valid_at(request.at_time):

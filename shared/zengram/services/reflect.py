@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from zengram.domain.citations import CitationChecker
 from zengram.domain.errors import LLMUnavailable
+from zengram.domain.keys import TenantScope
 from zengram.domain.llm import LLMInfo, memory_line
 from zengram.domain.models import Memory, format_timestamp
 from zengram.domain.reflect import Reflection, ReflectRequest, ReflectResult
@@ -32,10 +33,13 @@ class ReflectService:
         self._memory = memory
         self._llm = llm
 
-    def reflect(self, request: ReflectRequest) -> ReflectResult:
+    def reflect(self, request: ReflectRequest, scope: TenantScope = TenantScope.EVERYONE) -> ReflectResult:
+        if scope.is_restricted and request.client_id is not None:
+            scope.require(request.client_id)  # refused before the LLM check: 403 says more than 503
         if self._llm.provider == "none":  # a feature of the LLM: unavailable without one, whatever is stored
             raise LLMUnavailable("LLM provider unavailable")
-        hits = self._memory.search(SearchRequest(q=request.topic, client_id=request.client_id, limit=request.limit))
+        search = SearchRequest(q=request.topic, client_id=request.client_id, limit=request.limit)
+        hits = self._memory.search(search, scope)
         memories = [hit.memory for hit in hits.hits]
         if not memories:
             return self._result(request, [], nothing_found(request.topic), [])

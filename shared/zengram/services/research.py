@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from zengram.domain.citations import CitationChecker
 from zengram.domain.errors import FeatureUnavailable
+from zengram.domain.keys import TenantScope
 from zengram.domain.llm import LLMInfo, memory_line
 from zengram.domain.models import Memory
 from zengram.domain.requests import SearchRequest
@@ -75,7 +76,8 @@ class ResearchSteps:
     def retrieve(self, state: ResearchState) -> ResearchState:
         """One round: fused search for `state.query`, new ids appended in rank order."""
         result = self._memory.search(
-            SearchRequest(q=state.query, client_id=state.client_id, limit=self._retrieve_limit)
+            SearchRequest(q=state.query, client_id=state.client_id, limit=self._retrieve_limit),
+            TenantScope.of(state.client_ids),
         )
         found = [hit.memory.id for hit in result.hits]
         known = set(state.memory_ids)
@@ -143,10 +145,13 @@ class ResearchService:
         if not self._enabled:
             raise FeatureUnavailable(DISABLED_MESSAGE)
 
-    def run(self, request: ResearchRequest) -> ResearchState:
-        """The finished state: `result` holds the synthesis; trace, judgement and counters the loop."""
+    def run(self, request: ResearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> ResearchState:
+        """The finished state: `result` holds the synthesis; trace, judgement and counters the loop. Only
+        memories of `scope`'s clients are retrieved (the scope travels in the state, to every step)."""
         self.ensure_enabled()
-        return self._runner.run(ResearchState.start(request))
+        if request.client_id is not None:
+            scope.require(request.client_id)
+        return self._runner.run(ResearchState.start(request, scope.sorted_clients()))
 
 
 def _prompt(topic: str, memories: Sequence[Memory]) -> str:

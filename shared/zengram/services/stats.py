@@ -7,16 +7,20 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from zengram.domain.entities import EntityStats
+from zengram.domain.keys import TenantScope
 from zengram.domain.models import MemoryType
 from zengram.domain.outbox import ParkedRecord, describe_error
 from zengram.domain.scoring import DECAYING_TYPES
-from zengram.domain.stats import RecordStats
+from zengram.domain.stats import RecordStats, stats_of
+from zengram.domain.tenant_entities import EntityTally
 from zengram.ports import Clock, RecordStore, SearchIndex
 from zengram.settings import Settings
 
 logger = logging.getLogger(__name__)
 TOP_MENTIONED = 10
 PARKED_SHOWN = 10  # parked records /stats names (it counts them all)
+# A tenant's pending index writes are counted among the first this many of the whole queue (normally empty).
+TENANT_PENDING_SCAN = 1_000
 
 
 class EntityStatsSource(Protocol):
@@ -65,7 +69,9 @@ class StatsService:
         self._clock = clock
         self._entities = entities
 
-    def dashboard(self) -> Dashboard:
+    def dashboard(self, scope: TenantScope = TenantScope.EVERYONE) -> Dashboard:
+        if scope.is_restricted:
+            return self._tenant_dashboard(scope)
         factor = self._settings.decay_factor
         paths = self._settings.search_paths
         records = self._store.stats(self._clock.now(), factor)
@@ -88,3 +94,18 @@ class StatsService:
         except Exception as error:
             logger.warning("GET /stats could not count the search index: %s", describe_error(error))
             return IndexStatus(count=None, error=str(error), parked=parked)
+
+    def _tenant_dashboard(self, scope: TenantScope) -> Dashboard:
+        """The dashboard of a key limited to some clients, counted from their memories (one read of them all):
+        the stores' counters, the index count and the entity registry span every tenant. The index count is the
+        scope's memories the index holds, i.e. those not deleted and not waiting for the index."""
+        now, factor = self._clock.now(), self._settings.decay_factor
+        memories = list(self._store.iter_all(include_deleted=True, client_ids=scope.sorted_clients()))
+        pending = [m for m in self._store.pending_index(TENANT_PENDING_SCAN) if scope.allows(m.client_id)]
+        records = stats_of(memories, now, factor, pending_index=len(pending))
+        indexed = records.total - sum(1 for memory in pending if not memory.is_deleted)
+        paths = self._settings.search_paths
+        return Dashboard(records=records, index=IndexStatus(count=max(0, indexed)), decay_factor=factor,
+                         decaying_types=[type_ for type_ in MemoryType if type_ in DECAYING_TYPES],
+                         multi_path=paths == "hybrid", keyword_search=paths != "vector",
+                         entities=EntityTally.of(memories).stats(TOP_MENTIONED) if self._entities else None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
 import itertools
 import random
 import time
@@ -308,15 +309,32 @@ class DynamoDBRecordStore:
         wanted = query.offset + query.limit
         if wanted <= 0:
             return []
-        items = itertools.islice(self._table.query(_listing(query), page_size=max(wanted, _QUERY_PAGE)), wanted)
+        items = itertools.islice(self._listed(query, page_size=max(wanted, _QUERY_PAGE)), wanted)
         return [memory_from_item(item) for item in items][query.offset:]
 
-    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]:
+    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
+                 client_ids: Sequence[str] | None = None) -> Iterator[Memory]:
+        if client_ids is not None:
+            scope = RecordQuery(client_ids=tuple(client_ids), include_inactive=True, include_deleted=include_deleted,
+                                oldest_first=True)
+            return map(memory_from_item, self._listed(scope, page_size=batch_size))
         expression = Expression()
         condition = expression.equals(ALL_PK, string(MEMORY_KIND))
         filters = {} if include_deleted else {"FilterExpression": _not_deleted(expression)}
         params = {"IndexName": BY_CREATED, **expression.params(KeyConditionExpression=condition, **filters)}
         return map(memory_from_item, self._table.query(params, page_size=batch_size))
+
+    def _listed(self, query: RecordQuery, *, page_size: int) -> Iterator[Item]:
+        """The items `query` lists, lazily, in its order. A tenant scope (`client_ids`) reads each client's
+        partition of by-client and merges them by `created_sk` (created_at, then id), as one partition sorts."""
+        if query.client_ids is None:
+            return self._table.query(_listing(query), page_size=page_size)
+        clients = sorted(set(query.client_ids))
+        if query.client_id is not None:
+            clients = [query.client_id] if query.client_id in clients else []
+        streams = [self._table.query(_listing(query.model_copy(update={"client_id": client, "client_ids": None})),
+                                     page_size=page_size) for client in clients]
+        return heapq.merge(*streams, key=lambda item: str(item[CREATED_SK]["S"]), reverse=not query.oldest_first)
 
     def pending_index(self, limit: int) -> list[Memory]:
         # The GSI is eventually consistent: keep only what a strongly consistent read still finds pending.

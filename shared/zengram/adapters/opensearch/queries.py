@@ -37,6 +37,8 @@ def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
     clauses: list[dict[str, Any]] = [
         {"term": {name: getattr(filters, name)}} for name in CATEGORICAL_FIELDS if getattr(filters, name) is not None
     ]
+    if filters.client_ids is not None:  # a tenant scope; an empty `terms` list matches nothing
+        clauses.append({"terms": {"client_id": list(filters.client_ids)}})
     if not (filters.include_inactive or filters.at_time):
         clauses.append({"term": {"active": True}})
     if filters.at_time is not None:

@@ -357,6 +357,9 @@ class SQLiteRecordStore:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))
+        if query.client_ids is not None:
+            clauses.append(_one_of_clients(query.client_ids))
+            params += query.client_ids
         if query.since is not None:
             clauses.append("created_at >= ?")
             params.append(format_timestamp(query.since))
@@ -366,13 +369,18 @@ class SQLiteRecordStore:
         rows = self._db.connection().execute(sql, [*params, query.limit, query.offset]).fetchall()
         return [_from_row(row) for row in rows]
 
-    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500) -> Iterator[Memory]:
+    def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
+                 client_ids: Sequence[str] | None = None) -> Iterator[Memory]:
         condition = "" if include_deleted else "AND deleted_at IS NULL"
+        clients: list[str] = []
+        if client_ids is not None:
+            condition += f" AND {_one_of_clients(client_ids)}"
+            clients = list(client_ids)
         last_key = ("", "")
         while True:
             rows = self._db.connection().execute(
                 f"SELECT * FROM memories WHERE (created_at, id) > (?, ?) {condition} "
-                "ORDER BY created_at, id LIMIT ?", (*last_key, batch_size),
+                "ORDER BY created_at, id LIMIT ?", (*last_key, *clients, batch_size),
             ).fetchall()
             if not rows:
                 return
@@ -519,3 +527,8 @@ def _upgrade(db: SQLiteDatabase) -> None:
             tx.execute("UPDATE memories SET index_queued_at = updated_at")
         for statement in filter(str.strip, _OUTBOX_INDEXES.split(";")):
             tx.execute(statement)
+
+
+def _one_of_clients(client_ids: Sequence[str]) -> str:
+    """The SQL condition "client_id is one of these" (parameters follow); no client at all matches nothing."""
+    return f"client_id IN ({', '.join('?' for _ in client_ids)})" if client_ids else "0"

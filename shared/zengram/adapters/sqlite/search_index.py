@@ -404,6 +404,11 @@ class EmbeddedSearchIndex:
             if code is None:
                 return None
             mask &= snap.codes[name][:size] == code
+        if filters.client_ids is not None:
+            codes = [code for code in (matrix.code("client_id", c) for c in filters.client_ids) if code is not None]
+            if not codes:
+                return None
+            mask &= np.isin(snap.codes["client_id"][:size], codes)
         if filters.at_time is not None:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
@@ -422,6 +427,10 @@ class EmbeddedSearchIndex:
             if value is not None:
                 clauses.append(f"docs.{name} = ?")
                 params.append(value)
+        if filters.client_ids is not None:
+            clauses.append(f"docs.client_id IN ({', '.join('?' for _ in filters.client_ids)})"
+                           if filters.client_ids else "0")
+            params += filters.client_ids
         if filters.at_time is not None:
             clauses.append("docs.valid_from <= ? AND (docs.valid_to IS NULL OR docs.valid_to > ?)")
             params += [filters.at_time.timestamp()] * 2

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import KnowledgeServiceDep
 from zengram.api.schemas import ERROR_RESPONSES, BriefingBody, BriefingSummary, briefing_entry
 from zengram.domain.models import format_timestamp
@@ -16,8 +17,9 @@ router = APIRouter(tags=["briefing"], responses=ERROR_RESPONSES)
 
 
 @router.get("/briefing", response_model=BriefingBody, response_model_exclude_none=True)
-def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: KnowledgeServiceDep) -> BriefingBody:
-    briefing = knowledge.briefing(request)
+def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: KnowledgeServiceDep,
+                 scope: ScopeDep) -> BriefingBody:
+    briefing = knowledge.briefing(request, scope)
     form = request.format.value
     buckets = {name: [briefing_entry(memory, form) for memory in briefing.bucket(type_)]
                for type_, name in BUCKETS.items()}

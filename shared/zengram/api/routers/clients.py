@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 from fastapi.responses import JSONResponse
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import ClientServiceDep
 from zengram.api.schemas import CLIENT_NOT_FOUND, ERROR_RESPONSES, ClientBody, ClientDeletedBody, ClientListBody
 from zengram.domain.clients import ClientDraft, ClientFingerprint
@@ -23,25 +24,26 @@ def client_body(fingerprint: ClientFingerprint) -> ClientBody:
 
 @router.put("/clients/{client_id}", status_code=200, response_model=ClientBody,
             responses={201: {"model": ClientBody, "description": "Created"}})
-def put_client(client_id: ClientIdPath, draft: ClientDraft, clients: ClientServiceDep) -> JSONResponse:
+def put_client(client_id: ClientIdPath, draft: ClientDraft, clients: ClientServiceDep,
+               scope: ScopeDep) -> JSONResponse:
     """Creates (201) or replaces (200) the whole fingerprint."""
-    stored = clients.put(client_id, draft)
+    stored = clients.put(client_id, draft, scope)
     return JSONResponse(client_body(stored).model_dump(), status_code=201 if stored.revision == 1 else 200)
 
 
 @router.get("/clients", response_model=ClientListBody)
-def list_clients(clients: ClientServiceDep) -> ClientListBody:
-    fingerprints = clients.list_all()
+def list_clients(clients: ClientServiceDep, scope: ScopeDep) -> ClientListBody:
+    fingerprints = clients.list_all(scope)
     return ClientListBody(count=len(fingerprints), clients=[client_body(f) for f in fingerprints])
 
 
 @router.get("/clients/{client_id}", response_model=ClientBody, responses=CLIENT_NOT_FOUND)
-def get_client(client_id: ClientIdPath, clients: ClientServiceDep) -> ClientBody:
-    return client_body(clients.get(client_id))
+def get_client(client_id: ClientIdPath, clients: ClientServiceDep, scope: ScopeDep) -> ClientBody:
+    return client_body(clients.get(client_id, scope))
 
 
 @router.delete("/clients/{client_id}", response_model=ClientDeletedBody, responses=CLIENT_NOT_FOUND)
-def delete_client(client_id: ClientIdPath, clients: ClientServiceDep) -> ClientDeletedBody:
+def delete_client(client_id: ClientIdPath, clients: ClientServiceDep, scope: ScopeDep) -> ClientDeletedBody:
     """Removes the fingerprint (memories already stored keep their client_id); 404 when there is none."""
-    clients.delete(client_id)
+    clients.delete(client_id, scope)
     return ClientDeletedBody(client_id=client_id, deleted=True)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import EntityServiceDep
 from zengram.api.schemas import (
     ENTITY_NOT_FOUND,
@@ -31,16 +32,17 @@ def _entity_body(entity: EntityRecord) -> EntityBody:
 
 
 @router.get("/entities", response_model=EntityListBody, response_model_exclude_none=True)
-def list_entities(request: Annotated[EntityListRequest, Query()], entities: EntityServiceDep) -> EntityListBody:
-    found = entities.list_entities(request.type, request.limit, request.offset)
+def list_entities(request: Annotated[EntityListRequest, Query()], entities: EntityServiceDep,
+                  scope: ScopeDep) -> EntityListBody:
+    found = entities.list_entities(request.type, request.limit, request.offset, scope)
     return EntityListBody(count=len(found), offset=request.offset, limit=request.limit,
                           type=request.type.value if request.type else None,
                           entities=[_entity_body(entity) for entity in found])
 
 
 @router.get("/entities/stats", response_model=EntityStatsBody)
-def entity_stats(entities: EntityServiceDep) -> EntityStatsBody:
-    stats = entities.stats()
+def entity_stats(entities: EntityServiceDep, scope: ScopeDep) -> EntityStatsBody:
+    stats = entities.stats(scope=scope)
     return EntityStatsBody(total=stats.total, by_type=stats.by_type,
                            top_mentioned=[_entity_body(entity) for entity in stats.top_mentioned])
 
@@ -60,8 +62,8 @@ def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> 
 
 @router.get("/entities/{name}", response_model=EntityDetailBody, response_model_exclude_none=True,
             responses=ENTITY_NOT_FOUND)
-def get_entity(name: str, entities: EntityServiceDep) -> EntityDetailBody:
-    detail = entities.detail(name)
+def get_entity(name: str, entities: EntityServiceDep, scope: ScopeDep) -> EntityDetailBody:
+    detail = entities.detail(name, scope)
     return EntityDetailBody(
         **_entity_body(detail.entity).model_dump(), aliases=detail.aliases,
         related=[RelatedEntityBody(name=edge.name, strength=edge.strength) for edge in detail.related],
@@ -70,9 +72,10 @@ def get_entity(name: str, entities: EntityServiceDep) -> EntityDetailBody:
 
 @router.get("/entities/{name}/memories", response_model=EntityMemoriesBody, responses=ENTITY_NOT_FOUND)
 def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()], entities: EntityServiceDep,
+                    scope: ScopeDep,
                     client_id: Annotated[str | None, Query(pattern=CLIENT_PATTERN,
                                                            description="Only this client's memories")] = None,
                     ) -> EntityMemoriesBody:
-    entity, memories = entities.memories(name, request.limit, client_id)
+    entity, memories = entities.memories(name, request.limit, client_id, scope)
     return EntityMemoriesBody(entity=entity.name, type=entity.type.value, count=len(memories),
                               memories=[briefing_entry(memory, "compact") for memory in memories])

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import ValidationError
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import KnowledgeServiceDep
 from zengram.api.errors import describe_validation_errors, error_response
 from zengram.api.schemas import (
@@ -25,8 +26,9 @@ router = APIRouter(tags=["export"], responses=ERROR_RESPONSES)
 
 
 @router.get("/export", response_model=ExportBody)
-def export_memories(request: Annotated[ExportRequest, Query()], knowledge: KnowledgeServiceDep) -> ExportBody:
-    page = knowledge.export(request)
+def export_memories(request: Annotated[ExportRequest, Query()], knowledge: KnowledgeServiceDep,
+                    scope: ScopeDep) -> ExportBody:
+    page = knowledge.export(request, scope)
     return ExportBody(
         exported_at=format_timestamp(utc_now()), count=len(page.memories), offset=request.offset,
         limit=request.limit, has_more=page.has_more, data=[full_record(memory) for memory in page.memories],
@@ -37,6 +39,7 @@ def export_memories(request: Annotated[ExportRequest, Query()], knowledge: Knowl
 def import_memories(
     body: ImportRequest,
     knowledge: KnowledgeServiceDep,
+    scope: ScopeDep,
     operator_approved: Annotated[bool | None, Query()] = None,
 ) -> Any:
     if not (body.operator_approved or operator_approved):
@@ -54,7 +57,7 @@ def import_memories(
             raw_id = raw.get("id")
             failed.append(ImportItem(index, "failed", id=raw_id if isinstance(raw_id, str) else None,
                                      error=describe_validation_errors(error.errors())))
-    report = knowledge.import_records(valid)
+    report = knowledge.import_records(valid, scope)
     items = sorted([*report.items, *failed], key=lambda item: item.index)
     return ImportBody(
         imported=sum(item.status == "imported" for item in items),

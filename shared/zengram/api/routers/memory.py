@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Body, Query
 from fastapi.responses import JSONResponse
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import MemoryServiceDep
 from zengram.api.schemas import (
     CONFLICT,
@@ -32,8 +33,8 @@ DEFAULT_AGENT = "claude-code"  # Zengram v4 attributes writes without an agent t
 
 
 @router.post("/memory", status_code=201, response_model=StoreBody, responses={200: {"model": StoreBody}})
-def store_memory(draft: MemoryDraft, memories: MemoryServiceDep) -> JSONResponse:
-    result = memories.store(draft)
+def store_memory(draft: MemoryDraft, memories: MemoryServiceDep, scope: ScopeDep) -> JSONResponse:
+    result = memories.store(draft, scope)
     memory = result.memory
     base = {"id": memory.id, "type": memory.type.value, "content_hash": memory.content_hash}
     if result.kind is WriteKind.DEDUPLICATED:
@@ -67,9 +68,10 @@ SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: {
 @router.get("/memory/search", response_model=SearchBody, response_model_exclude_none=True,
             responses=SEARCH_UNAVAILABLE)
 def search_memories(
-    request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks
+    request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks,
+    scope: ScopeDep,
 ) -> SearchBody:
-    result = memories.search(request)
+    result = memories.search(request, scope)
     background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
     body = SearchBody(
         query=result.query,
@@ -85,42 +87,44 @@ def search_memories(
 
 
 @router.get("/memory/query", response_model=QueryBody)
-def query_memories(request: Annotated[StructuredQuery, Query()], memories: MemoryServiceDep) -> QueryBody:
+def query_memories(request: Annotated[StructuredQuery, Query()], memories: MemoryServiceDep,
+                   scope: ScopeDep) -> QueryBody:
     found = memories.query(RecordQuery(
         type=request.type.memory_type, source_agent=request.source_agent, client_id=request.client_id,
         category=request.category, key=request.key, subject=request.subject, since=request.since,
         include_inactive=request.include_superseded, limit=request.limit, offset=request.offset,
-    ))
+    ), scope)
     return QueryBody(type=request.type.value, count=len(found), results=[full_record(m) for m in found])
 
 
 @router.get("/memory/{memory_id}", responses=NOT_FOUND)
-def get_memory(memory_id: str, memories: MemoryServiceDep) -> dict[str, object]:
-    return full_record(memories.get(memory_id))
+def get_memory(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> dict[str, object]:
+    return full_record(memories.get(memory_id, scope))
 
 
 @router.patch("/memory/{memory_id}", response_model=UpdateBody, responses={**NOT_FOUND, **CONFLICT})
-def update_memory(memory_id: str, patch: MemoryPatch, memories: MemoryServiceDep) -> UpdateBody:
-    result = memories.update(memory_id, patch)
+def update_memory(memory_id: str, patch: MemoryPatch, memories: MemoryServiceDep, scope: ScopeDep) -> UpdateBody:
+    result = memories.update(memory_id, patch, scope=scope)
     return UpdateBody(id=memory_id, updated=True, updated_at=format_timestamp(result.memory.updated_at),
                       updated_fields=result.updated_fields)
 
 
 @router.delete("/memory/{memory_id}", response_model=DeleteBody, responses=NOT_FOUND)
 def delete_memory(
-    memory_id: str, memories: MemoryServiceDep, body: Annotated[DeleteRequest | None, Body()] = None
+    memory_id: str, memories: MemoryServiceDep, scope: ScopeDep, body: Annotated[DeleteRequest | None, Body()] = None
 ) -> DeleteBody:
     request = body or DeleteRequest()
-    deleted = memories.delete(memory_id, by=request.source_agent or DEFAULT_AGENT, reason=request.reason)
+    deleted = memories.delete(memory_id, by=request.source_agent or DEFAULT_AGENT, reason=request.reason,
+                              scope=scope)
     assert deleted.deleted_at is not None and deleted.deleted_by is not None
     return DeleteBody(id=memory_id, deleted=True, deleted_at=format_timestamp(deleted.deleted_at),
                       deleted_by=deleted.deleted_by, reason=deleted.delete_reason)
 
 
 @router.post("/memory/{memory_id}/restore", response_model=RestoreBody, responses={**NOT_FOUND, **CONFLICT})
-def restore_memory(memory_id: str, memories: MemoryServiceDep) -> RestoreBody:
-    before = memories.get(memory_id)
-    changed = memories.restore(memory_id)
+def restore_memory(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> RestoreBody:
+    before = memories.get(memory_id, scope)
+    changed = memories.restore(memory_id, scope)
     if before.active:
         return RestoreBody(id=memory_id, restored=False, active=True, superseded=[],
                            message="memory is already active")

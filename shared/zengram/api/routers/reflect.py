@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import ReflectServiceDep
 from zengram.api.schemas import ERROR_RESPONSES, ErrorBody
 from zengram.domain.reflect import ReflectRequest, ReflectResult
@@ -19,5 +20,5 @@ router = APIRouter(tags=["reflect"], responses=ERROR_RESPONSES)
 
 
 @router.post("/reflect", response_model=ReflectResult, responses=REFLECT_ERRORS)
-def reflect(body: ReflectRequest, reflect: ReflectServiceDep) -> ReflectResult:
-    return reflect.reflect(body)
+def reflect(body: ReflectRequest, reflect: ReflectServiceDep, scope: ScopeDep) -> ReflectResult:
+    return reflect.reflect(body, scope)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import ResearchServiceDep
 from zengram.api.schemas import (
     ERROR_RESPONSES,
@@ -20,8 +21,8 @@ router = APIRouter(tags=["research"], responses=ERROR_RESPONSES)
 
 
 @router.post("/research", response_model=ResearchBody, responses=RESEARCH_ERRORS)
-def research(body: ResearchRequest, research: ResearchServiceDep) -> ResearchBody:
-    return research_body(research.run(body))
+def research(body: ResearchRequest, research: ResearchServiceDep, scope: ScopeDep) -> ResearchBody:
+    return research_body(research.run(body, scope))
 
 
 def research_body(state: ResearchState) -> ResearchBody:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import StatsServiceDep
 from zengram.api.schemas import (
     ERROR_RESPONSES,
@@ -23,8 +24,9 @@ router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
 
 
 @router.get("/stats", response_model=StatsBody, response_model_exclude_none=True)
-def get_stats(stats: StatsServiceDep) -> StatsBody:
-    dashboard = stats.dashboard()
+def get_stats(stats: StatsServiceDep, scope: ScopeDep) -> StatsBody:
+    """Counts over every memory; a key limited to some clients gets the counts of theirs (docs/keys.md)."""
+    dashboard = stats.dashboard(scope)
     records = dashboard.records
     return StatsBody(
         total_memories=records.total,

@@ -1,0 +1,98 @@
+"""Who may call what: the role each route needs, checked in one place for every route (docs/keys.md).
+
+The API key middleware authenticates the caller and leaves its `Principal` in the request state; `authorize`
+(an app-wide dependency) compares the principal's role with the route's. Which memories a caller sees is its
+`TenantScope`, which routes pass to the services (they filter by it: the tenant check lives there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from zengram.domain.errors import Forbidden
+from zengram.domain.keys import Principal, Role, TenantScope, key_id_of, verify_bootstrap_key
+
+# (method, route path) → the least role that may call it. A route missing here needs admin: fail closed.
+ROUTE_ROLES: dict[tuple[str, str], Role] = {
+    ("POST", "/memory"): Role.WRITE,
+    ("GET", "/memory/search"): Role.READ,
+    ("GET", "/memory/query"): Role.READ,
+    ("GET", "/memory/{memory_id}"): Role.READ,
+    ("PATCH", "/memory/{memory_id}"): Role.WRITE,
+    ("DELETE", "/memory/{memory_id}"): Role.WRITE,
+    ("POST", "/memory/{memory_id}/restore"): Role.WRITE,
+    ("GET", "/briefing"): Role.READ,
+    ("GET", "/stats"): Role.READ,
+    ("GET", "/export"): Role.READ,
+    ("POST", "/export/import"): Role.WRITE,
+    ("GET", "/entities"): Role.READ,
+    ("GET", "/entities/stats"): Role.READ,
+    ("GET", "/entities/{name}"): Role.READ,
+    ("GET", "/entities/{name}/memories"): Role.READ,
+    ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant
+    ("GET", "/clients"): Role.READ,
+    ("GET", "/clients/{client_id}"): Role.READ,
+    ("PUT", "/clients/{client_id}"): Role.WRITE,
+    ("DELETE", "/clients/{client_id}"): Role.WRITE,
+    ("POST", "/reflect"): Role.READ,  # reads memories and answers; stores nothing
+    ("POST", "/research"): Role.READ,
+    ("POST", "/consolidate"): Role.ADMIN,  # merges and supersedes memories of every tenant
+    ("GET", "/consolidate/job/{job_id}"): Role.ADMIN,  # a job's result names every tenant it touched
+    ("GET", "/consolidate/status"): Role.READ,
+    ("POST", "/admin/keys"): Role.ADMIN,
+    ("GET", "/admin/keys"): Role.ADMIN,
+    ("DELETE", "/admin/keys/{key_id}"): Role.ADMIN,
+}
+
+
+def required_role(method: str, route_path: str) -> Role:
+    return ROUTE_ROLES.get((method, route_path), Role.ADMIN)
+
+
+def get_principal(request: Request) -> Principal:
+    """The authenticated caller (the API key middleware put it there; every route but /health has one)."""
+    principal: Principal | None = request.scope.get("state", {}).get("principal")
+    if principal is None:  # a route reached without the middleware: refuse rather than assume anything
+        raise Forbidden("no authenticated caller")
+    return principal
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def get_scope(principal: PrincipalDep) -> TenantScope:
+    return principal.scope
+
+
+ScopeDep = Annotated[TenantScope, Depends(get_scope)]
+
+
+def authorize(request: Request) -> None:
+    """App-wide: a caller whose role is below the route's gets a 403 before anything is read or counted."""
+    route_path = getattr(request.scope.get("route"), "path", None)
+    if route_path is None or route_path == "/health":
+        return
+    principal = get_principal(request)
+    needed = required_role(request.method, route_path)
+    if not principal.may(needed):
+        raise Forbidden(f"role: this API key is {principal.role.value}; {request.method} {route_path} needs "
+                        f"{needed.value}")
+
+
+def authenticator(bootstrap_key: Callable[[], str],
+                  scoped_key: Callable[[str], Principal | None]) -> Callable[[str], Principal | None]:
+    """The middleware's check: a scoped key (`zgk_…`) by its stored hash, else the bootstrap admin key.
+    `bootstrap_key` may raise a ZengramError (e.g. none configured: 503)."""
+
+    def authenticate(presented: str) -> Principal | None:
+        if key_id_of(presented) is not None:
+            principal = scoped_key(presented)
+            if principal is not None:
+                return principal
+        return verify_bootstrap_key(presented, bootstrap_key())
+
+    return authenticate
+

@@ -1,0 +1,376 @@
+"""The tenant matrix: every route, called by two scoped keys of different clients and by the bootstrap admin key.
+
+- `acme` is a write key for two clients (acme-corp, acme-labs), `globex` a write key for one (globex); `admin` is
+  BRAIN_API_KEY. Memories live in acme-corp, acme-labs, globex, initech and global.
+- A read without client_id is limited to the caller's clients (exactly: every one of them shows, no other);
+  a client_id outside them is a 403; a memory of another tenant, by id, is a 403 and stays unchanged.
+- `test_the_matrix_covers_every_route` keeps the matrix complete: a new route without a row fails it.
+
+The app is shared by the module (each check either refuses, which changes nothing, or writes inside the caller's
+own clients, which keeps every expectation below true).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from zengram.api.access import ROUTE_ROLES
+from zengram.bootstrap import build_container
+from zengram.embedded.app import build_embedded_app
+from zengram.settings import Settings
+
+from tests.api.helpers import assert_error, memory
+from tests.support import API_KEY, HashingEmbedder, TickingClock
+
+ALL = {"acme-corp", "acme-labs", "globex", "initech", "global"}
+SCOPES = {"acme": {"acme-corp", "acme-labs"}, "globex": {"globex"}, "admin": ALL}
+CALLERS = list(SCOPES)
+# An entity only one client's memories name; PostgreSQL is named by all of them.
+DISTINCT = {"acme-corp": "Django", "acme-labs": "Flask", "globex": "Laravel", "initech": "Cassandra",
+            "global": "MongoDB"}
+FINGERPRINTS = {"acme-corp": "Acme", "globex": "Globex", "initech": "Initech"}
+SINCE = "2026-01-01T00:00:00Z"
+
+
+@dataclass
+class World:
+    client: TestClient
+    keys: dict[str, str]
+    facts: dict[str, str] = field(default_factory=dict)  # client_id → id of its active fact
+    events: dict[str, str] = field(default_factory=dict)  # client_id → id of its event
+
+    def call(self, caller: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self.client.request(method, path, headers={"x-api-key": self.keys[caller]}, **kwargs)
+
+    def admin(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self.call("admin", method, path, **kwargs)
+
+    def new_memory(self, client_id: str, content: str, **fields: Any) -> str:
+        response = self.admin("POST", "/memory", json=memory(content, client_id=client_id, **fields))
+        assert response.status_code == 201, response.text
+        memory_id: str = response.json()["id"]
+        return memory_id
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    settings = Settings(data_dir=Path(tmp_path_factory.mktemp("tenants")) / "data", api_key=API_KEY,
+                        rate_limit_enabled=False, research_enabled=True, llm_base_url=None, llm_api_key=None,
+                        llm_api_key_secret_id=None)
+    container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
+    try:
+        with TestClient(build_embedded_app(settings, container)) as client:
+            keys = {"admin": API_KEY}
+            built = World(client, keys)
+            for client_id, name in FINGERPRINTS.items():
+                assert built.admin("PUT", f"/clients/{client_id}", json={"name": name, "aliases": [name]}).is_success
+            for caller, clients in [("acme", ["acme-corp", "acme-labs"]), ("globex", ["globex"])]:
+                created = built.admin("POST", "/admin/keys", json={"name": caller, "role": "write", "clients": clients})
+                assert created.status_code == 201, created.text
+                keys[caller] = created.json()["key"]
+            for client_id, entity in sorted(DISTINCT.items()):
+                built.facts[client_id] = built.new_memory(
+                    client_id, f"{client_id} deployment runs PostgreSQL and {entity}", type="fact", key="stack")
+                built.events[client_id] = built.new_memory(client_id, f"{client_id} deployment incident on PostgreSQL")
+            yield built
+    finally:
+        container.close()
+
+
+def other_client(caller: str) -> str:
+    return "acme-corp" if caller == "globex" else "globex"
+
+
+def allowed(caller: str, client_id: str) -> bool:
+    return client_id in SCOPES[caller]
+
+
+# -- how each route answers each caller ------------------------------------------------------------------------
+
+Check = Callable[[World, str], None]
+MATRIX: dict[tuple[str, str], Check] = {}
+
+
+def row(method: str, route: str) -> Callable[[Check], Check]:
+    def register(check: Check) -> Check:
+        MATRIX[(method, route)] = check
+        return check
+    return register
+
+
+def limited_read(method: str, route: str, path: str, params: dict[str, Any],
+                 clients_of: Callable[[dict[str, Any]], set[str]]) -> None:
+    """A read that lists memories: without client_id, exactly the caller's clients; another's is a 403 (the admin
+    gets it); one of its own, only that one."""
+
+    def check(world: World, caller: str) -> None:
+        response = world.call(caller, method, path, params=params)
+        assert response.status_code == 200, response.text
+        assert clients_of(response.json()) == SCOPES[caller]
+        other = world.call(caller, method, path, params={**params, "client_id": other_client(caller)})
+        if caller == "admin":
+            assert other.status_code == 200 and clients_of(other.json()) == {"globex"}
+        else:
+            assert "client_id:" in assert_error(other, 403)
+        own = sorted(SCOPES[caller])[0]
+        narrowed = world.call(caller, method, path, params={**params, "client_id": own})
+        assert narrowed.status_code == 200 and clients_of(narrowed.json()) == {own}
+
+    MATRIX[(method, route)] = check
+
+
+def clients_in(records: list[dict[str, Any]]) -> set[str]:
+    return {record["client_id"] for record in records}
+
+
+limited_read("GET", "/memory/search", "/memory/search", {"q": "deployment", "limit": 100, "format": "full"},
+             lambda body: clients_in(body["results"]))
+limited_read("GET", "/memory/query", "/memory/query", {"type": "events", "limit": 500},
+             lambda body: clients_in(body["results"]))
+limited_read("GET", "/briefing", "/briefing", {"since": SINCE, "include": "all", "format": "full", "limit": 500},
+             lambda body: clients_in([entry for bucket in ("events", "facts_updated", "status_changes", "decisions")
+                                      for entry in body.get(bucket, [])]) | set(body["summary"]["mentioned_clients"]))
+limited_read("GET", "/export", "/export", {"active_only": "false"}, lambda body: clients_in(body["data"]))
+limited_read("GET", "/entities/{name}/memories", "/entities/PostgreSQL/memories", {"limit": 100},
+             lambda body: clients_in(body["memories"]))
+
+
+def own_and_foreign_memory(method: str, route: str, *, read: bool = False,
+                           prepare: Callable[[World, str], str] | None = None,
+                           **kwargs: Any) -> None:
+    """A route on one memory: the caller may use it on its own clients' memories (200), a 403 on another's,
+    which stays as it was."""
+
+    def check(world: World, caller: str) -> None:
+        for client_id in ("acme-corp", "globex"):
+            fresh = f"{client_id} note {uuid.uuid4()}"
+            memory_id = (prepare(world, client_id) if prepare else
+                         world.events[client_id] if read else world.new_memory(client_id, fresh))
+            before = world.admin("GET", f"/memory/{memory_id}").json()
+            response = world.call(caller, method, route.replace("{memory_id}", memory_id), **kwargs)
+            if allowed(caller, client_id):
+                assert response.status_code == 200, response.text
+            else:
+                assert_error(response, 403)
+                assert world.admin("GET", f"/memory/{memory_id}").json() == before
+
+    MATRIX[(method, route)] = check
+
+
+def superseded_fact(world: World, client_id: str) -> str:
+    key = f"plan-{uuid.uuid4().hex[:8]}"
+    old = world.new_memory(client_id, f"{client_id} old {key}", type="fact", key=key)
+    world.new_memory(client_id, f"{client_id} new {key}", type="fact", key=key)
+    return old
+
+
+own_and_foreign_memory("GET", "/memory/{memory_id}", read=True)
+own_and_foreign_memory("PATCH", "/memory/{memory_id}", json={"importance": "high"})
+own_and_foreign_memory("DELETE", "/memory/{memory_id}", json={"reason": "obsolete"})
+own_and_foreign_memory("POST", "/memory/{memory_id}/restore", prepare=superseded_fact)
+
+
+@row("POST", "/memory")
+def store_memory(world: World, caller: str) -> None:
+    foreign = world.call(caller, "POST", "/memory", json=memory(f"{caller} writes elsewhere",
+                                                               client_id=other_client(caller)))
+    if caller == "admin":
+        assert foreign.status_code == 201
+    else:
+        assert "client_id:" in assert_error(foreign, 403)
+    own = sorted(SCOPES[caller])[0]
+    assert world.call(caller, "POST", "/memory", json=memory(f"{caller} own note", client_id=own)).status_code == 201
+    # Without client_id: resolved among the caller's clients only ("Globex" names a client acme may not write to).
+    unnamed = world.call(caller, "POST", "/memory", json=memory(f"Acme and Globex renewal call by {caller}"))
+    if caller == "globex":  # its one client, named or not
+        assert world.admin("GET", f"/memory/{unnamed.json()['id']}").json()["client_id"] == "globex"
+        vague = world.call(caller, "POST", "/memory", json=memory("A renewal call with no name in it"))
+        assert world.admin("GET", f"/memory/{vague.json()['id']}").json()["client_id"] == "globex"
+    elif caller == "acme":  # the fingerprint "Acme", among acme-corp and acme-labs
+        assert world.admin("GET", f"/memory/{unnamed.json()['id']}").json()["client_id"] == "acme-corp"
+        vague = world.call(caller, "POST", "/memory", json=memory("A renewal call with no name in it"))
+        assert "client_id:" in assert_error(vague, 400)
+    else:  # two clients named: global, as semantics.md says
+        assert world.admin("GET", f"/memory/{unnamed.json()['id']}").json()["client_id"] == "global"
+
+
+@row("GET", "/stats")
+def stats(world: World, caller: str) -> None:
+    response = world.call(caller, "GET", "/stats")
+    assert response.status_code == 200
+    body = response.json()
+    exported = world.admin("GET", "/export", params={"active_only": "false", "limit": 5000}).json()["data"]
+    mine = [record for record in exported if record["client_id"] in SCOPES[caller]]
+    assert body["total_memories"] == sum(1 for record in mine if record["deleted_at"] is None)
+    assert body["deleted"] == sum(1 for record in mine if record["deleted_at"] is not None)
+    assert body["active"] == sum(1 for record in mine if record["active"])
+    names = {entity["name"] for entity in body["entities"]["top_mentioned"]}
+    assert "PostgreSQL" in names
+    assert not names & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+
+
+@row("GET", "/entities")
+def list_entities(world: World, caller: str) -> None:
+    response = world.call(caller, "GET", "/entities", params={"limit": 500})
+    assert response.status_code == 200
+    names = {entity["name"] for entity in response.json()["entities"]}
+    assert {DISTINCT[c] for c in SCOPES[caller]} | {"PostgreSQL"} <= names
+    assert not names & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+
+
+@row("GET", "/entities/stats")
+def entity_stats(world: World, caller: str) -> None:
+    response = world.call(caller, "GET", "/entities/stats")
+    assert response.status_code == 200
+    body = response.json()
+    names = {entity["name"] for entity in body["top_mentioned"]}
+    assert "PostgreSQL" in names and not names & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+    everyone = world.admin("GET", "/entities/stats").json()["total"]
+    assert (body["total"] < everyone) == (caller != "admin")
+
+
+@row("GET", "/entities/{name}")
+def entity_detail(world: World, caller: str) -> None:
+    for client_id, name in DISTINCT.items():
+        response = world.call(caller, "GET", f"/entities/{name}")
+        if allowed(caller, client_id):
+            assert response.status_code == 200 and response.json()["mention_count"] >= 1
+        else:
+            assert_error(response, 404)  # another tenant's entity does not exist for this key
+    related = {edge["name"] for edge in world.call(caller, "GET", "/entities/PostgreSQL").json()["related"]}
+    assert {DISTINCT[c] for c in SCOPES[caller]} <= related
+    assert not related & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+
+
+@row("GET", "/clients")
+def list_clients(world: World, caller: str) -> None:
+    response = world.call(caller, "GET", "/clients")
+    assert response.status_code == 200
+    assert {f["client_id"] for f in response.json()["clients"]} == SCOPES[caller] & set(FINGERPRINTS)
+
+
+@row("GET", "/clients/{client_id}")
+def get_client(world: World, caller: str) -> None:
+    for client_id in FINGERPRINTS:
+        response = world.call(caller, "GET", f"/clients/{client_id}")
+        assert response.status_code == (200 if allowed(caller, client_id) else 403), response.text
+
+
+@row("PUT", "/clients/{client_id}")
+def put_client(world: World, caller: str) -> None:
+    for client_id, name in FINGERPRINTS.items():
+        before = world.admin("GET", f"/clients/{client_id}").json()
+        response = world.call(caller, "PUT", f"/clients/{client_id}", json={"name": name, "aliases": [name]})
+        if allowed(caller, client_id):
+            assert response.status_code == 200, response.text
+        else:
+            assert_error(response, 403)
+            assert world.admin("GET", f"/clients/{client_id}").json() == before
+
+
+@row("DELETE", "/clients/{client_id}")
+def delete_client(world: World, caller: str) -> None:
+    for client_id in FINGERPRINTS:
+        if not allowed(caller, client_id):
+            assert_error(world.call(caller, "DELETE", f"/clients/{client_id}"), 403)
+            assert world.admin("GET", f"/clients/{client_id}").status_code == 200
+    # One of its own clients without a fingerprint: let through the tenant check, then "not found".
+    own_without = {"acme": "acme-labs", "globex": None, "admin": "global-ish"}[caller]
+    if own_without is not None:
+        assert_error(world.call(caller, "DELETE", f"/clients/{own_without}"), 404)
+
+
+@row("POST", "/export/import")
+def import_records(world: World, caller: str) -> None:
+    for client_id in ("acme-labs", "globex"):
+        record_id = f"import-{caller}-{client_id}"
+        body = {"operator_approved": True, "data": [
+            {"id": record_id, "type": "event", "content": f"Imported note for {client_id} by {caller}",
+             "source_agent": "import",
+             "client_id": client_id}]}
+        response = world.call(caller, "POST", "/export/import", json=body)
+        if allowed(caller, client_id):
+            assert response.status_code == 200 and response.json()["imported"] == 1, response.text
+        else:
+            assert assert_error(response, 403).startswith("data[0].client_id:")
+            assert world.admin("GET", f"/memory/{record_id}").status_code == 404  # nothing written
+
+
+@row("POST", "/reflect")
+def reflect(world: World, caller: str) -> None:
+    foreign = world.call(caller, "POST", "/reflect", json={"topic": "deployment", "client_id": other_client(caller)})
+    own = world.call(caller, "POST", "/reflect", json={"topic": "deployment"})
+    assert_error(own, 503)  # let through to the LLM, which this app does not have (tests/api/test_scoped_keys.py)
+    assert_error(foreign, 503 if caller == "admin" else 403)
+
+
+@row("POST", "/research")
+def research(world: World, caller: str) -> None:
+    foreign = world.call(caller, "POST", "/research", json={"topic": "deployment", "client_id": other_client(caller)})
+    assert_error(world.call(caller, "POST", "/research", json={"topic": "deployment"}), 503)
+    assert_error(foreign, 503 if caller == "admin" else 403)
+
+
+def admin_only(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:
+    def check(world: World, caller: str) -> None:
+        response = world.call(caller, method, path, **kwargs)
+        if caller == "admin":
+            assert response.status_code == admin_status, response.text
+        else:
+            assert "role:" in assert_error(response, 403)
+
+    MATRIX[(method, route)] = check
+
+
+admin_only("POST", "/consolidate", "/consolidate", 503)  # no LLM here
+admin_only("GET", "/consolidate/job/{job_id}", "/consolidate/job/no-such-job", 404)
+admin_only("POST", "/entities/reclassify", "/entities/reclassify", 200,
+           json={"reclassifications": [{"name": "PostgreSQL", "new_type": "system"}], "dry_run": True})
+admin_only("POST", "/admin/keys", "/admin/keys", 201, json={"name": "another", "role": "read", "clients": ["initech"]})
+admin_only("GET", "/admin/keys", "/admin/keys", 200)
+admin_only("DELETE", "/admin/keys/{key_id}", f"/admin/keys/{'0' * 32}", 404)
+
+
+@row("GET", "/consolidate/status")
+def consolidation_status(world: World, caller: str) -> None:
+    assert world.call(caller, "GET", "/consolidate/status").status_code == 200
+
+
+# -- the tests ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("caller", CALLERS)
+@pytest.mark.parametrize("route", sorted(MATRIX), ids=lambda route: f"{route[0]} {route[1]}")
+def test_tenant_matrix(world: World, route: tuple[str, str], caller: str) -> None:
+    MATRIX[route](world, caller)
+
+
+def test_the_matrix_covers_every_route(world: World) -> None:
+    document = world.admin("GET", "/openapi.json").json()
+    routes = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
+    assert set(MATRIX) == routes - {("GET", "/health")} == set(ROUTE_ROLES)
+
+
+def test_a_search_without_client_id_never_reaches_another_tenant(world: World) -> None:
+    """Every distinct entity's own words, searched by every key: only the key's clients come back."""
+    for caller in ("acme", "globex"):
+        for name in DISTINCT.values():
+            hits = world.call(caller, "GET", "/memory/search", params={"q": name, "format": "full", "limit": 100})
+            assert clients_in(hits.json()["results"]) <= SCOPES[caller], (caller, name)
+
+
+def test_global_memories_are_seen_only_by_keys_that_list_global(world: World) -> None:
+    created = world.admin("POST", "/admin/keys", json={"name": "shared", "role": "read",
+                                                        "clients": ["initech", "global"]}).json()
+    world.keys["shared"] = created["key"]
+    response = world.call("shared", "GET", "/memory/query", params={"type": "facts", "limit": 500})
+    assert clients_in(response.json()["results"]) == {"initech", "global"}
+    assert world.call("shared", "GET", f"/memory/{world.events['global']}").status_code == 200
+    assert world.call("acme", "GET", f"/memory/{world.events['global']}").status_code == 403
