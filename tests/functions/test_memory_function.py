@@ -81,3 +81,27 @@ def test_invalid_and_unauthenticated_events_are_refused(provider: ContainerProvi
 def test_unknown_memory_is_404(provider: ContainerProvider) -> None:
     status, body, _ = call("memory/get_memory.json", "00000000-0000-0000-0000-000000000000")
     assert status == 404 and "not found" in body["error"]
+
+
+def post(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    event = load_event("memory/post_memory.json", body=json.dumps(body))
+    response = invoke("memory", event)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_scrubbing_on_dynamodb_keeps_distinct_texts_apart_and_secrets_out(provider: ContainerProvider) -> None:
+    event = {"type": "event", "source_agent": "claude-code", "client_id": "acme-corp"}
+    secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+
+    authentication = post({**event, "content": "Token authentication failed on server alpha"})
+    validation = post({**event, "content": "Token validation failed on server alpha"})
+    with_secret = post({**event, "content": f"export AWS_SECRET_ACCESS_KEY={secret}",
+                        "metadata": {"vpn": {"password": "correct horse battery staple"}}})
+    again = post({**event, "content": f"export AWS_SECRET_ACCESS_KEY={secret}"})
+
+    assert authentication[0] == validation[0] == with_secret[0] == 201
+    assert authentication[1]["id"] != validation[1]["id"]
+    assert again[0] == 200 and again[1]["id"] == with_secret[1]["id"]
+    stored = provider.get().store.get(with_secret[1]["id"])
+    assert stored is not None and secret not in stored.content and "horse" not in json.dumps(stored.metadata)
+    assert stored.content.startswith("export AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-access-key:")
