@@ -5,6 +5,7 @@ unchanged (tests/data/credential_corpus.py)."""
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 from zengram.domain.content import PLACEHOLDER, Scrubber, derive_digest_key
@@ -124,3 +125,36 @@ def test_scrubbing_pairs_of_credentials_keeps_both_out() -> None:
     for first, second in itertools.islice(itertools.combinations(POSITIVES, 2), 0, None, 37):
         scrubbed = SCRUBBER.scrub(f"{first.text}\n{second.text}")
         assert first.secret not in scrubbed and second.secret not in scrubbed
+
+
+@pytest.mark.parametrize("text", [
+    "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\nPrivate-MAC: 17f872fccfdb62be6bf9a1"
+    "5d782500c4cc627b3bff9374b5dffba726bcd22e11PGPASSWORD=Pg!Admin#2026 psql",
+    "secret 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mongodb+srv://admin:Mong0!Pass:word@cluster0.ab1cd.mongodb.net/prod",
+    "` & & Bearer spring.datasource.password=Spr1ngBoot$ecret Basic",
+])
+def test_a_redaction_that_exposes_a_neighbour_is_followed_by_another_pass(text: str) -> None:
+    once = SCRUBBER.scrub(text)
+
+    assert SCRUBBER.scrub(once) == once
+    assert not any(secret in once for secret in ("Pg!Admin", "Mong0!Pass", "Spr1ngBoot"))
+
+
+def test_scrubbing_glued_fragments_is_idempotent() -> None:
+    """Fragments of the corpus glued together at random (a redaction can expose a neighbour: `…e11PGPASSWORD=`
+    only reads as a label once its left side is a placeholder): scrubbing the result again changes nothing."""
+    pieces = [credential.text for credential in POSITIVES] + ORDINARY + [text for _, text in NEAR_MISS_CASES]
+    atoms = ["[REDACTED]", "[REDACTED:password:0123456789ab]", "password", ":", "=", "@", "://", "\n", '"', "is",
+             "Bearer", "Basic", "token", "secret", ";", "&", "-----BEGIN", "--password", "é"]
+    rng = random.Random(12)
+    for _ in range(1500):
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            part = rng.choice(pieces) if rng.random() < 0.5 else rng.choice(atoms)
+            if rng.random() < 0.3 and len(part) > 4:
+                start = rng.randrange(len(part))
+                part = part[start:start + rng.randint(1, 40)]
+            parts.append(part)
+        text = rng.choice(["", " ", "\n"]).join(parts)
+        once = SCRUBBER.scrub(text)
+        assert SCRUBBER.scrub(once) == once, text

@@ -15,6 +15,7 @@ LEGACY_PLACEHOLDER = "[REDACTED]"  # what earlier versions stored; left as it is
 DIGEST_CHARS = 12
 PLACEHOLDER = re.compile(rf"\[REDACTED(?::[a-z0-9-]+:[0-9a-f]{{{DIGEST_CHARS}}})?\]")
 _DIGEST_KEY_CONTEXT = b"zengram credential placeholder digest v1"
+MAX_PASSES = 20  # a guard only: real texts settle in two passes
 
 
 def derive_digest_key(deployment_secret: str) -> bytes:
@@ -40,15 +41,16 @@ class Scrubber:
         self._detectors = list(detectors)
 
     def scrub(self, text: str) -> str:
-        spans = self.find(text)
-        if not spans:
-            return text
-        pieces, done = [], 0
-        for start, end, kind in spans:
-            pieces += [text[done:start], self._placeholder(kind, text[start:end])]
-            done = end
-        pieces.append(text[done:])
-        return "".join(pieces)
+        """Redacts until nothing is left to redact. A redaction can expose a neighbour (`…KEY1PGPASSWORD=x`
+        reads as a label only once its left side is a placeholder), so one more pass runs after any that found
+        something; each pass turns unredacted text into placeholders, which are never redacted again, so the
+        passes end, and the result is a fixed point: scrubbing it again changes nothing."""
+        for _ in range(MAX_PASSES):
+            spans = self.find(text)
+            if not spans:
+                break
+            text = self._replace(text, spans)
+        return text
 
     def scrub_optional(self, text: str | None) -> str | None:
         return self.scrub(text) if text else text
@@ -85,6 +87,14 @@ class Scrubber:
             else:
                 merged.append((start, end, kind))
         return merged
+
+    def _replace(self, text: str, spans: list[Span]) -> str:
+        pieces, done = [], 0
+        for start, end, kind in spans:
+            pieces += [text[done:start], self._placeholder(kind, text[start:end])]
+            done = end
+        pieces.append(text[done:])
+        return "".join(pieces)
 
     def _scrub_entry(self, key: str, item: Any) -> Any:
         kind = label_kind(key)

@@ -362,7 +362,7 @@ _PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
     for match in _LABEL.finditer(text):
-        if match.start() < covered:
+        if match.start("label") < covered:
             continue
         sep = match.group("sep").strip()
         kind = label_kind(match.group("label"), match.group("qualifier") or "", bare_equals=match.group("sep") == "=")
