@@ -111,6 +111,7 @@ def test_a_metadata_entry_labelled_as_a_secret_loses_its_whole_value() -> None:
         "secret": "classified",  # a weak label: only a generated-looking value is a secret
         "password_policy": "12 characters",
         "token": "${GITHUB_TOKEN}",
+        "db_password": "before [REDACTED] after",
     })
 
     assert PLACEHOLDER_SHAPE.fullmatch(scrubbed["password"])
@@ -119,6 +120,7 @@ def test_a_metadata_entry_labelled_as_a_secret_loses_its_whole_value() -> None:
     assert scrubbed["secret"] == "classified"
     assert scrubbed["password_policy"] == "12 characters"
     assert scrubbed["token"] == "${GITHUB_TOKEN}"
+    assert PLACEHOLDER_SHAPE.fullmatch(scrubbed["db_password"])
     assert SCRUBBER.scrub_value(scrubbed) == scrubbed
 
 

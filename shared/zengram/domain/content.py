@@ -11,8 +11,8 @@ from typing import Any
 
 from zengram.domain.credentials import DETECTORS, MASK, Detector, Span, label_kind, labelled_value_is_secret
 
-LEGACY_PLACEHOLDER = "[REDACTED]"  # what earlier versions stored; left as it is
 DIGEST_CHARS = 12
+# A placeholder, or the bare `[REDACTED]` earlier versions stored: never scrubbed again.
 PLACEHOLDER = re.compile(rf"\[REDACTED(?::[a-z0-9-]+:[0-9a-f]{{{DIGEST_CHARS}}})?\]")
 _DIGEST_KEY_CONTEXT = b"zengram credential placeholder digest v1"
 MAX_PASSES = 20  # a guard only: real texts settle in two passes
@@ -73,19 +73,15 @@ class Scrubber:
         kept = [(match.start(), match.end()) for match in PLACEHOLDER.finditer(text)]
         # Detectors see placeholders masked: their own words ("[REDACTED:url-credentials:…]") are no label.
         masked = PLACEHOLDER.sub(lambda match: MASK * len(match.group()), text) if kept else text
-        found = [piece for detector in self._detectors for span in detector.find(masked)
-                 for piece in _outside(span, kept, text)]
-        if not found:
-            return []
-        order = {detector.name: index for index, detector in enumerate(self._detectors)}
-        found.sort(key=lambda span: (span[0], -span[1], order.get(span[2], len(order))))
-        merged = [found[0]]
-        for start, end, kind in found[1:]:
-            last_start, last_end, last_kind = merged[-1]
-            if start < last_end:
-                merged[-1] = (last_start, max(end, last_end), last_kind)
+        found = sorted((start, -end, rank, kind) for rank, detector in enumerate(self._detectors)
+                       for span in detector.find(masked) for start, end, kind in _outside(span, kept, text))
+        merged: list[Span] = []
+        for start, negative_end, _, kind in found:
+            if merged and start < merged[-1][1]:
+                last_start, last_end, last_kind = merged[-1]
+                merged[-1] = (last_start, max(-negative_end, last_end), last_kind)
             else:
-                merged.append((start, end, kind))
+                merged.append((start, -negative_end, kind))
         return merged
 
     def _replace(self, text: str, spans: list[Span]) -> str:
@@ -98,8 +94,7 @@ class Scrubber:
 
     def _scrub_entry(self, key: str, item: Any) -> Any:
         kind = label_kind(key)
-        if kind is not None and isinstance(item, str) and labelled_value_is_secret(kind, item) \
-                and not PLACEHOLDER.search(item):
+        if kind is not None and isinstance(item, str) and labelled_value_is_secret(kind, item):
             return self._placeholder(kind, item)
         return self.scrub_value(item)
 

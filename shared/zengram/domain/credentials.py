@@ -101,8 +101,9 @@ def looks_like_a_password(value: str) -> bool:
 # -- labels ---------------------------------------------------------------------------------------------------
 
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
+# Not "auth" or "signature": "auth: OAuth2-PKCE", "signature: SHA256withRSA" name methods, not secrets.
 _SECRET_WORDS = frozenset({"secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
-                           "credential", "credentials", "signature", "sig", "auth"})
+                           "credential", "credentials"})
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "auth", "signing", "encryption", "master",
                              "account", "client", "app", "application", "service", "subscription", "shared",
                              "storage", "consumer", "webhook", "license", "session", "admin", "deploy"})
@@ -334,6 +335,8 @@ STRUCTURES = [
     _pattern("bearer-token", r"(?i)(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]+=*)(?![A-Za-z0-9._~+/=-])",
              accept=_bearer_token),
     _pattern("basic-auth", r"(?i)(?<![A-Za-z0-9])basic[ \t]+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+             accept=_basic_credentials),
+    _pattern("docker-auth", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})\"",  # ~/.docker/config.json
              accept=_basic_credentials),
     _pattern("azure-storage-key",
              r"(?i)(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})"),
