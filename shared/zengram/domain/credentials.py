@@ -34,7 +34,8 @@ class Detector:
 # A value that stands for a secret without being one: a variable, a template slot, a mask, an earlier redaction.
 _STAND_IN = re.compile(r"""(?x)^(?:
     \$\{.*\}|\$\(.*\)|\$[A-Za-z_]\w*        # ${VAR}  $(command)  $VAR
-  | \{\{.*\}\}|<[^<>]*>|%[A-Za-z_]\w*%       # {{slot}}  <your-token>  %VAR%
+  | \{\{.*\}\}|%[A-Za-z_]\w*%               # {{slot}}  %VAR%
+  | (?:<[^<>]*>[^<>\w]*)+                   # <your-token>  <username>:<password>
   | \[REDACTED\b.*                           # an earlier redaction
   | [*xX•.…#_-]{3,}                          # ****  xxxx  ...
   | [A-Z]+(?:_[A-Z]+)+                       # YOUR_API_KEY
@@ -50,7 +51,9 @@ _PROSE_WORDS = frozenset("""
     rotated reset changed updated expired expires expiring invalid incorrect wrong missing weak strong
     encrypted hashed provided given supplied needed needs sent shown available disabled enabled true false
     in on at of for from to via by with as into under below above per policy length minimum maximum min max
-""".split())
+    if whether when which where how what
+    str bytes string int bool float object dict list tuple secretstr secretbytes
+""".split())  # the last line: type annotations (`password: str | None = None`)
 
 _TRAILING_PUNCTUATION = ".,;:)]}>"
 
@@ -70,6 +73,7 @@ def _first_word(value: str) -> str:
 
 
 _SPACE = re.compile(r"\s")
+_CAMEL_CASE = re.compile(r"(?:[A-Z][a-z]+)+[^A-Za-z0-9]*")
 _DIGIT, _LOWER, _UPPER, _OTHER = (re.compile(chars) for chars in (r"\d", "[a-z]", "[A-Z]", r"[^A-Za-z0-9]"))
 
 
@@ -87,6 +91,8 @@ def looks_generated(value: str) -> bool:
     if value.startswith(("/", "./", "~/")) or "://" in value:
         return False
     digit, lower, upper, _ = _classes(value)
+    if not digit and _CAMEL_CASE.fullmatch(value):
+        return False  # a class name: TextGenerationStreamOutputToken
     return (digit and (lower or upper)) or (len(value) >= 16 and lower and upper) or (len(value) >= 16 and digit)
 
 
@@ -303,10 +309,15 @@ def _authorization_header(text: str) -> Iterator[Span]:
     for match in _AUTHORIZATION.finditer(text):
         value, start = match.group("value"), match.start("value")
         scheme = (match.group("scheme") or "").lower()
+        first = value.split()[0]
+        if is_stand_in(first) or _is_code(text[start:start + len(first) + 1]):
+            continue  # Bearer ${API_TOKEN}, request.headers.get("Authorization"), f"Bearer {token}"
         if scheme in _SINGLE_TOKEN_SCHEMES:
-            value = value.split()[0].rstrip(",;")
+            value = first.rstrip(",;")
+        elif not scheme and not looks_generated(first.rstrip(_TRAILING_PUNCTUATION)):
+            continue  # without a scheme only a token counts: `authorization: Optional[str]`, `'Authorization': auth`
         value = value.rstrip().rstrip(_TRAILING_PUNCTUATION) or value.rstrip()
-        if not value or is_stand_in(value) or _first_word(value) in _PROSE_WORDS:
+        if not value or _first_word(value) in _PROSE_WORDS:
             continue
         yield start, start + len(value), "authorization-header"
 
@@ -353,7 +364,7 @@ _LABEL = re.compile(r"""(?x)
     (?:(?P<qualifier>[A-Za-z]{2,20})[ ])?        # "API key", "root password"
     (?P<label>[A-Za-z][\w.-]{0,63})
     (?P<quote>["']?)
-    (?P<sep>[ \t]*(?:=>|:=|=|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
+    (?P<sep>[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
 """)
 _QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'|`([^`\n]*)`")
 _TOKEN = re.compile(r"[^\s\"'`]+")
@@ -380,20 +391,39 @@ def _labelled_secrets(text: str) -> Iterator[Span]:
                 covered = end
                 yield start, end, kind
             continue
-        span = _unquoted_value(text, value_start, kind, sep)
+        span = _unquoted_value(text, value_start, kind, sep, match.group("label"))
         if span is not None:
             covered = span[1]
             yield span[0], span[1], kind
 
 
-def _unquoted_value(text: str, start: int, kind: str, sep: str) -> tuple[int, int] | None:
+_CODE_REFERENCE = re.compile(r"""(?x)
+    [A-Za-z_][\w.]*[(\[].*            # os.getenv(…), config['password'], Optional[str], token[7:]
+  | [\[{(].*                           # "password": {"type": "string"}
+  | [fbru]{1,2}["'].*                  # f"Bearer {token}"
+""")
+_VARIABLE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+|[a-z]+(?:_[a-z]+)+")  # self.password, proxy_auth
+
+
+def _is_code(value: str, label: str | None = None) -> bool:
+    """`password=password` (a keyword argument), `self.password = password`, `password=os.getenv(…)`,
+    `"password": {"type": …}`: code or a structure handing a secret on, not the secret. Under an environment
+    variable's label (`DB_PASSWORD=super_secret_pw`) a snake_case word is the value itself."""
+    if _CODE_REFERENCE.fullmatch(value):
+        return True
+    if label is None or label.isupper():
+        return False
+    return value == label.rsplit(".", 1)[-1] or bool(_VARIABLE.fullmatch(value))
+
+
+def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str) -> tuple[int, int] | None:
     bare = sep == "=" and text[start - 1] == "="
     token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
     if token is None:
         return None
     word = token.group(0).rstrip(_TRAILING_PUNCTUATION)
     single = (start, start + len(word))
-    if not word or is_stand_in(word):
+    if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
         return None
     if kind == "secret":
         return single if looks_generated(word) else None
