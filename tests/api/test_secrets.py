@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from zengram.bootstrap import Container
+from zengram.embedded.app import build_embedded_app
+from zengram.settings import Settings
 
 from tests.api.helpers import expected_hash, get, query, search, search_ids, store
 from tests.data.credential_corpus import AWS_SECRET, POSITIVES
-from tests.support import TEST_SCRUBBER
+from tests.support import API_KEY, TEST_SCRUBBER
 
 OPENAI_KEY = "sk-proj-Zx81LmQ0vT4rN9aB2cD3eF4gH5iJ6kL7"
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
@@ -202,9 +206,17 @@ def test_import_scrubs_every_field_and_drops_entities_named_by_a_secret(client: 
     assert [entity["name"] for entity in record["entities"]] == ["Vault"]
 
 
-def test_no_corpus_credential_comes_back_through_any_read(client: TestClient) -> None:
+@pytest.fixture
+def mechanics_client(settings: Settings, hashing_container: Container) -> Iterator[TestClient]:
+    """The app with the cheap deterministic embedder: what comes back does not depend on meaning here."""
+    with TestClient(build_embedded_app(settings, hashing_container), headers={"x-api-key": API_KEY}) as client:
+        yield client
+
+
+def test_no_corpus_credential_comes_back_through_any_read(mechanics_client: TestClient) -> None:
     """Every credential of the corpus stored as content (events), as a fact's metadata and as a status value,
     then read back through GET, query, search, export and briefing."""
+    client = mechanics_client
     ids = []
     for index, credential in enumerate(POSITIVES):
         ids.append(store(client, credential.text, client_id="acme-corp")["id"])
