@@ -73,7 +73,7 @@ def _first_word(value: str) -> str:
 
 
 _SPACE = re.compile(r"\s")
-_CAMEL_CASE = re.compile(r"(?:[A-Z][a-z]+)+[^A-Za-z0-9]*")
+_WORD_LIKE = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
 _DIGIT, _LOWER, _UPPER, _OTHER = (re.compile(chars) for chars in (r"\d", "[a-z]", "[A-Z]", r"[^A-Za-z0-9]"))
 
 
@@ -91,8 +91,8 @@ def looks_generated(value: str) -> bool:
     if value.startswith(("/", "./", "~/")) or "://" in value:
         return False
     digit, lower, upper, _ = _classes(value)
-    if not digit and _CAMEL_CASE.fullmatch(value):
-        return False  # a class name: TextGenerationStreamOutputToken
+    if not digit and all(_WORD_LIKE.fullmatch(part) for part in re.split(r"[._]", value.rstrip(_TRAILING_PUNCTUATION))):
+        return False  # names, not randomness: TextGenerationStreamOutputToken, tokenize.TokenInfo, NEXT_PAGE
     return (digit and (lower or upper)) or (len(value) >= 16 and lower and upper) or (len(value) >= 16 and digit)
 
 
@@ -297,6 +297,7 @@ def _userinfo_end(rest: str) -> int:
     return -1
 
 
+_NAMES_OF_A_TOKEN = {"token", "jwt", "key", "secret", "apikey", "credentials", "auth", "access_token"}
 _SINGLE_TOKEN_SCHEMES = {"bearer", "basic", "token", "apikey", "api-key", "key", "sso-key", "otp", "splunk"}
 _AUTHORIZATION = re.compile(
     r"(?i)(?<![\w-])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
@@ -314,6 +315,8 @@ def _authorization_header(text: str) -> Iterator[Span]:
             continue  # Bearer ${API_TOKEN}, request.headers.get("Authorization"), f"Bearer {token}"
         if scheme in _SINGLE_TOKEN_SCHEMES:
             value = first.rstrip(",;")
+            if value.lower().rstrip(_TRAILING_PUNCTUATION) in _NAMES_OF_A_TOKEN:
+                continue  # "Authorization: Bearer token" names the token
         elif not scheme and not looks_generated(first.rstrip(_TRAILING_PUNCTUATION)):
             continue  # without a scheme only a token counts: `authorization: Optional[str]`, `'Authorization': auth`
         value = value.rstrip().rstrip(_TRAILING_PUNCTUATION) or value.rstrip()
@@ -391,7 +394,8 @@ def _labelled_secrets(text: str) -> Iterator[Span]:
                 covered = end
                 yield start, end, kind
             continue
-        span = _unquoted_value(text, value_start, kind, sep, match.group("label"))
+        in_code = "=" in sep or bool(match.group("quote"))  # an assignment, or a dict entry `"password": x`
+        span = _unquoted_value(text, value_start, kind, sep, match.group("label") if in_code else None)
         if span is not None:
             covered = span[1]
             yield span[0], span[1], kind
@@ -406,9 +410,11 @@ _VARIABLE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+|[a-z]+(?:_[a-z]+)+")  # sel
 
 
 def _is_code(value: str, label: str | None = None) -> bool:
-    """`password=password` (a keyword argument), `self.password = password`, `password=os.getenv(…)`,
-    `"password": {"type": …}`: code or a structure handing a secret on, not the secret. Under an environment
-    variable's label (`DB_PASSWORD=super_secret_pw`) a snake_case word is the value itself."""
+    """`password=os.getenv(…)`, `config['password']`, `"password": {"type": …}`, `f"Bearer {token}"`, and with
+    `label` (an assignment or a dict entry: `password=password`, `self.password = password`,
+    `"password": password_var`) a variable: code or a structure handing a secret on, not the secret. Under an
+    environment variable's label (`DB_PASSWORD=super_secret_pw`) a snake_case word is the value itself, as it is
+    in YAML (`db_password: super_secret_pw`, no label given)."""
     if _CODE_REFERENCE.fullmatch(value):
         return True
     if label is None or label.isupper():
@@ -416,7 +422,7 @@ def _is_code(value: str, label: str | None = None) -> bool:
     return value == label.rsplit(".", 1)[-1] or bool(_VARIABLE.fullmatch(value))
 
 
-def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str) -> tuple[int, int] | None:
+def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
     bare = sep == "=" and text[start - 1] == "="
     token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
     if token is None:
