@@ -10,6 +10,8 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from zengram.domain.content import Scrubber, derive_digest_key
+from zengram.domain.errors import FeatureUnavailable
 from zengram.ports import Clock, Embedder, LanguageModel, RecordStore, SearchIndex
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
@@ -122,6 +124,29 @@ def build_research_service(
     steps = ResearchSteps(memory, store, llm, retrieve_limit=settings.research_retrieve_limit,
                           synthesis_memories=settings.research_synthesis_memories)
     return ResearchService(steps, build_research_runner(settings, steps), enabled=settings.research_enabled)
+
+
+def build_scrubber(settings: Settings) -> Scrubber:
+    """The credential scrubber, keyed by ZENGRAM_SCRUB_KEY or else by the admin API key (from the environment,
+    Secrets Manager / SSM on AWS, or the embedded host's key file). The key is read on the first scrub, so
+    functions that never write never fetch it."""
+    return Scrubber(lambda: derive_digest_key(_scrub_secret(settings)))
+
+
+def _scrub_secret(settings: Settings) -> str:
+    if settings.scrub_key is not None:
+        return settings.scrub_key.get_secret_value()
+    if settings.api_key is not None:
+        return settings.api_key.get_secret_value()
+    if settings.api_key_secret_id or settings.api_key_parameter:
+        from zengram.adapters.aws_parameters import fetch_api_key
+
+        return fetch_api_key(secret_id=settings.api_key_secret_id, parameter_name=settings.api_key_parameter)
+    if settings.record_store == "sqlite":
+        from zengram.embedded.keys import resolve_api_key
+
+        return resolve_api_key(settings)[0]
+    raise FeatureUnavailable("writes need a key for credential placeholders: set ZENGRAM_SCRUB_KEY or the API key")
 
 
 def build_record_store(settings: Settings) -> RecordStore:
@@ -267,7 +292,8 @@ def build_container(
     from zengram.services.clients import ClientService
 
     client_store, rate_limiter = build_client_store(settings, store), build_rate_limiter(settings, store, clock)
-    clients = ClientService(client_store, clock, cache_seconds=settings.client_cache_seconds)
+    scrubber = build_scrubber(settings)
+    clients = ClientService(client_store, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
     from zengram.services.keys import KeyService
 
     key_store = build_key_store(settings, store)
@@ -280,14 +306,14 @@ def build_container(
                              log_event=lambda draft: memory.store(draft), cache_seconds=settings.client_cache_seconds)
     memory = MemoryService(
         store, index, embedder, clock or SystemClock(), executor,
-        scoring=settings.scoring(), max_observers=settings.max_observers,
+        scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
         context=settings.context_policy(), path_fetch=settings.search_path_fetch,
         resolve_client=clients.resolve,
         entities=entities,
         index_park_after=settings.index_repair_attempts,
     )
-    knowledge = KnowledgeService(store, clock, memory.index_sync, entities)
+    knowledge = KnowledgeService(store, clock, memory.index_sync, entities, scrubber=scrubber)
     llm = build_language_model(settings)
     consolidation = build_consolidation_service(settings, store, memory, index, embedder, llm, clock)
     closers = [getattr(port, "close", None)

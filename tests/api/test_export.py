@@ -172,7 +172,7 @@ def test_import_scrubs_credentials_and_recomputes_the_hash(client: TestClient) -
                                      content_hash="0000000000000000")])
     assert result["imported"] == 1
     stored = get(client, NEW_ID)
-    assert "hunter2secret" not in stored["content"] and "[REDACTED]" in stored["content"]
+    assert "hunter2secret" not in stored["content"] and "[REDACTED:password:" in stored["content"]
     assert stored["content_hash"] == expected_hash(stored["content"])
     assert "sk-proj" not in str(stored["metadata"])
 

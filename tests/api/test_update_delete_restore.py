@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -67,7 +68,7 @@ def test_patch_metadata_replaces_and_scrubs(client: TestClient) -> None:
     metadata = get(client, created["id"])["metadata"]
     assert set(metadata) == {"runbook"}
     assert "Tr0ub4dor" not in str(metadata)
-    assert "[REDACTED]" in metadata["runbook"]["db_password"]
+    assert metadata["runbook"]["db_password"].startswith("[REDACTED:password:")
 
 
 def test_patch_several_fields_reports_them_in_order(client: TestClient) -> None:
@@ -87,7 +88,8 @@ def test_patch_content_rescrubs_and_rehashes(client: TestClient) -> None:
 
     record = get(client, created["id"])
     assert secret not in record["content"]
-    assert record["content"] == "Acme's Stripe live key is [REDACTED], rotate it quarterly"
+    assert re.fullmatch(r"Acme's Stripe live key is \[REDACTED:stripe-key:[0-9a-f]{12}\], rotate it quarterly",
+                        record["content"])
     assert record["content_hash"] == expected_hash(record["content"])
     assert record["content_hash"] != created["content_hash"]
 
@@ -144,14 +146,26 @@ def test_patch_content_to_an_active_duplicate_is_409(client: TestClient) -> None
     assert get(client, created["id"])["content"] == "Globex renewal pending"
 
 
-def test_patch_content_that_only_duplicates_after_scrubbing_is_409(client: TestClient) -> None:
-    store(client, "The staging password: [REDACTED] is shared in 1Password")
+def test_patch_content_duplicating_another_memory_with_the_same_secret_is_409(client: TestClient) -> None:
+    store(client, "The staging password: hunter2hunter is shared in 1Password")
     created = store(client, "The staging password lives in the vault")
 
     response = client.patch(f"/memory/{created['id']}",
                             json={"content": "The staging password: hunter2hunter is shared in 1Password"})
 
     assert_error(response, 409)
+
+
+def test_patch_content_differing_from_another_memory_only_in_the_secret_is_fine(client: TestClient) -> None:
+    store(client, "The staging password: [REDACTED] is shared in 1Password")
+    store(client, "The staging password: hunter2hunter is shared in 1Password")
+    created = store(client, "The staging password lives in the vault")
+
+    response = client.patch(f"/memory/{created['id']}",
+                            json={"content": "The staging password: other-Secret-7 is shared in 1Password"})
+
+    assert response.status_code == 200, response.text
+    assert "other-Secret-7" not in get(client, created["id"])["content"]
 
 
 def test_patch_content_matching_another_tenant_is_fine(client: TestClient) -> None:

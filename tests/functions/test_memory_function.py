@@ -104,6 +104,10 @@ def call_as(key: str, relative: str, memory_id: str | None = None, **body_change
     return response["statusCode"], json.loads(response["body"])
 
 
+def post(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    return call_as(SAMPLE_KEY, "memory/post_memory.json", **body)
+
+
 def test_a_scoped_key_sees_and_changes_only_its_clients(provider: ContainerProvider) -> None:
     keys = provider.get().keys
     acme = keys.create(KeyDraft(name="acme-agent", role=Role.WRITE, clients=["acme-corp"])).key
@@ -140,3 +144,21 @@ def test_a_revoked_or_forged_key_is_refused_by_the_function(provider: ContainerP
     keys.revoke(minted.record.id)
     assert call_as(minted.key, "memory/get_query.json") == (401, {"error": "invalid API key"})
     assert call_as(SAMPLE_KEY, "memory/get_query.json")[0] == 200  # the bootstrap key still works
+
+
+def test_scrubbing_on_dynamodb_keeps_distinct_texts_apart_and_secrets_out(provider: ContainerProvider) -> None:
+    event = {"type": "event", "source_agent": "claude-code", "client_id": "acme-corp"}
+    secret = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
+
+    authentication = post({**event, "content": "Token authentication failed on server alpha"})
+    validation = post({**event, "content": "Token validation failed on server alpha"})
+    with_secret = post({**event, "content": f"export AWS_SECRET_ACCESS_KEY={secret}",
+                        "metadata": {"vpn": {"password": "correct horse battery staple"}}})
+    again = post({**event, "content": f"export AWS_SECRET_ACCESS_KEY={secret}"})
+
+    assert authentication[0] == validation[0] == with_secret[0] == 201
+    assert authentication[1]["id"] != validation[1]["id"]
+    assert again[0] == 200 and again[1]["id"] == with_secret[1]["id"]
+    stored = provider.get().store.get(with_secret[1]["id"])
+    assert stored is not None and secret not in stored.content and "horse" not in json.dumps(stored.metadata)
+    assert stored.content.startswith("export AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-access-key:")

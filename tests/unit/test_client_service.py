@@ -11,7 +11,7 @@ from zengram.domain.clients import ClientDraft, ClientFingerprint
 from zengram.domain.errors import InvalidInput, NotFound
 from zengram.services.clients import ClientService
 
-from tests.support import ManualClock
+from tests.support import TEST_SCRUBBER, ManualClock
 
 
 class CountingStore(SQLiteClientStore):
@@ -46,7 +46,7 @@ def monotonic() -> FakeMonotonic:
 
 @pytest.fixture
 def service(store: CountingStore, monotonic: FakeMonotonic) -> ClientService:
-    return ClientService(store, ManualClock(), cache_seconds=30, monotonic=monotonic)
+    return ClientService(store, ManualClock(), scrubber=TEST_SCRUBBER, cache_seconds=30, monotonic=monotonic)
 
 
 def another_process_puts(store: CountingStore, client_id: str, alias: str) -> None:
@@ -84,7 +84,7 @@ def test_local_writes_invalidate_the_cache_at_once(service: ClientService) -> No
 
 
 def test_a_zero_cache_period_reads_every_time(store: CountingStore, monotonic: FakeMonotonic) -> None:
-    service = ClientService(store, ManualClock(), cache_seconds=0, monotonic=monotonic)
+    service = ClientService(store, ManualClock(), scrubber=TEST_SCRUBBER, cache_seconds=0, monotonic=monotonic)
     service.resolve("a")
     service.resolve("b")
     assert store.list_calls == 2

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from zengram.domain.client_resolution import ClientTerms, resolve_client
 from zengram.domain.clients import ClientDraft, ClientFingerprint
+from zengram.domain.content import Scrubber
 from zengram.domain.errors import InvalidInput, NotFound
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import GLOBAL_CLIENT
@@ -26,22 +27,25 @@ class ClientService:
         store: ClientStore,
         clock: Clock,
         *,
+        scrubber: Scrubber,
         cache_seconds: float = 30.0,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._clock = clock
+        self._scrubber = scrubber
         self._known = Expiring(self._load_known, cache_seconds, monotonic)
 
     def put(self, client_id: str, draft: ClientDraft, scope: TenantScope = TenantScope.EVERYONE) -> ClientFingerprint:
-        """Creates or replaces the whole fingerprint (revision 1 means it was created). `scope`: the caller's
-        clients, here and below (Forbidden outside them)."""
+        """Creates or replaces the whole fingerprint (revision 1 means it was created); its words are scrubbed
+        of credentials like a memory's content. `scope`: the caller's clients, here and below (Forbidden outside
+        them)."""
         scope.require(client_id)
         if client_id == GLOBAL_CLIENT:
             raise InvalidInput("client_id", f"'{GLOBAL_CLIENT}' is the default tenant, not a client to describe")
         now = self._clock.now()
-        stored = self._store.put(ClientFingerprint(client_id=client_id, **draft.model_dump(),
-                                                   created_at=now, updated_at=now))
+        words = self._scrubber.scrub_value(draft.model_dump())
+        stored = self._store.put(ClientFingerprint(client_id=client_id, **words, created_at=now, updated_at=now))
         self.invalidate()
         return stored
 

@@ -23,7 +23,7 @@ from zengram.domain.consolidation import (
     client_batches,
     keep_known_ids,
 )
-from zengram.domain.content import content_hash, scrub_credentials
+from zengram.domain.content import content_hash
 from zengram.domain.errors import (
     Conflict,
     FeatureUnavailable,
@@ -315,7 +315,7 @@ class ConsolidationService:
         return result.memory
 
     def _already_known(self, client_id: str, content: str) -> bool:
-        digest = content_hash(scrub_credentials(content))
+        digest = content_hash(self._memory.scrubber.scrub(content))
         if any(self._store.find_active_duplicate(client_id, type_.value, digest) for type_ in MemoryType):
             return True
         self._memory.index_sync.ensure_compatible()  # another model's vectors would make every cosine meaningless

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.entities import EntityRef, MentionCount, most_mentioned
 from zengram.domain.errors import ZengramError
 from zengram.domain.keys import TenantScope
@@ -77,8 +77,9 @@ class ImportReport:
 
 class KnowledgeService:
     def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync,
-                 entities: EntityService | None = None) -> None:
+                 entities: EntityService | None = None, *, scrubber: Scrubber) -> None:
         self._store = store
+        self._scrubber = scrubber
         self._clock = clock
         self._index_sync = index_sync
         self._entities = entities
@@ -168,14 +169,16 @@ class KnowledgeService:
                 logger.exception("entity registry update failed for imported memory %s", memory.id)
 
     def _entities_of(self, record: ImportRecord, content: str) -> list[EntityRef]:
-        """The record's own entities (an export carries them); extracted anew when it has none listed."""
+        """The record's own entities (an export carries them; a name holding a credential is no entity and is
+        dropped); extracted anew when it has none listed."""
         if record.entities is not None or self._entities is None:
-            return list(record.entities or [])
+            return [ref for ref in record.entities or [] if self._scrubber.scrub(ref.name) == ref.name]
         return self._entities.extract(content, record.source_agent)
 
     def _memory_of(self, record: ImportRecord) -> Memory:
         now = self._clock.now()
-        content = scrub_credentials(record.content)
+        scrub = self._scrubber.scrub_optional
+        content = self._scrubber.scrub(record.content)
         created = record.created_at or now
         return Memory(
             id=record.id or str(uuid.uuid4()),
@@ -187,10 +190,10 @@ class KnowledgeService:
             category=record.category,
             importance=record.importance,
             knowledge_category=record.knowledge_category,
-            key=_scrubbed(record.key),
-            subject=_scrubbed(record.subject),
-            status_value=_scrubbed(record.status_value),
-            metadata=scrub_value(record.metadata),
+            key=scrub(record.key),
+            subject=scrub(record.subject),
+            status_value=scrub(record.status_value),
+            metadata=self._scrubber.scrub_value(record.metadata),
             valid_from=record.valid_from,
             valid_to=record.valid_to,
             created_at=created,
@@ -201,7 +204,7 @@ class KnowledgeService:
             superseded_at=record.superseded_at,
             deleted_at=record.deleted_at,
             deleted_by=record.deleted_by if record.deleted_at else None,
-            delete_reason=_scrubbed(record.delete_reason) if record.deleted_at else None,
+            delete_reason=scrub(record.delete_reason) if record.deleted_at else None,
             observed_by=record.observed_by if record.observed_by is not None else [record.source_agent],
             observation_count=record.observation_count,
             last_observed_at=record.last_observed_at,
@@ -212,10 +215,6 @@ class KnowledgeService:
             revision=record.revision,
             entities=self._entities_of(record, content),
         )
-
-
-def _scrubbed(text: str | None) -> str | None:
-    return scrub_credentials(text) if text else text
 
 
 def _briefing_rank(memory: Memory) -> tuple[int, float, str]:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from zengram.domain.content import content_hash, scrub_credentials, scrub_value
+from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
 from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
@@ -80,6 +80,7 @@ class MemoryService:
         clock: Clock,
         executor: Executor,
         *,
+        scrubber: Scrubber,
         scoring: ScoringConfig,
         max_observers: int = 20,
         search_paths: str = "hybrid",
@@ -95,6 +96,7 @@ class MemoryService:
         self._embedder = embedder
         self._clock = clock
         self._executor = executor
+        self.scrubber = scrubber
         self._scoring = scoring
         self._max_observers = max_observers
         self._search_paths = search_paths
@@ -148,7 +150,8 @@ class MemoryService:
         if draft.client_id is not None and draft.client_id != GLOBAL_CLIENT:
             scope.require(draft.client_id)
         now = self._clock.now()
-        content = scrub_credentials(draft.content)
+        scrub = self.scrubber.scrub_optional
+        content = self.scrubber.scrub(draft.content)
         return Memory(
             id=str(uuid.uuid4()),
             type=draft.type,
@@ -159,10 +162,10 @@ class MemoryService:
             category=draft.category,
             importance=draft.importance,
             knowledge_category=draft.knowledge_category,
-            key=scrub_credentials(draft.key) if draft.key else None,
-            subject=scrub_credentials(draft.subject) if draft.subject else None,
-            status_value=scrub_credentials(draft.status_value) if draft.status_value else None,
-            metadata=scrub_value(draft.metadata),
+            key=scrub(draft.key),
+            subject=scrub(draft.subject),
+            status_value=scrub(draft.status_value),
+            metadata=self.scrubber.scrub_value(draft.metadata),
             valid_from=draft.valid_from,
             valid_to=draft.valid_to,
             created_at=now,
@@ -195,10 +198,10 @@ class MemoryService:
         changes = MemoryChanges(
             importance=patch.importance,
             knowledge_category=patch.knowledge_category,
-            metadata=scrub_value(patch.metadata) if patch.metadata is not None else None,
+            metadata=self.scrubber.scrub_value(patch.metadata) if patch.metadata is not None else None,
         )
         if patch.content is not None:
-            content = scrub_credentials(patch.content)
+            content = self.scrubber.scrub(patch.content)
             changes = changes.model_copy(update={"content": content, "content_hash": content_hash(content)})
             if self._entities is not None:  # new content, new entities (the memory's own agent is known)
                 entities = self._entities.extract(content, self.get(memory_id).source_agent)
@@ -210,7 +213,7 @@ class MemoryService:
     def delete(self, memory_id: str, *, by: str, reason: str | None,
                scope: TenantScope = TenantScope.EVERYONE) -> Memory:
         self._within(memory_id, scope)
-        deleted = self._store.soft_delete(memory_id, by, reason, self._clock.now())
+        deleted = self._store.soft_delete(memory_id, by, self.scrubber.scrub_optional(reason), self._clock.now())
         self.after_change([deleted])  # a deleted memory no longer counts as a mention
         return deleted
 
@@ -295,10 +298,13 @@ class MemoryService:
             self.get(memory_id, scope)
 
     def query(self, query: RecordQuery, scope: TenantScope = TenantScope.EVERYONE) -> list[Memory]:
-        """The store's query, narrowed to `scope`: its asked client_id must be in it, none means all of its own."""
-        tenants = scope.narrow(query.client_id)
-        return self._store.query(query.model_copy(update={"client_id": tenants.client_id,
-                                                          "client_ids": tenants.client_ids}))
+        """The store's query, narrowed to `scope`: its asked client_id must be in it, none means all of its own.
+        Keys and subjects are stored scrubbed, so they are looked up scrubbed: a lookup by the key as it was
+        written finds the memory (the same secret always gets the same placeholder)."""
+        tenants, scrub = scope.narrow(query.client_id), self.scrubber.scrub_optional
+        return self._store.query(query.model_copy(update={
+            "client_id": tenants.client_id, "client_ids": tenants.client_ids,
+            "key": scrub(query.key), "subject": scrub(query.subject)}))
 
     def search(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
         """Vector and keyword paths in parallel, fused (`ScoringConfig.fusion`), ranked by `effective_score`;

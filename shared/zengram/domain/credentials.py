@@ -1,0 +1,486 @@
+"""The credential detectors: one named entry per kind of secret, each finding the exact span to redact.
+
+Three families, in priority order (on a tie between overlapping findings, the earlier detector names the kind):
+provider token formats, whose shape alone marks them (`ghp_…`, `AKIA…`, `xoxb-…`); structures that carry a secret
+(private key blocks, URLs with a password, Authorization headers, connection strings); and labelled secrets
+(`password: …`, `API_KEY=…`), where the label says a secret follows and the value's shape decides whether one
+does: after a password label anything but a placeholder is redacted, after a weaker label (`secret`, `token`,
+`api key`) only a value that looks generated. So "password is required", "Secret: classified", "Token
+authentication failed" and "Bearer instruments" are left alone.
+
+Formats follow the providers' documentation, cross-checked against gitleaks' and detect-secrets' rules.
+Every detector has positive and negative examples in tests/unit/test_credential_detectors.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+Span = tuple[int, int, str]  # start, end, kind
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str  # also the kind a placeholder names, unless the detector says otherwise per finding
+    find: Callable[[str], Iterator[Span]]
+
+
+# -- value shapes -----------------------------------------------------------------------------------------------
+
+# A value that stands for a secret without being one: a variable, a template slot, a mask, an earlier redaction.
+_STAND_IN = re.compile(r"""(?x)^(?:
+    \$\{.*\}|\$\(.*\)|\$[A-Za-z_]\w*        # ${VAR}  $(command)  $VAR
+  | \{\{.*\}\}|%[A-Za-z_]\w*%               # {{slot}}  %VAR%
+  | (?:<[^<>]*>[^<>\w]*)+                   # <your-token>  <username>:<password>
+  | \[REDACTED\b.*                           # an earlier redaction
+  | [*xX•.…#_-]{3,}                          # ****  xxxx  ...
+  | [A-Z]+(?:_[A-Z]+)+                       # YOUR_API_KEY
+  | \(?(?:redacted|hidden|masked|omitted|removed|elided)\)?
+)$""")
+
+# First words that make a "value" prose about the secret rather than the secret ("password: required").
+_PROSE_WORDS = frozenset("""
+    a an the this that these those your our their my his her its same another any no none null nil n/a na
+    required optional mandatory empty blank unset unknown tbd todo hidden masked redacted omitted removed
+    must should will would can cannot could may might shall is are was were be been being has have had do does
+    not never also only just still now then see check ask use uses used using set stored saved kept managed
+    rotated reset changed updated expired expires expiring invalid incorrect wrong missing weak strong
+    encrypted hashed provided given supplied needed needs sent shown available disabled enabled true false
+    in on at of for from to via by with as into under below above per policy length minimum maximum min max
+    if whether when which where how what
+    str bytes string int bool float object dict list tuple secretstr secretbytes
+""".split())  # the last line: type annotations (`password: str | None = None`)
+
+_TRAILING_PUNCTUATION = ".,;:)]}>"
+
+
+# What detectors see in place of an earlier placeholder (same length, so spans stay valid): not a word, not
+# whitespace, never part of a token; a value starting with it is a stand-in.
+MASK = "\ue000"
+
+
+def is_stand_in(value: str) -> bool:
+    value = value.strip()
+    return value.startswith(MASK) or bool(_STAND_IN.match(value))
+
+
+def _first_word(value: str) -> str:
+    return value.split(maxsplit=1)[0].lower().strip(_TRAILING_PUNCTUATION + "'\"`") if value.split() else ""
+
+
+_SPACE = re.compile(r"\s")
+_WORD_LIKE = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
+_DIGIT, _LOWER, _UPPER, _OTHER = (re.compile(chars) for chars in (r"\d", "[a-z]", "[A-Z]", r"[^A-Za-z0-9]"))
+
+
+def _classes(value: str) -> tuple[bool, bool, bool, bool]:
+    """Has a digit, a lowercase letter, an uppercase letter, something else."""
+    return (bool(_DIGIT.search(value)), bool(_LOWER.search(value)), bool(_UPPER.search(value)),
+            bool(_OTHER.search(value)))
+
+
+def looks_generated(value: str) -> bool:
+    """A machine-made secret: letters mixed with digits, or long mixed case, or a long run of digits —
+    not a word, a path or a URL."""
+    if len(value) < 8 or _SPACE.search(value) or is_stand_in(value):
+        return False
+    if value.startswith(("/", "./", "~/")) or "://" in value:
+        return False
+    digit, lower, upper, _ = _classes(value)
+    if not digit and all(_WORD_LIKE.fullmatch(part) for part in re.split(r"[._]", value.rstrip(_TRAILING_PUNCTUATION))):
+        return False  # names, not randomness: TextGenerationStreamOutputToken, tokenize.TokenInfo, NEXT_PAGE
+    return (digit and (lower or upper)) or (len(value) >= 16 and lower and upper) or (len(value) >= 16 and digit)
+
+
+def looks_like_a_password(value: str) -> bool:
+    """One word after "password is": a digit, a symbol or an inner capital, or long enough not to be prose."""
+    if len(value) < 6 or is_stand_in(value) or value.lower() in _PROSE_WORDS:
+        return False
+    digit, _, _, other = _classes(value)
+    return digit or other or bool(_UPPER.search(value, 1)) or len(value) >= 12
+
+
+# -- labels ---------------------------------------------------------------------------------------------------
+
+_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
+# Not "auth" or "signature": "auth: OAuth2-PKCE", "signature: SHA256withRSA" name methods, not secrets.
+_SECRET_WORDS = frozenset({"secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
+                           "credential", "credentials"})
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "auth", "signing", "encryption", "master",
+                             "account", "client", "app", "application", "service", "subscription", "shared",
+                             "storage", "consumer", "webhook", "license", "session", "admin", "deploy"})
+_NEUTRAL_SUFFIXES = frozenset({"value", "base", "string"})  # SECRET_KEY_BASE, password_value
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def label_kind(label: str, qualifier: str = "", *, bare_equals: bool = False) -> str | None:
+    """"password" for a password label, "secret" for another secret's label, None for anything else.
+
+    `label` is one identifier (`DB_PASSWORD`, `clientSecret`, `x-api-key`); `qualifier` the word before it
+    (`API` in "API key"); `bare_equals`: written `label=value`, where `pass` is a password label too.
+    """
+    words = [word.lower() for word in _WORD.findall(label)]
+    while len(words) > 1 and words[-1] in _NEUTRAL_SUFFIXES:
+        words.pop()
+    if not words:
+        return None
+    last, joined = words[-1], "".join(words)
+    if last in _PASSWORD_WORDS or joined.endswith(_PASSWORD_WORDS[:3]):
+        return "password"
+    if last == "pass" and (len(words) > 1 or bare_equals):
+        return "password"
+    if last in _SECRET_WORDS:
+        return "secret"
+    before = words[-2] if len(words) > 1 else qualifier.lower()
+    if last == "key" and before in _KEY_QUALIFIERS:
+        return "secret"
+    return None
+
+
+def labelled_value_is_secret(kind: str, value: str) -> bool:
+    """Whether a whole value under a secret's label (a metadata entry, a quoted value) is the secret."""
+    value = value.strip()
+    if not value or is_stand_in(value):
+        return False
+    if kind == "password":
+        return _first_word(value) not in _PROSE_WORDS
+    return looks_generated(value)
+
+
+# -- building blocks --------------------------------------------------------------------------------------------
+
+def _pattern(name: str, regex: str, *, flags: int = 0,
+             accept: Callable[[str], bool] | None = None) -> Detector:
+    """A detector from one regex: the `secret` group (or the whole match) is the span; `accept` filters."""
+    compiled = re.compile(regex, flags)
+    group = "secret" if "secret" in compiled.groupindex else 0
+
+    def find(text: str) -> Iterator[Span]:
+        for match in compiled.finditer(text):
+            start, end = match.span(group)
+            if start < end and (accept is None or accept(match.group(group))):
+                yield start, end, name
+
+    return Detector(name, find)
+
+
+def _has_digit_and_letter(value: str) -> bool:
+    digit, lower, upper, _ = _classes(value)
+    return digit and (lower or upper)
+
+
+def _random_looking(value: str) -> bool:
+    digit, lower, upper, _ = _classes(value)
+    return digit or (lower and upper)
+
+
+def _basic_credentials(value: str) -> bool:
+    """`Basic` credentials are base64 of `user:password`."""
+    try:
+        decoded = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _bearer_token(value: str) -> bool:
+    digit, lower, upper, other = _classes(value)
+    return (len(value) >= 6 and digit and (lower or upper)) or (len(value) >= 16 and (digit or other or
+                                                                                       (lower and upper)))
+
+
+_BEFORE = r"(?<![A-Za-z0-9_])"  # a token starts here
+_AFTER = r"(?![A-Za-z0-9_])"
+
+# -- provider token formats -------------------------------------------------------------------------------------
+
+PROVIDER_TOKENS = [
+    _pattern("aws-access-key-id", r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    # The secret half of an AWS key pair: 40 base64 characters, only recognisable by its label (env, ini, JSON,
+    # CLI, camelCase) or by standing right after an access key id (credentials CSV, "id / secret" notes).
+    _pattern("aws-secret-access-key",
+             r"(?<![A-Za-z0-9])(?:aws[_.-]?)?secret[_.-]?(?:access[_.-]?)?key[\"']?[ \t]*(?:=>|:=|[:=]|[ \t])[ \t]*"
+             r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", flags=re.IGNORECASE),
+    _pattern("aws-secret-access-key",
+             r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])[^\n]{0,100}?(?<![A-Za-z0-9/+])"
+             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+             accept=lambda value: all(_classes(value)[:3]) or (_random_looking(value) and "/" in value)),
+    _pattern("anthropic-api-key", _BEFORE + r"sk-ant-[A-Za-z0-9_-]{32,}", accept=_has_digit_and_letter),
+    _pattern("openai-api-key",
+             r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
+             accept=_has_digit_and_letter),
+    _pattern("github-token", _BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})" + _AFTER),
+    _pattern("gitlab-token",
+             r"(?<![A-Za-z0-9_-])gl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|oas)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
+             accept=_random_looking),
+    _pattern("slack-token", r"(?<![A-Za-z0-9])(?:xox(?:e\.xox)?[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
+             accept=lambda value: any(c.isdigit() for c in value[5:])),
+    _pattern("slack-webhook",
+             r"(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+-]{20,})",
+             accept=_random_looking),
+    _pattern("discord-webhook",
+             r"(?i)https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,}/(?P<secret>[A-Za-z0-9_-]{30,})"),
+    _pattern("zengram-api-key", _BEFORE + r"zgk_[0-9a-f]{32}_[A-Za-z0-9_-]{43}" + _AFTER),  # our own scoped keys
+    _pattern("npm-token", _BEFORE + r"npm_[A-Za-z0-9]{36}" + _AFTER, accept=_random_looking),
+    _pattern("pypi-token", _BEFORE + r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}"),
+    _pattern("huggingface-token", _BEFORE + r"(?:hf_|api_org_)[A-Za-z0-9]{30,}" + _AFTER, accept=_random_looking),
+    _pattern("stripe-key", _BEFORE + r"(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})" + _AFTER,
+             accept=_has_digit_and_letter),
+    _pattern("google-api-key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+    _pattern("google-oauth-secret",
+             r"(?<![A-Za-z0-9_-])(?:GOCSPX-[A-Za-z0-9_-]{28}|ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,})",
+             accept=_has_digit_and_letter),
+    _pattern("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
+    _pattern("twilio-api-key", r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])", accept=_has_digit_and_letter),
+    _pattern("sendgrid-api-key", _BEFORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _AFTER),
+    _pattern("mailgun-api-key", r"(?<![A-Za-z0-9])key-[0-9a-f]{32}(?![A-Za-z0-9])", accept=_has_digit_and_letter),
+    _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
+    _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    _pattern("llm-provider-key",  # Groq, xAI, Replicate, Perplexity
+             _BEFORE + r"(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,})"
+             + _AFTER,
+             accept=_random_looking),
+    _pattern("service-token",  # DigitalOcean, Shopify, Databricks, Atlassian, Linear, Square, Heroku, New Relic,
+             # Sentry, HashiCorp Vault, Doppler, age
+             r"(?<![A-Za-z0-9_.-])(?:do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dapi[a-f0-9]{32}"
+             r"|ATATT3[A-Za-z0-9_=-]{50,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"
+             r"|HRKU-[A-Za-z0-9_-]{30,}|NRAK-[A-Z0-9]{27}|sntry[su]_[A-Za-z0-9+/=_]{40,}|hv[sb]\.[A-Za-z0-9_-]{24,}"
+             r"|dp\.(?:pt|st|ct|sa)\.[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58})(?![A-Za-z0-9_-])",
+             accept=_has_digit_and_letter),
+]
+
+# -- structures that carry a secret ------------------------------------------------------------------------------
+
+_PRIVATE_KEY_BLOCKS = [
+    # A block without its END line (a truncated paste) is redacted to the end of the text.
+    _pattern("private-key", r"-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY)-----(?:.*?-----END (?P=label)-----|.*)",
+             flags=re.DOTALL),
+    _pattern("pgp-private-key", r"-----BEGIN PGP PRIVATE KEY BLOCK-----(?:.*?-----END PGP PRIVATE KEY BLOCK-----|.*)",
+             flags=re.DOTALL),
+    _pattern("putty-private-key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC: [0-9a-fA-F]+|\Z)", flags=re.DOTALL),
+]
+
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}://(?P<rest>[^\s\"'<>`]+)")
+_HOST_AFTER_AT = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?(?:[/?#]|[.,;:)\]]*$)")
+
+
+def _url_credentials(text: str) -> Iterator[Span]:
+    """`scheme://user:password@host`, where the password may hold `/`, `@` or `:` and the user may be empty
+    (`redis://:pw@host`): the host follows the last `@` (a password is more likely to hold an `@` than a path
+    is). A token used as the user name (`https://ghp_…@github.com`) is redacted too."""
+    for match in _URL.finditer(text):
+        rest, base = match.group("rest"), match.start("rest")
+        at = _userinfo_end(rest)
+        if at <= 0:
+            continue
+        user, colon, password = rest[:at].partition(":")
+        if colon and password and not is_stand_in(password):
+            yield base + len(user) + 1, base + at, "url-credentials"
+        elif not colon and looks_generated(user) and len(user) >= 16:
+            yield base, base + at, "url-credentials"
+
+
+def _userinfo_end(rest: str) -> int:
+    """The `@` that ends the user info: the last one followed by a host and preceded by something that can be
+    user info — not a path (https://medium.com/@name) nor host:port/path (http://localhost:8080/@admin)."""
+    at = len(rest)
+    while (at := rest.rfind("@", 0, at)) > 0:
+        userinfo = rest[:at]
+        user, colon, password = userinfo.partition(":")
+        in_path = any(mark in user for mark in "/?#") or userinfo.endswith("/") or (
+            colon and re.match(r"\d{1,5}/", password) and ("." in user or user == "localhost"))
+        if not in_path and _HOST_AFTER_AT.match(rest, at + 1):
+            return at
+    return -1
+
+
+_NAMES_OF_A_TOKEN = {"token", "jwt", "key", "secret", "apikey", "credentials", "auth", "access_token"}
+_SINGLE_TOKEN_SCHEMES = {"bearer", "basic", "token", "apikey", "api-key", "key", "sso-key", "otp", "splunk"}
+_AUTHORIZATION = re.compile(
+    r"(?i)(?<![\w-])(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+    r"(?:(?P<scheme>bearer|basic|token|digest|negotiate|ntlm|hmac|apikey|api-key|key|sso-key|aws4-hmac-sha256|otp"
+    r"|splunk)[ \t]+)?(?P<value>[^\s\"'][^\"'\n]*)")
+
+
+def _authorization_header(text: str) -> Iterator[Span]:
+    """An Authorization header's credentials, whatever their length; the scheme stays readable."""
+    for match in _AUTHORIZATION.finditer(text):
+        value, start = match.group("value"), match.start("value")
+        scheme = (match.group("scheme") or "").lower()
+        first = value.split()[0]
+        if is_stand_in(first) or _is_code(text[start:start + len(first) + 1]):
+            continue  # Bearer ${API_TOKEN}, request.headers.get("Authorization"), f"Bearer {token}"
+        if scheme in _SINGLE_TOKEN_SCHEMES:
+            value = first.rstrip(",;")
+            if value.lower().rstrip(_TRAILING_PUNCTUATION) in _NAMES_OF_A_TOKEN:
+                continue  # "Authorization: Bearer token" names the token
+        elif not scheme and not looks_generated(first.rstrip(_TRAILING_PUNCTUATION)):
+            continue  # without a scheme only a token counts: `authorization: Optional[str]`, `'Authorization': auth`
+        value = value.rstrip().rstrip(_TRAILING_PUNCTUATION) or value.rstrip()
+        if not value or _first_word(value) in _PROSE_WORDS:
+            continue
+        yield start, start + len(value), "authorization-header"
+
+
+_CONNECTION_STRING_SECRET = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(?:password|pwd|accountkey|sharedaccesskey|sharedaccesssignature|sharedsecretvalue)"
+    r"[ \t]*=[ \t]*(?P<secret>[^;\r\n\"'`]+)")
+
+
+def _connection_string_secrets(text: str) -> Iterator[Span]:
+    """`Password=…;`, `AccountKey=…` in ADO.NET / ODBC / Azure connection strings: the value runs to the next
+    `;`, spaces included. Only inside a `key=value;…` list (a `;` right before the label or right after it)."""
+    for match in _CONNECTION_STRING_SECRET.finditer(text):
+        start = match.start("secret")
+        value = match.group("secret").rstrip()
+        before = text[:match.start()].rstrip(" \t")
+        in_list = before.endswith(";") or text[start + len(match.group("secret")):].startswith(";")
+        if value and in_list and not is_stand_in(value):
+            yield start, start + len(value), "connection-string-secret"
+
+
+STRUCTURES = [
+    *_PRIVATE_KEY_BLOCKS,
+    Detector("url-credentials", _url_credentials),
+    Detector("authorization-header", _authorization_header),
+    _pattern("bearer-token", r"(?i)(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]+=*)(?![A-Za-z0-9._~+/=-])",
+             accept=_bearer_token),
+    _pattern("basic-auth", r"(?i)(?<![A-Za-z0-9])basic[ \t]+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+             accept=_basic_credentials),
+    _pattern("docker-auth", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})\"",  # ~/.docker/config.json
+             accept=_basic_credentials),
+    _pattern("azure-storage-key",
+             r"(?i)(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})"),
+    Detector("connection-string-secret", _connection_string_secrets),
+    _pattern("signed-url-signature",  # Azure SAS, S3 / GCS presigned URLs
+             r"(?i)[?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential)="
+             r"(?P<secret>[^&\s#\"'<>]{16,})"),
+]
+
+# -- labelled secrets --------------------------------------------------------------------------------------------
+
+_LABEL = re.compile(r"""(?x)
+    (?<![\w.-])
+    (?:(?P<qualifier>[A-Za-z]{2,20})[ ])?        # "API key", "root password"
+    (?P<label>[A-Za-z][\w.-]{0,63})
+    (?P<quote>["']?)
+    (?P<sep>[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
+""")
+_QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'|`([^`\n]*)`")
+_TOKEN = re.compile(r"[^\s\"'`]+")
+_SHELL_OR_QUERY_TOKEN = re.compile(r"[^\s\"'`,;&<>]+")  # `key=value`: `&`, `;`, `,` end the value
+# Where an unquoted password phrase ends: the line, a sentence, a following `key: value` pair, a quote.
+_PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\s*[:=]|[\"`]")
+
+
+def _labelled_secrets(text: str) -> Iterator[Span]:
+    covered = 0  # a label inside a value already found is part of that secret
+    for match in _LABEL.finditer(text):
+        if match.start("label") < covered:
+            continue
+        sep = match.group("sep").strip()
+        kind = label_kind(match.group("label"), match.group("qualifier") or "", bare_equals=match.group("sep") == "=")
+        if kind is None:
+            continue
+        value_start = match.end()
+        quoted = _QUOTED.match(text, value_start)
+        if quoted:
+            group = next(index for index in (1, 2, 3) if quoted.group(index) is not None)
+            start, end = quoted.span(group)
+            if labelled_value_is_secret(kind, quoted.group(group)):
+                covered = end
+                yield start, end, kind
+            continue
+        in_code = "=" in sep or bool(match.group("quote"))  # an assignment, or a dict entry `"password": x`
+        span = _unquoted_value(text, value_start, kind, sep, match.group("label") if in_code else None)
+        if span is not None:
+            covered = span[1]
+            yield span[0], span[1], kind
+
+
+_CODE_REFERENCE = re.compile(r"""(?x)
+    [A-Za-z_][\w.]*[(\[].*            # os.getenv(…), config['password'], Optional[str], token[7:]
+  | [\[{(].*                           # "password": {"type": "string"}
+  | [fbru]{1,2}["'].*                  # f"Bearer {token}"
+""")
+_VARIABLE = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)+|[a-z]+(?:_[a-z]+)+")  # self.password, proxy_auth
+
+
+def _is_code(value: str, label: str | None = None) -> bool:
+    """`password=os.getenv(…)`, `config['password']`, `"password": {"type": …}`, `f"Bearer {token}"`, and with
+    `label` (an assignment or a dict entry: `password=password`, `self.password = password`,
+    `"password": password_var`) a variable: code or a structure handing a secret on, not the secret. Under an
+    environment variable's label (`DB_PASSWORD=super_secret_pw`) a snake_case word is the value itself, as it is
+    in YAML (`db_password: super_secret_pw`, no label given)."""
+    if _CODE_REFERENCE.fullmatch(value):
+        return True
+    if label is None or label.isupper():
+        return False
+    return value == label.rsplit(".", 1)[-1] or bool(_VARIABLE.fullmatch(value))
+
+
+def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
+    bare = sep == "=" and text[start - 1] == "="
+    token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
+    if token is None:
+        return None
+    word = token.group(0).rstrip(_TRAILING_PUNCTUATION)
+    single = (start, start + len(word))
+    if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
+        return None
+    if kind == "secret":
+        return single if looks_generated(word) else None
+    if sep in ("is", "was") or sep.startswith(("is", "was")):
+        return single if looks_like_a_password(word) else None
+    if word.lower() in _PROSE_WORDS:
+        return None
+    digit, _, _, other = _classes(word)
+    if bare or (len(word) >= 6 and (digit or other)):
+        return single  # `key=value` (shell, query string) or a classic password: one token
+    # A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair.
+    end_of_phrase = _PHRASE_END.search(text, start)
+    end = end_of_phrase.start() if end_of_phrase else len(text)
+    phrase = text[start:end].rstrip().rstrip(_TRAILING_PUNCTUATION).rstrip()
+    return (start, start + len(phrase)) if phrase else None
+
+
+_CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!-)"
+                       r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
+
+
+def _cli_flag_secrets(text: str) -> Iterator[Span]:
+    """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
+    for match in _CLI_FLAG.finditer(text):
+        kind = label_kind(match.group("label"))
+        value = match.group("value")
+        start = match.start("value")
+        if value[:1] in "\"'":
+            value, start = value[1:-1], start + 1
+        if kind is not None and labelled_value_is_secret(kind, value):
+            yield start, start + len(value), kind
+
+
+_XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})</(?P=tag)>")
+
+
+def _xml_secrets(text: str) -> Iterator[Span]:
+    for match in _XML_SECRET.finditer(text):
+        kind = label_kind(match.group("tag").rsplit(":", 1)[-1])
+        if kind is not None and labelled_value_is_secret(kind, match.group("value")):
+            yield match.start("value"), match.end("value"), kind
+
+
+LABELLED = [
+    Detector("labelled-secret", _labelled_secrets),
+    Detector("cli-flag-secret", _cli_flag_secrets),
+    Detector("xml-secret", _xml_secrets),
+    _pattern("netrc-password",
+             r"\b(?:machine\s+(?:[\w-]+\.)+[\w-]+|default)\s+login\s+\S+\s+password\s+(?P<secret>\S+)",
+             accept=lambda value: not is_stand_in(value)),
+]
+
+DETECTORS: list[Detector] = [*PROVIDER_TOKENS, *STRUCTURES, *LABELLED]
