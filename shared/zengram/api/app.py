@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from zengram import __version__
 from zengram.api.errors import install_error_handlers
+from zengram.api.json_guard import JsonDepthMiddleware
 from zengram.api.middleware import ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
 from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
@@ -33,6 +34,7 @@ def create_app(
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)
+    app.add_middleware(JsonDepthMiddleware)  # inside the size limit: it reads the (capped) body whole
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     app.add_middleware(ApiKeyMiddleware, expected_key=expected_key)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
