@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from zengram.domain.llm import LLMInfo
-from zengram.domain.requests import ClientId
+from zengram.domain.requests import ClientId, JsonInteger
 from zengram.domain.text_rules import NotBlank
 
 MAX_TOPIC_CHARS = 500
@@ -22,7 +22,7 @@ class ReflectRequest(BaseModel):
 
     topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), NotBlank()]
     client_id: ClientId | None = None
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, strict=True)
+    limit: JsonInteger = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
 
 
 class Reflection(BaseModel):

@@ -97,8 +97,28 @@ def _true_or_false(value: Any) -> Any:
 StrictQueryBool = Annotated[bool, BeforeValidator(_true_or_false)]
 
 
+def _json_integer(value: Any) -> Any:
+    """An integer as JSON Schema counts them, `5` or `5.0`; not `"5"` or `true` (pydantic's lax mode takes both,
+    its strict mode refuses `5.0`)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be an integer")
+    return value
+
+
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+
+
 _ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-Timestamp = Annotated[datetime, BeforeValidator(_iso_8601_text), AfterValidator(as_utc)]
+# The OpenAPI document states the forms `_iso_8601_text` takes, and in words what `as_utc` adds.
+TIMESTAMP_SCHEMA: dict[str, Any] = {
+    "type": "string", "format": "date-time", "pattern": _ISO_8601.pattern,
+    "description": "ISO 8601, e.g. 2026-03-28T00:00:00Z; in UTC between the years 0001 and 9999",
+}
+Timestamp = Annotated[
+    datetime, BeforeValidator(_iso_8601_text), AfterValidator(as_utc), WithJsonSchema(TIMESTAMP_SCHEMA)
+]
 
 
 def _only_for_type(memory_type: MemoryType, *fields: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from zengram.domain.llm import LLMInfo
-from zengram.domain.requests import ClientId
+from zengram.domain.requests import ClientId, JsonInteger
 from zengram.domain.text_rules import NotBlank
 
 MAX_TOPIC_CHARS = 1_000
@@ -28,7 +28,7 @@ class ResearchRequest(BaseModel):
 
     topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), NotBlank()]
     client_id: ClientId | None = None
-    max_iterations: int = Field(default=DEFAULT_ITERATIONS, ge=1, le=MAX_ITERATIONS, strict=True)
+    max_iterations: JsonInteger = Field(default=DEFAULT_ITERATIONS, ge=1, le=MAX_ITERATIONS)
 
 
 class SufficiencyStatus(StrEnum):
