@@ -99,4 +99,3 @@ def _may_be_json(content_type: str | None) -> bool:
         return True
     media_type = content_type.split(";", 1)[0].strip().lower()
     return media_type.endswith("/json") or media_type.endswith("+json")
-

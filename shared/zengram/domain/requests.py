@@ -56,6 +56,7 @@ def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
 Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
+
 _JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
 
 
@@ -75,6 +76,8 @@ METADATA_SCHEMA: dict[str, Any] = {
                    f"{MAX_METADATA_BYTES} bytes as JSON, finite numbers only",
 }
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits), WithJsonSchema(METADATA_SCHEMA)]
+
+
 def _iso_8601_text(value: Any) -> Any:
     """Timestamps arrive as ISO 8601 text; pydantic would also take epoch numbers, which Zengram does not."""
     if isinstance(value, datetime):
