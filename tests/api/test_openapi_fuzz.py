@@ -7,7 +7,7 @@ DELETE and restore also run their real validation and conflict paths. The only f
 `tests/fuzz/rules.py` explains (rules OpenAPI cannot state as a schema; the LLM operations' documented 502/503).
 
 One test per operation and generation mode, bounded and derandomised so the run is quick and repeatable:
-ZENGRAM_FUZZ_EXAMPLES examples each (default 20, about 1,000 cases); `make fuzz` runs the CLI's every phase.
+ZENGRAM_FUZZ_EXAMPLES examples each (default 20: about 800 cases); `make fuzz` runs the CLI's every phase.
 (`schemathesis.pytest.from_fixture(...).parametrize()` fails under pytest 9.2 with "'Function' object has no
 attribute '_nodeid'", hence the explicit strategies.)
 """
