@@ -9,7 +9,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall package reindex backfill-entities clean
+.PHONY: install serve mcp test lint typecheck unit fuzz bench bench-coldstart bench-recall package reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,11 @@ unit: install
 	$(BIN)/pytest -q -n 2
 
 test: lint typecheck unit
+
+# Property-based fuzzing from the OpenAPI document against a live embedded server: every schemathesis phase and
+# check, ~3,000 cases (FUZZ_MAX_EXAMPLES=50 per operation and phase; FUZZ_SEED to vary). See tests/fuzz.
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run

@@ -242,31 +242,34 @@ def test_export_import_round_trip_gives_identical_records(
         container.close()
 
 
-def test_records_stored_before_an_unexpected_failure_are_indexed_and_linked(
+def test_a_record_the_store_cannot_take_fails_alone_and_the_rest_are_indexed_and_linked(
     client: TestClient, container: Container, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a store that breaks down on the third record of a batch
+    # Given a store that breaks down on the second record of a batch
     real_import = container.store.import_memory
     calls: list[str] = []
 
-    def failing_third(memory: Memory) -> ImportOutcome:
+    def failing_second(memory: Memory) -> ImportOutcome:
         calls.append(memory.id)
-        if len(calls) == 3:
+        if len(calls) == 2:
             raise RuntimeError("disk on fire")
         return real_import(memory)
 
-    monkeypatch.setattr(container.store, "import_memory", failing_third)
+    monkeypatch.setattr(container.store, "import_memory", failing_second)
 
-    # When the import fails part way (a 500: nothing says which records made it)
-    response = client.post("/export/import", json={"operator_approved": True, "data": [
+    # When the batch is imported
+    result = import_(client, [
         record("Acme's warehouse runs on Snowflake", id="stored-1"),
-        record("Acme pays through Stripe", id="stored-2"),
         record("Never stored", id="never-stored"),
-    ]})
-    assert_error(response, 500)
-    assert "disk on fire" not in response.text
+        record("Acme pays through Stripe", id="stored-2"),
+    ])
 
-    # Then the two stored records are whole: searchable, linked to their entities, nothing left to repair
+    # Then that record fails alone, reported by index without the internal cause; the batch went on
+    assert (result["imported"], result["failed"]) == (2, 1)
+    failed = result["results"][1]
+    assert failed["status"] == "failed" and failed["id"] == "never-stored" and failed["error"].startswith("record:")
+    assert "disk on fire" not in str(result)
+    # And the stored records are whole: searchable, linked to their entities, nothing left to repair
     assert client.get("/memory/never-stored").status_code == 404
     assert container.store.pending_index(10) == []
     assert "stored-1" in search_ids(client, "Acme warehouse Snowflake")

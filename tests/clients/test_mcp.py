@@ -202,6 +202,9 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
             "entity_client": await call("brain_entities", {"action": "memories", "name": "x", "client_id": "a b"}),
             "reclassify": await call("brain_reclassify", {"reclassifications": [
                 {"name": f"e{n}", "new_type": "system"} for n in range(101)]}),
+            "loose_dry_run": await call("brain_reclassify", {"reclassifications": [
+                {"name": "Postgres", "new_type": "system"}], "dry_run": "false"}),
+            "loose_approval": await call("brain_import", {"data": [], "operator_approved": "yes"}),
             "topic": await call("brain_reflect", {"topic": "t" * 501}),
             "blank_topic": await call("brain_research", {"topic": "   "}),
             "job": await call("brain_consolidate", {"action": "job"}),
@@ -216,7 +219,8 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
                            ("unapproved", "operator_approved"), ("no_name", "name:"),
                            ("memories_limit", "limit:"), ("reason", "reason"), ("since", "since:"),
                            ("export_client", "client_id:"), ("entity_client", "client_id"),
-                           ("reclassify", "reclassifications:"),
+                           ("reclassify", "reclassifications:"), ("loose_dry_run", "dry_run"),
+                           ("loose_approval", "operator_approved"),
                            ("topic", "topic:"), ("blank_topic", "topic:"), ("job", "job_id:")):
         assert results[name].is_error, name
         assert expected in text(results[name]), (name, text(results[name]))

@@ -105,7 +105,8 @@ def call_as(key: str, relative: str, memory_id: str | None = None, **body_change
 
 
 def post(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    return call_as(SAMPLE_KEY, "memory/post_memory.json", **body)
+    response = invoke("memory", with_key(load_event("memory/post_memory.json", body=json.dumps(body)), SAMPLE_KEY))
+    return response["statusCode"], json.loads(response["body"])
 
 
 def test_a_scoped_key_sees_and_changes_only_its_clients(provider: ContainerProvider) -> None:

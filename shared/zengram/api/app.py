@@ -10,9 +10,12 @@ from fastapi import APIRouter, Depends, FastAPI
 from zengram import __version__
 from zengram.api.access import authenticator, authorize
 from zengram.api.errors import install_error_handlers
-from zengram.api.middleware import ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
+from zengram.api.json_guard import JsonDepthMiddleware
+from zengram.api.middleware import OPEN_PATHS, ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
 from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
+
+API_KEY_SCHEME = "ApiKey"
 
 
 def create_app(
@@ -35,9 +38,29 @@ def create_app(
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)
+    _document_the_api_key(app)
+    app.add_middleware(JsonDepthMiddleware)  # inside the size limit: it reads the (capped) body whole
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
     app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app
+
+
+def _document_the_api_key(app: FastAPI) -> None:
+    """The OpenAPI document says what `ApiKeyMiddleware` enforces: every operation but the open ones needs the
+    `x-api-key` header (so a generated client sends it, and a fuzzer may check that a call without it is refused)."""
+    build_document = app.openapi
+
+    def document() -> dict[str, Any]:
+        schema = build_document()  # built once, then cached by FastAPI: this adds to it once
+        if "securitySchemes" not in schema.setdefault("components", {}):
+            schema["components"]["securitySchemes"] = {
+                API_KEY_SCHEME: {"type": "apiKey", "in": "header", "name": "x-api-key"}}
+            for path, operations in schema["paths"].items():
+                for operation in operations.values():
+                    operation["security"] = [] if path in OPEN_PATHS else [{API_KEY_SCHEME: []}]
+        return schema
+
+    app.openapi = document  # type: ignore[method-assign]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -31,13 +32,32 @@ def describe_validation_errors(errors: Sequence[Any]) -> str:
     message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
     if first.get("type") == "json_invalid":
         return "body: invalid JSON"
-    if location and not message.startswith(f"{location[0]}:"):
+    if location and not re.match(rf"{re.escape(location[0])}[.:]", message):  # the message may name a sub-field
         return f"{'.'.join(location)}: {message}"
     if not location and first.get("type") in ("missing", "dict_type", "model_attributes_type"):
         return "body: a JSON object is required"
     if not location and not re.match(r"^\w+:", message):
         return f"body: {message}"
     return message
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the API serves at this request's path, as a 405's `Allow` header must list them: those of the
+    OpenAPI path it falls under. A path of its own (`/memory/search`) wins over a template that would also match
+    it (`/memory/{memory_id}`)."""
+    path = request.scope["path"]
+    paths: dict[str, dict[str, Any]] = request.app.openapi()["paths"]
+    matching = [template for template in paths if _template_pattern(template).fullmatch(path)]
+    if not matching:
+        return []
+    template = path if path in matching else matching[0]
+    return sorted(method.upper() for method in paths[template])
+
+
+@functools.cache
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """`/memory/{memory_id}` as a regular expression: each parameter is one path segment."""
+    return re.compile(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template)))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -51,8 +71,12 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(400, describe_validation_errors(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        headers = dict(exc.headers or {})
+        allowed = allowed_methods(request) if exc.status_code == 405 else []
+        if allowed:  # Starlette lists only the first matching route's methods
+            headers["Allow"] = ", ".join(allowed)
+        return error_response(exc.status_code, str(exc.detail), headers=headers)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -119,13 +119,13 @@ class BodySizeLimitMiddleware:
                 return
             if not message.get("more_body", False):
                 break
-        await self.app(scope, _replay(bytes(body), receive), send)
+        await self.app(scope, replay_body(bytes(body), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         await error_response(413, f"body: larger than {self.max_bytes:,} bytes")(scope, receive, send)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay_body(body: bytes, receive: Receive) -> Receive:
     """A receive that hands over the already-read body once, then waits on the real one (disconnects)."""
     pending = True
 

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_serializer
 
 from zengram.domain.models import format_timestamp
+from zengram.domain.text_rules import HasText, NotBlank
 
 
 class ClientFingerprint(BaseModel):
@@ -50,9 +51,11 @@ def _clean_terms(values: list[str]) -> list[str]:
     return cleaned
 
 
-Term = Annotated[str, StringConstraints(max_length=MAX_TERM_CHARS)]
+Term = Annotated[str, StringConstraints(max_length=MAX_TERM_CHARS), HasText()]
 Terms = Annotated[list[Term], Field(max_length=MAX_TERMS), AfterValidator(_clean_terms)]
-ClientName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_CHARS)]
+ClientName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_NAME_CHARS), NotBlank()
+]
 
 
 class ClientDraft(BaseModel):

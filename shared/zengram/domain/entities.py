@@ -16,7 +16,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_serializer
+
+from zengram.domain.text_rules import NotBlank
 
 if TYPE_CHECKING:  # models.py imports this module: no import of it (or of clients.py) at runtime here
     from zengram.domain.clients import ClientFingerprint
@@ -87,7 +89,7 @@ MAX_ENTITY_LIST_LIMIT = 500
 MAX_ENTITY_MEMORIES_LIMIT = 100
 MAX_RECLASSIFICATIONS = 100
 MAX_ENTITY_OFFSET = 1_000_000  # far beyond any registry; keeps the number inside what SQLite can bind
-EntityName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
+EntityName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256), NotBlank()]
 
 
 class EntityListRequest(BaseModel):
@@ -115,7 +117,7 @@ class ReclassifyRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     reclassifications: Annotated[list[Reclassification], Field(min_length=1, max_length=MAX_RECLASSIFICATIONS)]
-    dry_run: bool = True
+    dry_run: StrictBool = True  # JSON true or false only: `0` or "no" must not start a real reclassification
 
 
 class MentionCount(BaseModel):

@@ -16,11 +16,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from zengram.domain.errors import Forbidden
 from zengram.domain.models import Memory
-from zengram.domain.requests import ClientId, not_blank
+from zengram.domain.requests import ClientId
+from zengram.domain.text_rules import NotBlank
 
 # A scoped key reads `zgk_<key id>_<secret>`: the id finds the record in one read, the secret is checked against
 # its salted hash. 128 bits of id and 256 bits of secret, both from `secrets`.
@@ -122,15 +123,19 @@ class Principal:
 BOOTSTRAP_PRINCIPAL = Principal(BOOTSTRAP_KEY_ID, "bootstrap admin key (BRAIN_API_KEY)", Role.ADMIN,
                                 TenantScope.EVERYONE)
 
-KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
-                    AfterValidator(not_blank)]
+KeyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), NotBlank()]
 
 
 class KeyDraft(BaseModel):
     """Body of POST /admin/keys. `clients` is a list of client_ids or "all"; an admin key sees every client
     (its `clients` may be left out), a read or write key must say which it may see."""
 
-    model_config = ConfigDict(extra="forbid")
+    # The schema of `_clients_fit_the_role`, so the OpenAPI document states it.
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [{
+        "if": {"properties": {"role": {"const": "admin"}}, "required": ["role"]},
+        "then": {"properties": {"clients": {"anyOf": [{"const": "all"}, {"type": "null"}]}}},
+        "else": {"required": ["clients"], "properties": {"clients": {"not": {"type": "null"}}}},
+    }]})
 
     name: KeyName
     role: Role

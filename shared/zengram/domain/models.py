@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -48,10 +48,26 @@ def utc_now() -> datetime:
 
 
 def as_utc(moment: datetime) -> datetime:
-    """Naive timestamps are taken as UTC; aware ones are converted to UTC."""
+    """Naive timestamps are taken as UTC; aware ones are converted to UTC.
+
+    Raises ValueError (which request models report as a 400 naming the field) when the UTC moment falls outside
+    the years 1 to 9999, as `0001-01-01T00:00:00+14:00` does: Python's own OverflowError would be a 500.
+    """
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("must fall between years 0001 and 9999 once converted to UTC") from None
+
+
+def shifted(moment: datetime, delta: timedelta) -> datetime:
+    """`moment + delta`, held at the ends of the calendar instead of overflowing (an imported year-1 memory)."""
+    try:
+        return moment + delta
+    except OverflowError:
+        end = datetime.min if delta < timedelta(0) else datetime.max
+        return end.replace(tzinfo=moment.tzinfo)
 
 
 def format_timestamp(moment: datetime) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from zengram.domain.llm import LLMInfo
-from zengram.domain.requests import ClientId, not_blank
+from zengram.domain.requests import ClientId, JsonInteger
+from zengram.domain.text_rules import NotBlank
 
 MAX_TOPIC_CHARS = 500
 DEFAULT_LIMIT = 20
@@ -19,9 +20,9 @@ class ReflectRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(not_blank)]
+    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), NotBlank()]
     client_id: ClientId | None = None
-    limit: int = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, strict=True)
+    limit: JsonInteger = Field(default=DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
 
 
 class Reflection(BaseModel):

@@ -16,10 +16,11 @@ from pydantic import (
     Field,
     StrictBool,
     StringConstraints,
+    WithJsonSchema,
     model_validator,
 )
 
-from zengram.domain.content import json_depth, json_size
+from zengram.domain.content import json_depth, json_size, non_finite_number_at
 from zengram.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
 from zengram.domain.models import (
     GLOBAL_CLIENT,
@@ -29,6 +30,7 @@ from zengram.domain.models import (
     MemoryType,
     as_utc,
 )
+from zengram.domain.text_rules import NotBlank
 
 MAX_CONTENT_CHARS = 10_000
 MAX_METADATA_BYTES = 10 * 1024
@@ -40,24 +42,42 @@ CLIENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
 
 def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
+    # Depth first, measured without recursion: the size check serialises the value, which recurses.
     if json_depth(value) > MAX_METADATA_DEPTH:
-        raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels")
+        raise ValueError(f"metadata: may nest at most {MAX_METADATA_DEPTH} levels")
+    non_finite = non_finite_number_at(value)
+    if non_finite is not None:
+        raise ValueError(f"metadata.{non_finite}: must be a finite number (NaN and Infinity are not JSON)")
     if json_size(value) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata may be at most {MAX_METADATA_BYTES} bytes as JSON")
+        raise ValueError(f"metadata: may be at most {MAX_METADATA_BYTES} bytes as JSON")
     return value
 
 
-def not_blank(value: str) -> str:
-    """A text field's validator: some non-whitespace text (`AfterValidator(not_blank)`)."""
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
-Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), AfterValidator(not_blank)]
+Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
 ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
-Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits)]
+
+_JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
+
+
+def _nesting_at_most(levels: int) -> dict[str, Any]:
+    """JSON Schema of a value holding at most `levels` levels of objects and arrays."""
+    if levels == 0:
+        return _JSON_SCALAR
+    inner = _nesting_at_most(levels - 1)
+    return {"anyOf": [_JSON_SCALAR, {"type": "object", "additionalProperties": inner},
+                      {"type": "array", "items": inner}]}
+
+
+# What `_metadata_within_limits` enforces, in the OpenAPI document: the depth exactly, the size in words.
+METADATA_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": _nesting_at_most(MAX_METADATA_DEPTH - 1),
+    "description": f"Free-form JSON object: at most {MAX_METADATA_DEPTH} levels of objects and arrays, at most "
+                   f"{MAX_METADATA_BYTES} bytes as JSON, finite numbers only",
+}
+Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits), WithJsonSchema(METADATA_SCHEMA)]
+
+
 def _iso_8601_text(value: Any) -> Any:
     """Timestamps arrive as ISO 8601 text; pydantic would also take epoch numbers, which Zengram does not."""
     if isinstance(value, datetime):
@@ -67,14 +87,57 @@ def _iso_8601_text(value: Any) -> Any:
     return value
 
 
+def _true_or_false(value: Any) -> Any:
+    """A switch given as text (a query parameter) is `true` or `false`, nothing looser: pydantic alone would take
+    `0`, `no`, `off` and `1`, `yes`, `on`."""
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise ValueError("must be true or false")
+
+
+StrictQueryBool = Annotated[bool, BeforeValidator(_true_or_false)]
+
+
+def _json_integer(value: Any) -> Any:
+    """An integer as JSON Schema counts them, `5` or `5.0`; not `"5"` or `true` (pydantic's lax mode takes both,
+    its strict mode refuses `5.0`)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be an integer")
+    return value
+
+
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+
+
 _ISO_8601 = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-Timestamp = Annotated[datetime, BeforeValidator(_iso_8601_text), AfterValidator(as_utc)]
+# The OpenAPI document states the forms `_iso_8601_text` takes, and in words what `as_utc` adds.
+TIMESTAMP_SCHEMA: dict[str, Any] = {
+    "type": "string", "format": "date-time", "pattern": _ISO_8601.pattern,
+    "description": "ISO 8601, e.g. 2026-03-28T00:00:00Z; in UTC between the years 0001 and 9999",
+}
+Timestamp = Annotated[
+    datetime, BeforeValidator(_iso_8601_text), AfterValidator(as_utc), WithJsonSchema(TIMESTAMP_SCHEMA)
+]
+
+
+def _only_for_type(memory_type: MemoryType, *fields: str) -> dict[str, Any]:
+    """JSON Schema of `_fields_fit_the_type`'s rule: unless `type` is `memory_type`, these fields are null or absent."""
+    return {"if": {"properties": {"type": {"const": memory_type.value}}},
+            "else": {"properties": {field: {"type": "null"} for field in fields}}}
 
 
 class MemoryDraft(BaseModel):
-    """Body of POST /memory."""
+    """Body of POST /memory. Only facts take a `key`; only statuses take a `subject` and `status_value`;
+    `valid_to` must be later than `valid_from`."""
 
-    model_config = ConfigDict(extra="ignore", use_enum_values=False)
+    model_config = ConfigDict(extra="ignore", use_enum_values=False, json_schema_extra={"allOf": [
+        _only_for_type(MemoryType.FACT, "key"),
+        _only_for_type(MemoryType.STATUS, "subject", "status_value"),
+    ]})
 
     type: MemoryType
     content: Content
@@ -88,7 +151,7 @@ class MemoryDraft(BaseModel):
     status_value: Annotated[str, StringConstraints(max_length=256)] | None = None
     metadata: Metadata = Field(default_factory=dict)
     valid_from: Timestamp | None = None
-    valid_to: Timestamp | None = None
+    valid_to: Timestamp | None = Field(default=None, description="Must be later than valid_from")
 
     @model_validator(mode="after")
     def _fields_fit_the_type(self) -> Self:
@@ -105,10 +168,15 @@ class MemoryDraft(BaseModel):
         return self.client_id or GLOBAL_CLIENT
 
 
+_PATCH_FIELDS = ("content", "importance", "knowledge_category", "metadata")
+
+
 class MemoryPatch(BaseModel):
     """Body of PATCH /memory/{id}: at least one field."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"anyOf": [  # the schema of `_at_least_one_field`
+        {"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in _PATCH_FIELDS
+    ]})
 
     content: Content | None = None
     importance: Importance | None = None
@@ -131,7 +199,7 @@ class SearchFormat(StrEnum):
 class SearchRequest(BaseModel):
     """Query of GET /memory/search."""
 
-    q: Annotated[str, StringConstraints(min_length=1, max_length=2_000), AfterValidator(not_blank)]
+    q: Annotated[str, StringConstraints(min_length=1, max_length=2_000), NotBlank()]
     type: MemoryType | None = None
     source_agent: AgentName | None = None
     client_id: ClientId | None = None
@@ -168,8 +236,10 @@ class StructuredQuery(BaseModel):
     category: Category | None = None
     client_id: ClientId | None = None
     since: Timestamp | None = None
-    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
-    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
+        default=None, description="Facts only: with any type but type=facts, a 400")
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
+        default=None, description="Statuses only: with any type but type=statuses, a 400")
     include_superseded: bool = False
     limit: int = Field(default=50, ge=1, le=500)
     offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
@@ -198,6 +268,9 @@ MAX_BRIEFING_LIMIT = 500
 MAX_EXPORT_LIMIT = 5_000
 MAX_IMPORT_RECORDS = 500
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
+# Counters and revisions an import may carry: far beyond any real count, and small enough that every store holds
+# them (SQLite's integers stop at 2**63) and that adding to them, or summing 500 of them, cannot overflow.
+MAX_COUNTER = 1_000_000_000
 
 
 class BriefingFormat(StrEnum):
@@ -246,7 +319,7 @@ class ImportRecord(MemoryDraft):
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
-    active: bool | None = None
+    active: StrictBool | None = None
     supersedes: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
     superseded_by: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
     superseded_at: Timestamp | None = None
@@ -254,13 +327,13 @@ class ImportRecord(MemoryDraft):
     deleted_by: AgentName | None = None
     delete_reason: Annotated[str, StringConstraints(max_length=1_000)] | None = None
     observed_by: Annotated[list[AgentName], Field(max_length=100)] | None = None
-    observation_count: int = Field(default=1, ge=1)
+    observation_count: int = Field(default=1, ge=1, le=MAX_COUNTER)
     last_observed_at: Timestamp | None = None
-    access_count: int = Field(default=0, ge=0)
+    access_count: int = Field(default=0, ge=0, le=MAX_COUNTER)
     last_accessed_at: Timestamp | None = None
-    confidence: float = Field(default=1.0, ge=0, le=1)
-    consolidated: bool = False
-    revision: int = Field(default=1, ge=1)
+    confidence: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    consolidated: StrictBool = False
+    revision: int = Field(default=1, ge=1, le=MAX_COUNTER)
     entities: Annotated[list[EntityRef], Field(max_length=MAX_ENTITIES_PER_MEMORY)] | None = None
 
     @model_validator(mode="after")

@@ -9,10 +9,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from zengram.domain.llm import LLMInfo
-from zengram.domain.requests import ClientId, not_blank
+from zengram.domain.requests import ClientId, JsonInteger
+from zengram.domain.text_rules import NotBlank
 
 MAX_TOPIC_CHARS = 1_000
 MAX_ITERATIONS = 4
@@ -25,9 +26,9 @@ class ResearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), AfterValidator(not_blank)]
+    topic: Annotated[str, StringConstraints(max_length=MAX_TOPIC_CHARS), NotBlank()]
     client_id: ClientId | None = None
-    max_iterations: int = Field(default=DEFAULT_ITERATIONS, ge=1, le=MAX_ITERATIONS, strict=True)
+    max_iterations: JsonInteger = Field(default=DEFAULT_ITERATIONS, ge=1, le=MAX_ITERATIONS)
 
 
 class SufficiencyStatus(StrEnum):

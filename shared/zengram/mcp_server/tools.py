@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from zengram.client import AsyncBrainClient, BrainError
 from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, StoreOptions, UpdateOptions
@@ -235,7 +235,7 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
     async def brain_reclassify(
         reclassifications: Annotated[list[Reclassification], Field(
             min_length=1, description='e.g. [{"name": "Baserow", "new_type": "technology"}]')],
-        dry_run: Annotated[bool, Field(description="Preview only (default true); false applies")] = True,
+        dry_run: Annotated[StrictBool, Field(description="Preview only (default true); false applies")] = True,
         action: Annotated[Literal["apply"], Field(description="Only apply exists (suggestions were removed)")]
         = "apply",
     ) -> str:
@@ -263,7 +263,8 @@ def _knowledge_tools(server: MCPServer, client: AsyncBrainClient) -> None:
     async def brain_import(
         data: Annotated[list[dict[str, Any]], Field(max_length=500, description="Memory records, as brain_export "
                                                                                 "returns them (max 500)")],
-        operator_approved: Annotated[bool, Field(description="Must be true: the operator authorised this import")],
+        operator_approved: Annotated[StrictBool, Field(
+            description="Must be true: the operator authorised this import")],
     ) -> str:
         """Operator-only: import memories (e.g. a brain_export backup). Existing ids are skipped."""
         if operator_approved is not True:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
 from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
-from zengram.domain.models import Memory, RecordQuery, utc_now
+from zengram.domain.models import Memory, RecordQuery, shifted, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
@@ -100,7 +100,7 @@ class IndexSync:
         found: dict[tuple[str, str], list[Memory]] = {}
         for key, first in oldest.items():
             query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=first.created_at - self._context.window,
+                                since=shifted(first.created_at, -self._context.window),
                                 limit=self._context.turns + 1 if newest else page)
             if newest:
                 found[key] = self._store.query(query)
@@ -144,7 +144,8 @@ class IndexSync:
         for memories in _by_thread(events).values():
             first = min(memories, key=lambda m: (m.created_at, m.id))
             query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=first.created_at - policy.window, limit=policy.next_turns + len(memories) + 1)
+                                since=shifted(first.created_at, -policy.window),
+                                limit=policy.next_turns + len(memories) + 1)
             earlier = [p for p in self._store.query(query) if p.id not in new and p.created_at <= first.created_at
                        and same_thread(first, p, policy.window)]
             found.update((p.id, p) for p in _oldest_first(earlier)[-policy.next_turns:])
@@ -325,7 +326,7 @@ class IndexSync:
             return pool, []
         threads = _by_thread(pool)
         for position, memory in enumerate(pool):
-            if memory.type not in CONTEXT_TYPES or memory.created_at + policy.window < newest:
+            if memory.type not in CONTEXT_TYPES or shifted(memory.created_at, policy.window) < newest:
                 continue
             followers = (f for f in threads[thread_key(memory)] if f.created_at > memory.created_at
                          and same_thread(f, memory, policy.window))

@@ -138,24 +138,29 @@ class KnowledgeService:
             scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
         stored: list[Memory] = []
-        try:
-            for index, record in records:
-                memory = self._memory_of(record)
-                try:
-                    outcome = self._store.import_memory(memory)
-                except ZengramError as error:
-                    report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
-                    continue
-                if outcome.kind is ImportKind.IMPORTED:
-                    stored.append(memory)
-                    report.items.append(ImportItem(index, "imported", id=memory.id))
-                else:
-                    report.items.append(ImportItem(index, "skipped", id=memory.id,
-                                                   reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
-        finally:  # an unexpected store error ends the batch, but what was stored still gets its entities and index
-            self._link_entities(stored)
-            for start in range(0, len(stored), EMBED_BATCH):
-                report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
+        for index, record in records:
+            memory = self._memory_of(record)
+            try:
+                outcome = self._store.import_memory(memory)  # one record, one transaction: whole or nothing
+            except ZengramError as error:
+                report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
+                continue
+            except Exception:
+                # Each record has its own outcome: one the store cannot take fails alone, reported (its cause
+                # logged, not sent), and the batch goes on; a 500 would hide which records were stored.
+                logger.exception("import of record %d (%s) failed", index, memory.id)
+                report.items.append(ImportItem(index, "failed", id=memory.id,
+                                               error="record: the record store could not store it"))
+                continue
+            if outcome.kind is ImportKind.IMPORTED:
+                stored.append(memory)
+                report.items.append(ImportItem(index, "imported", id=memory.id))
+            else:
+                report.items.append(ImportItem(index, "skipped", id=memory.id,
+                                               reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
+        self._link_entities(stored)
+        for start in range(0, len(stored), EMBED_BATCH):
+            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
         return report
 
     def _link_entities(self, memories: Sequence[Memory]) -> None:

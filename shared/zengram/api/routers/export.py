@@ -19,7 +19,7 @@ from zengram.api.schemas import (
     full_record,
 )
 from zengram.domain.models import format_timestamp, utc_now
-from zengram.domain.requests import ExportRequest, ImportRecord, ImportRequest
+from zengram.domain.requests import ExportRequest, ImportRecord, ImportRequest, StrictQueryBool
 from zengram.services.knowledge import ImportItem
 
 router = APIRouter(tags=["export"], responses=ERROR_RESPONSES)
@@ -40,7 +40,7 @@ def import_memories(
     body: ImportRequest,
     knowledge: KnowledgeServiceDep,
     scope: ScopeDep,
-    operator_approved: Annotated[bool | None, Query()] = None,
+    operator_approved: Annotated[StrictQueryBool | None, Query()] = None,
 ) -> Any:
     if not (body.operator_approved or operator_approved):
         return error_response(403, "operator_approved: import replaces live memories; send operator_approved=true "
