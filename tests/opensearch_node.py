@@ -34,6 +34,7 @@ TARGET = NODE_PROJECT / "target"
 CLASSPATH_FILE = TARGET / "classpath.txt"
 MAIN_CLASS = "dev.zengram.opensearch.TestNode"
 DIR_VARIABLE = "ZENGRAM_TEST_OPENSEARCH_DIR"
+FOLDER_PREFIX = "zengram-opensearch-"
 # The JVM: a bounded heap (the machine is shared), one GC thread set, no JIT tiers beyond what a test run uses.
 JVM_OPTIONS = ("-Xms512m", "-Xmx512m", "-XX:+UseSerialGC", "-Xss1m", "-Dlog4j2.disable.jmx=true",
                "-Djava.awt.headless=true", "-Dfile.encoding=UTF-8")
@@ -135,11 +136,32 @@ class NodeFolder:
         raise NodeUnavailable(f"the test OpenSearch node was not ready after {timeout:.0f} s" + _tail(self.log))
 
 
+def _remove_orphans(parent: Path) -> None:
+    """Folders left by test sessions that were killed (their node stopped with them: it watches its stdin)."""
+    for folder in parent.glob(f"{FOLDER_PREFIX}*"):
+        try:
+            os.kill(int((folder / "owner").read_text()), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue  # being created, or not ours to judge
+
+
+def _memory_backed() -> str | None:
+    """/dev/shm when there is one: every index create/delete fsyncs the cluster state, ~0.25 s each on this
+    machine's disk and next to nothing in memory. The node's data is a few MB and thrown away."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 class ManagedNode:
     """Builds (if needed) and starts the node in a background thread; `stop()` ends it and removes its data."""
 
     def __init__(self) -> None:
-        self.folder = NodeFolder(Path(tempfile.mkdtemp(prefix="zengram-opensearch-")))
+        parent = _memory_backed()
+        _remove_orphans(Path(parent or tempfile.gettempdir()))
+        self.folder = NodeFolder(Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=parent)))
+        (self.folder.path / "owner").write_text(str(os.getpid()))
         self.started_at = time.monotonic()
         self.ready_after: float | None = None
         self._process: subprocess.Popen[bytes] | None = None

@@ -106,6 +106,22 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, TransportError) and status_of(error) in RETRYABLE_STATUSES
 
 
+def reason_of(error: BaseException) -> str:
+    """OpenSearch's own words for a failed request (`error.reason` of its answer), if it answered."""
+    info = getattr(error, "info", None)
+    cause = info.get("error") if isinstance(info, dict) else None
+    return str(cause.get("reason", "")) if isinstance(cause, dict) else ""
+
+
+def failure(operation: str, error: BaseException) -> OpenSearchIndexError:
+    """A client error as the adapter's own error, naming the status, OpenSearch's error type and reason."""
+    if isinstance(error, OpenSearchIndexError):
+        return error
+    status = status_of(error) or "no answer"
+    detail = ": ".join(part for part in (error_type_of(error), reason_of(error)) if part)
+    return OpenSearchIndexError(f"OpenSearch {operation} failed ({status}{', ' + detail if detail else ''})"[:500])
+
+
 def is_index_missing(error: BaseException) -> bool:
     return status_of(error) == 404 and error_type_of(error) == "index_not_found_exception"
 
