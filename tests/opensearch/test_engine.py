@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -319,3 +320,16 @@ def test_server_assigned_ids_keep_one_copy_per_memory(make_index: Any) -> None:
     assert ids(index.keyword_search("words", SearchFilters(), k=5)) == ["b"]
     index.delete(["b"])
     assert index.count() == 1
+
+
+# -- connections ---------------------------------------------------------------------------------------------
+
+def test_parallel_searches_reuse_pooled_connections(index: OpenSearchIndex, caplog: pytest.LogCaptureFixture) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    index.upsert([document("a")])
+    with caplog.at_level(logging.WARNING, logger="urllib3.connectionpool"), ThreadPoolExecutor(4) as pool:
+        # the memory service sends a search's vector and keyword paths at once, from several request threads
+        list(pool.map(lambda n: index.keyword_search("deploy", SearchFilters(), k=5) if n % 2 else
+                      index.vector_search(unit(1), SearchFilters(), k=5), range(40)))
+    assert "Connection pool is full" not in caplog.text

@@ -23,6 +23,9 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({402, 429, 500, 502, 503, 504})
 
 
+POOL_SIZE = 8
+
+
 class OpenSearchUnavailable(OpenSearchIndexError):
     """OpenSearch kept failing with a transient error until the retries ran out."""
 
@@ -51,6 +54,9 @@ def build_client(options: ClientOptions) -> Any:
         timeout=options.timeout,
         max_retries=0,
         retry_on_status=(),
+        # urllib3 keeps one connection per host by default; a search sends its two paths at once, so the
+        # second would open (and then discard) a connection of its own every time.
+        pool_maxsize=POOL_SIZE,
         verify_certs=options.verify_certs,
     )
 
