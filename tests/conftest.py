@@ -101,5 +101,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     node = config.stash.get(_opensearch_key, None)
     if node is not None and node.ready_after is not None:
+        cpu = node.cpu_seconds()
         terminalreporter.write_line(f"OpenSearch test node: built if needed and ready {node.ready_after:.1f} s "
-                                    f"after the session started")
+                                    f"after the session started" + (f"; {cpu:.0f} s of CPU" if cpu else ""))

@@ -202,6 +202,15 @@ class ManagedNode:
         self.ready_after = time.monotonic() - self.started_at
         ready.replace(self.folder.url_file)
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the node's JVM has used so far (Linux), for the session's summary."""
+        process = self._process
+        try:
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split() if process else []
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") if fields else None
+
     def stop(self) -> None:
         self._stopping.set()
         self._thread.join(timeout=BUILD_TIMEOUT)

@@ -32,7 +32,7 @@ def _opensearch_index(_: Path) -> Iterator[SearchIndex]:
         "aws_region": os.environ.get("OPENSEARCH_AWS_REGION"),
         "aws_service": os.environ.get("OPENSEARCH_AWS_SERVICE", "es"),
     }
-    index = OpenSearchIndex(url, alias=f"zengram-contract-{uuid.uuid4().hex[:12]}", refresh="wait_for", **options)
+    index = OpenSearchIndex(url, alias=f"zengram-contract-{uuid.uuid4().hex[:12]}", refresh=True, **options)
     try:
         yield index
     finally:
