@@ -12,6 +12,8 @@ Command line, for a node to poke at by hand: `python -m tests.opensearch_node [b
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import functools
 import os
 import shutil
@@ -67,35 +69,21 @@ def build_is_current() -> bool:
 
 
 def build(log: Path | None = None) -> None:
-    """`mvn package` when the build is missing or stale; Maven's local repository caches the downloads."""
-    if build_is_current():
-        return
-    command = ["mvn", "-B", "-q", "-Dstyle.color=never", "package"]
-    with _output(log) as output:
-        result = subprocess.run(command, cwd=NODE_PROJECT, stdin=subprocess.DEVNULL, stdout=output,
-                                stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT, check=False)
-    if result.returncode != 0:
-        raise NodeUnavailable(f"`{' '.join(command)}` in {NODE_PROJECT} failed ({result.returncode})"
-                              + _tail(log))
-    BUILT_STAMP.touch()
-
-
-class _output:
-    """A log file to append to, or this process's stderr."""
-
-    def __init__(self, log: Path | None) -> None:
-        self._log = log
-        self._file = None
-
-    def __enter__(self) -> object:
-        if self._log is None:
-            return sys.stderr
-        self._file = self._log.open("ab")
-        return self._file
-
-    def __exit__(self, *_: object) -> None:
-        if self._file is not None:
-            self._file.close()
+    """`mvn package` when the build is missing or stale; Maven's local repository caches the downloads.
+    One build at a time per checkout: two sessions starting together wait for each other."""
+    TARGET.mkdir(exist_ok=True)
+    with (TARGET / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if build_is_current():
+            return
+        command = ["mvn", "-B", "-q", "-Dstyle.color=never", "package"]
+        with log.open("ab") if log else contextlib.nullcontext(sys.stderr) as output:
+            result = subprocess.run(command, cwd=NODE_PROJECT, stdin=subprocess.DEVNULL, stdout=output,
+                                    stderr=subprocess.STDOUT, timeout=BUILD_TIMEOUT, check=False)
+        if result.returncode != 0:
+            raise NodeUnavailable(f"`{' '.join(command)}` in {NODE_PROJECT} failed ({result.returncode})"
+                                  + _tail(log))
+        BUILT_STAMP.touch()
 
 
 def java_command(home: Path, ready_file: Path) -> list[str]:
