@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from zengram.adapters.opensearch.queries import moment, vector_values
-from zengram.domain.errors import IndexRejected
+from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.search import IndexAttributes, IndexDocument
 
 # 429: rejected (queue full, indexing pressure); 402: Serverless at its OCU limit; 502-504: a node away.
@@ -18,8 +18,8 @@ MAX_ACTIONS_PER_REQUEST = 200
 ActionKind = Literal["index", "update", "delete"]
 
 
-class OpenSearchIndexError(RuntimeError):
-    """The OpenSearch search index could not do what was asked."""
+class OpenSearchIndexError(IndexUnavailable):
+    """The OpenSearch search index could not do what was asked (the API answers 503; the records are intact)."""
 
 
 class BulkWriteError(OpenSearchIndexError, IndexRejected):

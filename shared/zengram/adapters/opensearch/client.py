@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from zengram.adapters.opensearch.bulk import OpenSearchIndexError
-from zengram.domain.errors import IndexRejected, IndexUnavailable
+from zengram.domain.errors import IndexRejected
 
 Auth = Literal["none", "basic", "sigv4"]
 AwsService = Literal["es", "aoss"]
@@ -26,7 +26,10 @@ RETRYABLE_STATUSES = frozenset({402, 429, 500, 502, 503, 504})
 _NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408})
 
 
-class OpenSearchUnavailable(OpenSearchIndexError, IndexUnavailable):
+POOL_SIZE = 8
+
+
+class OpenSearchUnavailable(OpenSearchIndexError):
     """OpenSearch kept failing with a transient error until the retries (or their time budget) ran out."""
 
 
@@ -54,6 +57,9 @@ def build_client(options: ClientOptions) -> Any:
         timeout=options.timeout,
         max_retries=0,
         retry_on_status=(),
+        # urllib3 keeps one connection per host by default; a search sends its two paths at once, so the
+        # second would open (and then discard) a connection of its own every time.
+        pool_maxsize=POOL_SIZE,
         verify_certs=options.verify_certs,
     )
 
@@ -107,6 +113,22 @@ def is_transient(error: BaseException) -> bool:
     if isinstance(error, TransportConnectionError):  # includes timeouts: every write we send is idempotent
         return True
     return isinstance(error, TransportError) and status_of(error) in RETRYABLE_STATUSES
+
+
+def reason_of(error: BaseException) -> str:
+    """OpenSearch's own words for a failed request (`error.reason` of its answer), if it answered."""
+    info = getattr(error, "info", None)
+    cause = info.get("error") if isinstance(info, dict) else None
+    return str(cause.get("reason", "")) if isinstance(cause, dict) else ""
+
+
+def failure(operation: str, error: BaseException) -> OpenSearchIndexError:
+    """A client error as the adapter's own error, naming the status, OpenSearch's error type and reason."""
+    if isinstance(error, OpenSearchIndexError):
+        return error
+    status = status_of(error) or "no answer"
+    detail = ": ".join(part for part in (error_type_of(error), reason_of(error)) if part)
+    return OpenSearchIndexError(f"OpenSearch {operation} failed ({status}{', ' + detail if detail else ''})"[:500])
 
 
 def is_index_missing(error: BaseException) -> bool:
