@@ -130,3 +130,17 @@ def test_the_cache_key_follows_the_weights_and_the_variant(tmp_path: Path) -> No
     }
     assert len(fingerprints) == 3
     assert onnx_module.graph_fingerprint(original, "fp32") == onnx_module.graph_fingerprint(original, "fp32")
+
+
+def test_padded_batches_bound_padding_and_tokens_and_keep_every_text() -> None:
+    lengths = [12, 100, 13, 14, 250, 15, 99, 40, 12, 101, 16, 41]
+    sequences = [np.zeros(length, dtype=np.int64) for length in lengths]
+    batches = onnx_module.padded_batches(sequences, max_tokens=256, max_padding_per_text=4)
+    assert sorted(index for batch in batches for index in batch) == list(range(len(lengths)))
+    for batch in batches:
+        longest = max(lengths[i] for i in batch)
+        assert longest * len(batch) <= 256 or len(batch) == 1
+        assert sum(longest - lengths[i] for i in batch) <= 4 * len(batch)
+    grouped = {tuple(sorted(lengths[i] for i in batch)) for batch in batches}
+    assert (12, 12, 13, 14, 15, 16) in grouped  # near lengths share a pass
+    assert (99, 100) in grouped  # a third row of 101 tokens would pass the 256-token budget
