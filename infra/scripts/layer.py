@@ -135,8 +135,9 @@ def _precompile(site: Path) -> str:
             raise SystemExit("no local Python 3.13 to precompile the layer's bytecode (set LAYER_PYTHON)")
         return "no local Python 3.13: bytecode NOT precompiled (cold starts will compile every module)"
     # Source paths inside the bytecode are the ones Lambda sees (/opt/python/...), not this build folder's.
-    result = subprocess.run([*python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash",
-                             "-s", str(site), "-p", LAMBDA_SITE, str(site)], capture_output=True, text=True, check=False)
+    command = [*python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash",
+               "-s", str(site), "-p", LAMBDA_SITE, str(site)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"compileall failed:\n{result.stdout}\n{result.stderr}")
     return "bytecode precompiled with Python 3.13 (unchecked-hash .pyc)"

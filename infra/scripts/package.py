@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from layer import LOCK, ROOT, build, zip_layer  # noqa: E402
+from layer import LOCK, ROOT, build, zip_layer
 
 BUILD = ROOT / "build"
 LAYER = BUILD / "layer"

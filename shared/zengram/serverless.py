@@ -160,7 +160,8 @@ def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if "requestContext" in event:
             return http(event, context)
-        return background(event, context)
+        answer: dict[str, Any] = background(event, context)
+        return answer
 
     return handler
 
@@ -225,5 +226,5 @@ def _answer_cloudformation(event: dict[str, Any], status: str, reason: str, *, p
         "Data": {"Alias": physical_id},
     }).encode()
     request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
-    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - CloudFormation's https URL
+    with urllib.request.urlopen(request, timeout=30) as response:
         response.read()

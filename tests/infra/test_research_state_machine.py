@@ -83,7 +83,8 @@ def test_the_api_function_starts_and_polls_a_standard_machine() -> None:
     """A loop of up to five LLM calls can outlast an HTTP request: the caller starts the run and keeps the deadline
     (poll mode), which needs DescribeExecution, which Express machines do not have."""
     assert resources()["ResearchStateMachine"]["Properties"]["Type"] == "STANDARD"
-    assert resources()["ResearchFunction"]["Properties"]["Environment"]["Variables"]["ZENGRAM_RESEARCH_EXECUTION"] == "poll"
+    variables = resources()["ResearchFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["ZENGRAM_RESEARCH_EXECUTION"] == "poll"
 
 
 def test_every_placeholder_is_substituted_by_the_template() -> None:

@@ -7,11 +7,13 @@ of each invocation. Powertools is imported on first use, never when this module 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools import Metrics
+
     from zengram.ports import JsonModel, LanguageModel
 
 MEMORY_WRITES = "MemoryWrites"
@@ -30,10 +32,10 @@ ROUTE_METRICS = {
     "GET /memory/search": SEARCHES,
 }
 
-_shared: Any = None
+_shared: Metrics | None = None
 
 
-def shared_metrics() -> Any:
+def shared_metrics() -> Metrics:
     """The one `aws_lambda_powertools.Metrics` of this process, shared by every handler and counter."""
     global _shared
     if _shared is None:

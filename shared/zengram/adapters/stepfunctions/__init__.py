@@ -98,7 +98,7 @@ class StepFunctionsResearchRunner:
 def client_config(mode: Literal["sync", "poll"], timeout: float) -> Any:
     """StartSyncExecution holds the connection for the whole run, so the read timeout covers the run; a retried
     start would run the research twice (more LLM calls), so the sync mode never retries. Polls are idempotent."""
-    from botocore.config import Config
+    from botocore.config import Config  # type: ignore[import-untyped]
 
     endpoint_configured = any(os.environ.get(name) for name in _ENDPOINT_VARIABLES)
     attempts = 1 if mode == "sync" else 3
