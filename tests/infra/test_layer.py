@@ -140,3 +140,27 @@ print(botocore.__file__)
                             env=environment, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().startswith(str(runtime))
+
+
+def test_without_a_local_python_313_the_layer_ships_sources_and_says_so(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "module.py").write_text("VALUE = 1\n")
+    monkeypatch.setattr(layer, "runtime_python", lambda: None)
+    monkeypatch.delenv("LAYER_REQUIRE_BYTECODE", raising=False)
+    assert "NOT precompiled" in layer._precompile(tmp_path)
+    assert not list(tmp_path.rglob("*.pyc"))
+    monkeypatch.setenv("LAYER_REQUIRE_BYTECODE", "1")
+    with pytest.raises(SystemExit, match=r"no local Python 3\.13"):
+        layer._precompile(tmp_path)
+
+
+def test_a_zip_depends_on_contents_only(tmp_path: Path) -> None:
+    """Same files, other modification times and creation order: the same bytes."""
+    for folder, order in (("a", ["x.py", "y.py"]), ("b", ["y.py", "x.py"])):
+        for name in order:
+            (tmp_path / folder / "python").mkdir(parents=True, exist_ok=True)
+            (tmp_path / folder / "python" / name).write_text(f"# {name}\n")
+        os.utime(tmp_path / folder / "python" / "x.py", (1_000_000 if folder == "a" else 2_000_000,) * 2)
+    layer.zip_layer(tmp_path / "a", tmp_path / "a.zip")
+    layer.zip_layer(tmp_path / "b", tmp_path / "b.zip")
+    assert (tmp_path / "a.zip").read_bytes() == (tmp_path / "b.zip").read_bytes()
