@@ -97,5 +97,16 @@ def test_poll_mode_stops_a_run_that_outlasts_the_request(sfn: Any) -> None:
     arn = machine(sfn, "STANDARD", {"Judge": {"Type": "Wait", "Seconds": 30, "End": True}})
     with pytest.raises(ResearchTimedOut, match="did not finish within 1 s"):
         runner(arn, "poll", timeout=1.0).run(START)
-    executions = sfn.list_executions(stateMachineArn=arn)["executions"]
-    assert [execution["status"] for execution in executions] == ["ABORTED"]
+    assert statuses_once_settled(sfn, arn) == ["ABORTED"]
+
+
+def statuses_once_settled(sfn: Any, arn: str, attempts: int = 100) -> list[str]:
+    """The executions' statuses once none is RUNNING (LocalStack applies StopExecution a moment after answering)."""
+    import time
+
+    for _ in range(attempts):
+        statuses = [execution["status"] for execution in sfn.list_executions(stateMachineArn=arn)["executions"]]
+        if "RUNNING" not in statuses:
+            break
+        time.sleep(0.2)
+    return statuses
