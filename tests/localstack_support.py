@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -66,7 +67,7 @@ def _start() -> str:
     log = (scratch / "localstack.log").open("w")
     process = subprocess.Popen([str(LOCALSTACK_PYTHON), "-m", "localstack.runtime.main"], env=environment,
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    atexit.register(_stop, process)
+    atexit.register(_stop, process, scratch)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
@@ -75,7 +76,7 @@ def _start() -> str:
         if _stepfunctions_ready(url):
             return url
         time.sleep(0.5)
-    _stop(process)
+    _stop(process, None)  # its scratch folder (and log) stays for a look
     raise LocalStackUnavailable(f"LocalStack did not serve Step Functions within {START_SECONDS} s: see {log.name}")
 
 
@@ -88,7 +89,8 @@ def _stepfunctions_ready(url: str) -> bool:
     return health.get("services", {}).get("stepfunctions") in ("available", "running")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def _stop(process: subprocess.Popen[bytes], scratch: Path | None) -> None:
+    """Ends the emulator this module started (its own process group), then removes its scratch folder."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -96,3 +98,5 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
