@@ -39,8 +39,9 @@ PLATFORMS = ("manylinux2014_x86_64", *(f"manylinux_2_{minor}_x86_64" for minor i
 PROVIDED_BY_RUNTIME = frozenset({"boto3", "botocore", "s3transfer"})
 NEVER_IMPORTED = frozenset({"grpcio", "protobuf", "opensearch-protobufs"})
 LEFT_OUT = PROVIDED_BY_RUNTIME | NEVER_IMPORTED
-# What the package needs only on a laptop (the offline model and its loader) or never at run time.
-SOURCE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "minilm", "py.typed")
+# What the package needs only on a laptop (the offline model and its loader, the web dashboard's static files: on
+# AWS they are hosted apart, docs/dashboard.md) or never at run time.
+SOURCE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "minilm", "py.typed", "dashboard")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 LAMBDA_SITE = "/opt/python"  # where Lambda unpacks a layer's python/ folder
 

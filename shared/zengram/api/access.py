@@ -21,6 +21,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/memory/search"): Role.READ,
     ("GET", "/memory/query"): Role.READ,
     ("GET", "/memory/{memory_id}"): Role.READ,
+    ("GET", "/memory/{memory_id}/history"): Role.READ,
     ("PATCH", "/memory/{memory_id}"): Role.WRITE,
     ("DELETE", "/memory/{memory_id}"): Role.WRITE,
     ("POST", "/memory/{memory_id}/restore"): Role.WRITE,
@@ -30,6 +31,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/export/import"): Role.WRITE,
     ("GET", "/entities"): Role.READ,
     ("GET", "/entities/stats"): Role.READ,
+    ("GET", "/entities/graph"): Role.READ,
     ("GET", "/entities/{name}"): Role.READ,
     ("GET", "/entities/{name}/memories"): Role.READ,
     ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant

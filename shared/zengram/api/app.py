@@ -22,8 +22,10 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
+    open_prefixes: Sequence[str] = (),
     **fastapi_options: Any,
 ) -> FastAPI:
+    """`open_prefixes`: paths served without a key besides /health (the embedded host's static dashboard)."""
     app = FastAPI(
         title="Zengram",
         version=__version__,
@@ -43,7 +45,7 @@ def create_app(
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
-    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_prefixes=open_prefixes)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app
 

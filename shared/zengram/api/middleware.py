@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
@@ -61,12 +61,21 @@ class ApiKeyMiddleware:
     """Refuses any request without a valid `x-api-key` before routing or body parsing, and leaves the caller's
     `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
 
-    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None]) -> None:
+    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None],
+                 open_prefixes: Sequence[str] = ()) -> None:
         self.app = app
         self._authenticate = authenticate
+        self._open_prefixes = tuple(open_prefixes)
+
+    def _is_open(self, path: str) -> bool:
+        """/health, and paths under an open prefix (static files) that do not climb out of it with `..`."""
+        if path in OPEN_PATHS:
+            return True
+        return ".." not in path.split("/") and any(
+            path == prefix or path.startswith(prefix + "/") for prefix in self._open_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or self._is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
         given = Headers(scope=scope).get("x-api-key")

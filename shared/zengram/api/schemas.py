@@ -377,6 +377,7 @@ class ConsolidationStatusBody(BaseModel):
     llm: LLMInfo
     enabled: bool
     interval: str
+    last_job_id: str | None = None  # the run that finished last (GET /consolidate/job/{id}, admin only)
 
 
 # -- entities -------------------------------------------------------------------------------------------------
@@ -439,3 +440,93 @@ class ReclassifyBody(BaseModel):
 
 
 ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such entity"}}
+
+
+# -- GET /memory/{id}/history ---------------------------------------------------------------------------------
+
+
+class ChainLinkBody(BaseModel):
+    """One version in a supersede chain."""
+
+    id: str
+    content: str  # the first COMPACT_CHARS characters
+    source_agent: str
+    active: bool
+    created_at: str
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    superseded_at: str | None = None
+    deleted_at: str | None = None
+
+
+class CorroborationBody(BaseModel):
+    source_agent: str
+    observed_by: list[str]
+    observation_count: int
+    last_observed_at: str | None = None
+
+
+class AccessBody(BaseModel):
+    access_count: int
+    last_accessed_at: str | None = None
+
+
+class ConfidencePointBody(BaseModel):
+    at: str
+    confidence: float
+    projected: bool
+
+
+class DecayBody(BaseModel):
+    decays: bool  # facts and statuses fade while unused; events and decisions keep their confidence
+    factor: float  # per day since the last access
+    confidence: float  # as stored
+    effective_confidence: float  # now, as search weighs it
+    curve: list[ConfidencePointBody]  # creation → 30 days ahead; points after now are `projected`
+
+
+class HistoryEventBody(BaseModel):
+    at: str
+    kind: str  # created | corroborated | accessed | superseded | deleted
+    memory_id: str
+    detail: str
+
+
+class MemoryHistoryBody(BaseModel):
+    id: str
+    memory: dict[str, Any]  # the whole record, as GET /memory/{id}
+    chain: list[ChainLinkBody]  # oldest first, this memory included
+    corroboration: CorroborationBody
+    access: AccessBody
+    decay: DecayBody
+    events: list[HistoryEventBody]  # every version's, in time order
+
+
+# -- GET /entities/graph --------------------------------------------------------------------------------------
+
+
+class GraphNodeBody(BaseModel):
+    """An entity as a node; upstream's field names (`canonical_name`, `entity_type`)."""
+
+    id: str  # the entity's key: its canonical name, trimmed and case-folded
+    canonical_name: str  # what /entities/{name} and /entities/{name}/memories take
+    entity_type: str
+    mention_count: int
+    first_seen: str | None = None
+    last_seen: str | None = None
+
+
+class GraphEdgeBody(BaseModel):
+    source: str  # node ids; the edge has no direction (`source` sorts first)
+    target: str
+    strength: int  # memories that mention both
+
+
+class EntityGraphBody(BaseModel):
+    node_count: int
+    edge_count: int
+    limit: int
+    min_strength: int
+    type: str | None = None
+    nodes: list[GraphNodeBody]  # most mentioned first
+    edges: list[GraphEdgeBody]  # strongest first

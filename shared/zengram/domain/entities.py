@@ -79,6 +79,28 @@ class RelatedEntity(BaseModel):
     strength: int
 
 
+class GraphEdge(BaseModel):
+    """An undirected co-occurrence edge between two entity keys (`source` sorts first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    target: str
+    strength: int
+
+    @classmethod
+    def between(cls, one: str, other: str, strength: int) -> GraphEdge:
+        source, target = sorted((one, other))
+        return cls(source=source, target=target, strength=strength)
+
+
+class EntityGraph(BaseModel):
+    """The most mentioned entities and the co-occurrence edges among them."""
+
+    nodes: list[EntityRecord]
+    edges: list[GraphEdge]  # strongest first, then by keys
+
+
 class EntityStats(BaseModel):
     total: int
     by_type: dict[str, int]
@@ -98,6 +120,17 @@ class EntityListRequest(BaseModel):
     type: EntityType | None = None
     limit: int = Field(default=50, ge=1, le=MAX_ENTITY_LIST_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_ENTITY_OFFSET)
+
+
+MAX_GRAPH_NODES = 200
+
+
+class EntityGraphRequest(BaseModel):
+    """Query of GET /entities/graph."""
+
+    type: EntityType | None = None
+    limit: int = Field(default=60, ge=1, le=MAX_GRAPH_NODES, description="The most mentioned entities to draw")
+    min_strength: int = Field(default=1, ge=1, le=1_000_000, description="Leave out weaker edges")
 
 
 class EntityMemoriesRequest(BaseModel):

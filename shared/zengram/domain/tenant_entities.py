@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import combinations
 
-from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
+from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, GraphEdge, RelatedEntity
 from zengram.domain.models import Memory
 
 
@@ -73,6 +73,12 @@ class EntityTally:
                  for other in pair if other != key]
         related = [RelatedEntity(name=self._seen[other].ref.name, strength=strength) for other, strength in edges]
         return sorted(related, key=lambda edge: (-edge.strength, edge.name))[:limit]
+
+    def edges_among(self, keys: Iterable[str], min_strength: int = 1) -> list[GraphEdge]:
+        """The co-occurrence edges whose both ends are among `keys`."""
+        wanted = set(keys)
+        return [GraphEdge.between(one, other, strength) for (one, other), strength in self._edges.items()
+                if one in wanted and other in wanted and strength >= min_strength]
 
     @staticmethod
     def _record(seen: _Seen) -> EntityRecord:

@@ -25,6 +25,7 @@ from zengram.api.routers import entities as entity_routes
 from zengram.bootstrap import Container, ContainerProvider, build_container
 from zengram.domain.consolidation import schedule_interval
 from zengram.domain.errors import IndexUnavailable
+from zengram.embedded.dashboard import DASHBOARD_PREFIX, mount_dashboard
 from zengram.embedded.keys import resolve_api_key
 from zengram.embedded.scheduler import PeriodicTask
 from zengram.settings import Settings
@@ -59,7 +60,10 @@ def build_embedded_app(settings: Settings, container: Container | None = None) -
             schedule.stop()
         provider.close()
 
-    return create_app(ROUTERS, provider, expected_key=lambda: key, lifespan=lifespan)
+    app = create_app(ROUTERS, provider, expected_key=lambda: key, open_prefixes=(DASHBOARD_PREFIX,),
+                     lifespan=lifespan)
+    mount_dashboard(app)
+    return app
 
 
 def consolidation_schedule(settings: Settings, provider: ContainerProvider) -> PeriodicTask | None:

@@ -72,6 +72,7 @@ class ConsolidationStatus:
     llm_model: str
     enabled: bool
     interval: str
+    last_job_id: str | None = None  # the run that finished last (its details: GET /consolidate/job/{id}, admin)
 
 
 @dataclass
@@ -202,6 +203,7 @@ class ConsolidationService:
             last_run_at=last.finished_at if last else None,
             llm_provider=self._llm.provider, llm_model=self._llm.model,
             enabled=self._config.enabled, interval=self._config.interval,
+            last_job_id=last.id if last else None,
         )
 
     def _finish(self, job: Job, status: JobStatus, summary: RunSummary, error: str | None) -> Job:

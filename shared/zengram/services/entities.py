@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 
 from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import (
+    EntityGraph,
     EntityRecord,
     EntityRef,
     EntityStats,
     EntityType,
+    GraphEdge,
     ReclassifyRequest,
     RelatedEntity,
     aliases_of,
@@ -36,6 +38,10 @@ RELATED_LIMIT = 20
 _STALE_ATTEMPTS = 5  # retype writes of one memory that keeps changing under the reclassification
 _KNOWN_AGENTS_LIMIT = 500
 EVENT_AGENT = "zengram"
+
+
+def _graph_edge_fetch(nodes: int) -> int:
+    return max(3 * nodes, 100)
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,25 @@ class EntityService:
         if client is not None and scope.allows(client.client_id):  # another tenant's fingerprint stays its own
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), related)
+
+    def graph(self, type_: EntityType | None, limit: int, min_strength: int = 1,
+              scope: TenantScope = TenantScope.EVERYONE) -> EntityGraph:
+        """The `limit` most mentioned entities (of `type_`) and the co-occurrence edges among them: from the
+        registry, one read of each node's strongest edges (an edge between two nodes that both have more than
+        `_graph_edge_fetch(limit)` stronger ones is left out: a sketch, not an audit); for a restricted scope,
+        from one read of the scope's memories (every edge)."""
+        if scope.is_restricted:
+            tally = self._tally(scope)
+            nodes = tally.records(type_)[:limit]
+            edges = tally.edges_among([entity_key(node.name) for node in nodes], min_strength)
+        else:
+            nodes = self._entities.list_entities(type_, limit, 0)
+            keys = {entity_key(node.name) for node in nodes}
+            found = {GraphEdge.between(key, entity_key(edge.name), edge.strength)
+                     for key in keys for edge in self._entities.related(key, _graph_edge_fetch(limit))
+                     if entity_key(edge.name) in keys and edge.strength >= min_strength}
+            edges = list(found)
+        return EntityGraph(nodes=nodes, edges=sorted(edges, key=lambda e: (-e.strength, e.source, e.target)))
 
     def _tally(self, scope: TenantScope) -> EntityTally:
         return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()))

@@ -12,6 +12,7 @@ from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
 from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
+from zengram.domain.history import MemoryHistory, history_of
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
@@ -291,6 +292,21 @@ class MemoryService:
         if memory is None:
             raise NotFound(f"memory {memory_id} not found")
         return scope.require_memory(memory)
+
+    @property
+    def decay_factor(self) -> float:
+        return self._scoring.decay_factor
+
+    def history(self, memory_id: str, scope: TenantScope = TenantScope.EVERYONE) -> MemoryHistory:
+        """The memory's supersede chain, timeline and confidence curve (domain/history.py). Reading it is not
+        an access: it changes no counter."""
+        memory = self.get(memory_id, scope)
+
+        def linked(linked_id: str) -> Memory | None:
+            found = self._store.get(linked_id)
+            return found if found is not None and scope.allows(found.client_id) else None
+
+        return history_of(memory, linked, self._clock.now(), self._scoring.decay_factor)
 
     def _within(self, memory_id: str, scope: TenantScope) -> None:
         """Before a change: the memory must be one `scope` may touch (a memory never changes client)."""

@@ -68,5 +68,5 @@ def get_status(consolidation: ConsolidationServiceDep) -> ConsolidationStatusBod
         is_running=status.is_running,
         last_run_at=_stamp(status.last_run_at),
         llm=LLMInfo(provider=status.llm_provider, model=status.llm_model),
-        enabled=status.enabled, interval=status.interval,
+        enabled=status.enabled, interval=status.interval, last_job_id=status.last_job_id,
     )

@@ -13,15 +13,25 @@ from zengram.api.schemas import (
     ERROR_RESPONSES,
     EntityBody,
     EntityDetailBody,
+    EntityGraphBody,
     EntityListBody,
     EntityMemoriesBody,
     EntityStatsBody,
+    GraphEdgeBody,
+    GraphNodeBody,
     ReclassifyBody,
     ReclassifyChangeBody,
     RelatedEntityBody,
     briefing_entry,
 )
-from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, EntityRecord, ReclassifyRequest
+from zengram.domain.entities import (
+    EntityGraphRequest,
+    EntityListRequest,
+    EntityMemoriesRequest,
+    EntityRecord,
+    ReclassifyRequest,
+    entity_key,
+)
 from zengram.domain.requests import CLIENT_PATTERN
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
@@ -45,6 +55,27 @@ def entity_stats(entities: EntityServiceDep, scope: ScopeDep) -> EntityStatsBody
     stats = entities.stats(scope=scope)
     return EntityStatsBody(total=stats.total, by_type=stats.by_type,
                            top_mentioned=[_entity_body(entity) for entity in stats.top_mentioned])
+
+
+@router.get("/entities/graph", response_model=EntityGraphBody, response_model_exclude_none=True)
+def entity_graph(request: Annotated[EntityGraphRequest, Query()], entities: EntityServiceDep,
+                 scope: ScopeDep) -> EntityGraphBody:
+    """The most mentioned entities and how often they are named together (co-occurrence): the dashboard's
+    picture. A key limited to some clients gets the graph of their memories only."""
+    graph = entities.graph(request.type, request.limit, request.min_strength, scope)
+    return EntityGraphBody(
+        node_count=len(graph.nodes), edge_count=len(graph.edges), limit=request.limit,
+        min_strength=request.min_strength, type=request.type.value if request.type else None,
+        nodes=[_graph_node(node) for node in graph.nodes],
+        edges=[GraphEdgeBody(source=edge.source, target=edge.target, strength=edge.strength)
+               for edge in graph.edges],
+    )
+
+
+def _graph_node(entity: EntityRecord) -> GraphNodeBody:
+    listed = _entity_body(entity)
+    return GraphNodeBody(id=entity_key(entity.name), canonical_name=entity.name, entity_type=listed.type,
+                         mention_count=listed.mention_count, first_seen=listed.first_seen, last_seen=listed.last_seen)
 
 
 @router.post("/entities/reclassify", response_model=ReclassifyBody, response_model_exclude_none=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Body, Query
@@ -10,11 +11,19 @@ from fastapi.responses import JSONResponse
 from zengram.api.access import ScopeDep
 from zengram.api.deps import MemoryServiceDep
 from zengram.api.schemas import (
+    COMPACT_CHARS,
     CONFLICT,
     ERROR_RESPONSES,
     NOT_FOUND,
+    AccessBody,
+    ChainLinkBody,
+    ConfidencePointBody,
+    CorroborationBody,
+    DecayBody,
     DeleteBody,
     ErrorBody,
+    HistoryEventBody,
+    MemoryHistoryBody,
     QueryBody,
     RestoreBody,
     SearchBody,
@@ -23,9 +32,12 @@ from zengram.api.schemas import (
     UpdateBody,
     full_record,
     search_hit,
+    truncate,
 )
-from zengram.domain.models import RecordQuery, WriteKind, format_timestamp
+from zengram.domain.history import MemoryHistory
+from zengram.domain.models import Memory, RecordQuery, WriteKind, format_timestamp
 from zengram.domain.requests import DeleteRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
+from zengram.domain.scoring import DECAYING_TYPES
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 
@@ -100,6 +112,44 @@ def query_memories(request: Annotated[StructuredQuery, Query()], memories: Memor
 @router.get("/memory/{memory_id}", responses=NOT_FOUND)
 def get_memory(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> dict[str, object]:
     return full_record(memories.get(memory_id, scope))
+
+
+@router.get("/memory/{memory_id}/history", response_model=MemoryHistoryBody, responses=NOT_FOUND)
+def memory_history(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> MemoryHistoryBody:
+    """The supersede chain, corroborations, accesses and confidence over time (docs/dashboard.md). The record
+    keeps counters, not a log: the last corroboration and the last access are named, with their counts."""
+    return history_body(memories.history(memory_id, scope), memories.decay_factor)
+
+
+def history_body(history: MemoryHistory, decay_factor: float) -> MemoryHistoryBody:
+    memory = history.memory
+    return MemoryHistoryBody(
+        id=memory.id,
+        memory=full_record(memory),
+        chain=[_chain_link(version) for version in history.chain],
+        corroboration=CorroborationBody(source_agent=memory.source_agent, observed_by=memory.observed_by,
+                                        observation_count=memory.observation_count,
+                                        last_observed_at=_stamp(memory.last_observed_at)),
+        access=AccessBody(access_count=memory.access_count, last_accessed_at=_stamp(memory.last_accessed_at)),
+        decay=DecayBody(decays=memory.type in DECAYING_TYPES, factor=decay_factor, confidence=memory.confidence,
+                        effective_confidence=history.effective_confidence,
+                        curve=[ConfidencePointBody(at=format_timestamp(point.at), confidence=point.confidence,
+                                                   projected=point.projected) for point in history.curve]),
+        events=[HistoryEventBody(at=format_timestamp(event.at), kind=event.kind.value, memory_id=event.memory_id,
+                                 detail=event.detail) for event in history.events],
+    )
+
+
+def _chain_link(memory: Memory) -> ChainLinkBody:
+    return ChainLinkBody(id=memory.id, content=truncate(memory.content, COMPACT_CHARS),
+                         source_agent=memory.source_agent, active=memory.active,
+                         created_at=format_timestamp(memory.created_at), supersedes=memory.supersedes,
+                         superseded_by=memory.superseded_by, superseded_at=_stamp(memory.superseded_at),
+                         deleted_at=_stamp(memory.deleted_at))
+
+
+def _stamp(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment is not None else None
 
 
 @router.patch("/memory/{memory_id}", response_model=UpdateBody, responses={**NOT_FOUND, **CONFLICT})

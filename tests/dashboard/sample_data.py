@@ -1,0 +1,72 @@
+"""Sample data for the dashboard test: two clients, a fact superseded twice and corroborated, events and decisions
+naming technologies (so the entity graph has edges), a status, and searches that count as accesses. Written
+through the public API over a clock the test moves, so the memories span three weeks up to now."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from tests.support import TickingClock
+
+FIRST_DAY = timedelta(days=21)
+
+
+@dataclass(frozen=True)
+class Sample:
+    fact_chain: list[str]  # the acme-db fact's versions, oldest first (the last is active)
+    corroborated: str  # the active fact, observed by a second agent
+    event_ids: list[str]
+    read_key: str  # a scoped read key for acme-corp
+
+
+def sample_clock() -> TickingClock:
+    return TickingClock(datetime.now(UTC) - FIRST_DAY)
+
+
+def seed(base_url: str, admin_key: str, clock: TickingClock) -> Sample:
+    with httpx.Client(base_url=base_url, headers={"x-api-key": admin_key}, timeout=30) as api:
+        def store(content: str, **fields: object) -> str:
+            response = api.post("/memory", json={"type": "event", "content": content, "source_agent": "claude-code",
+                                                 **fields})
+            assert response.status_code in (200, 201), response.text
+            memory_id: str = response.json()["id"]
+            return memory_id
+
+        for client_id, fingerprint in {
+            "acme-corp": {"name": "Acme Corporation", "aliases": ["Acme"], "people": ["Jane Doe"],
+                          "domains": ["acme.com"], "keywords": ["billing"]},
+            "globex": {"name": "Globex", "aliases": ["Globex Corp"], "people": ["Hank Scorpio"]},
+        }.items():
+            assert api.put(f"/clients/{client_id}", json=fingerprint).is_success
+
+        chain = [store("Acme's primary database is MySQL 5.7 on Amazon EC2", type="fact", key="acme-db",
+                       client_id="acme-corp", importance="high")]
+        events = [store("Deployed the Acme billing service with Kafka and PostgreSQL", client_id="acme-corp")]
+        clock.advance(days=4)
+        chain.append(store("Acme migrated its primary database to PostgreSQL 15 on Amazon RDS", type="fact",
+                           key="acme-db", client_id="acme-corp", importance="high"))
+        events.append(store("Globex onboarding call: they bill through Stripe and track leads in Salesforce",
+                            client_id="globex"))
+        store("Use Redis for the Acme session cache instead of Memcached", type="decision", client_id="acme-corp")
+        store("Acme database migration", type="status", subject="acme-migration", status_value="in progress",
+              client_id="acme-corp")
+        clock.advance(days=6)
+        active = "Acme's primary database is PostgreSQL 16 on Amazon RDS with pgvector"
+        chain.append(store(active, type="fact", key="acme-db", client_id="acme-corp", importance="high"))
+        corroborated = store(active, type="fact", key="acme-db", client_id="acme-corp", source_agent="review-bot")
+        events.append(store("Jane Doe asked for a Grafana board of Kafka consumer lag on PostgreSQL",
+                            client_id="acme-corp"))
+        store("Acme database migration", type="status", subject="acme-migration", status_value="done",
+              client_id="acme-corp")
+        clock.advance(days=5)
+        for query in ("Acme primary database", "Kafka consumer lag"):  # counted as accesses (reinforcement)
+            assert api.get("/memory/search", params={"q": query}).is_success
+        clock.advance(days=5)
+        events.append(store("Globex asked to move Stripe webhooks to Kafka", client_id="globex"))
+        events.append(store("Weekly review of Kafka and PostgreSQL costs with Jane Doe", client_id="acme-corp"))
+        created = api.post("/admin/keys", json={"name": "acme reader", "role": "read", "clients": ["acme-corp"]})
+        assert created.status_code == 201, created.text
+        return Sample(chain, corroborated, events, created.json()["key"])
