@@ -18,7 +18,7 @@ LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versio
 # The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
 STAGE ?= dev
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package lock deploy delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package lock deploy delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -66,7 +66,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
 # loadgroup keeps each xdist_group (e.g. the LocalStack tests) on one worker, so one emulator serves them.
-unit: install opensearch-node
+unit: install opensearch-node chromium
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # The real single-node OpenSearch the tests start (infra/opensearch-node), built by Maven when missing or stale.
@@ -75,6 +75,14 @@ opensearch-node: $(STAMP)
 	$(BIN)/python -m tests.opensearch_node build
 
 test: lint typecheck unit
+
+# Debian's Chromium for the dashboard's browser test (tests/dashboard; Playwright drives it, downloads nothing).
+# Installed when missing and this user may; otherwise that test is skipped with the reason (and fails under CI=true).
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		  { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
+		echo "Chromium could not be installed: the dashboard's browser test will be skipped"
 
 # Property-based fuzzing from the OpenAPI document against a live embedded server: every schemathesis phase and
 # check, ~3,000 cases (FUZZ_MAX_EXAMPLES=50 per operation and phase; FUZZ_SEED to vary). See tests/fuzz.

@@ -153,6 +153,7 @@ CALLS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/memory/search"): {"path": "/memory/search", "params": {"q": "note"}},
     ("GET", "/memory/query"): {"path": "/memory/query", "params": {"type": "events"}},
     ("GET", "/memory/{memory_id}"): {"path": "/memory/{acme_id}"},
+    ("GET", "/memory/{memory_id}/history"): {"path": "/memory/{acme_id}/history"},
     ("PATCH", "/memory/{memory_id}"): {"path": "/memory/{acme_id}", "json": {"importance": "high"}},
     ("DELETE", "/memory/{memory_id}"): {"path": "/memory/{acme_id}"},
     ("POST", "/memory/{memory_id}/restore"): {"path": "/memory/{acme_id}/restore"},
@@ -163,6 +164,7 @@ CALLS: dict[tuple[str, str], dict[str, Any]] = {
         {"type": "event", "content": "Imported Acme note", "source_agent": "import", "client_id": "acme"}]}},
     ("GET", "/entities"): {"path": "/entities"},
     ("GET", "/entities/stats"): {"path": "/entities/stats"},
+    ("GET", "/entities/graph"): {"path": "/entities/graph"},
     ("GET", "/entities/{name}"): {"path": "/entities/PostgreSQL"},
     ("GET", "/entities/{name}/memories"): {"path": "/entities/PostgreSQL/memories"},
     ("POST", "/entities/reclassify"): {"path": "/entities/reclassify", "json": {

@@ -172,6 +172,7 @@ def superseded_fact(world: World, client_id: str) -> str:
 
 
 own_and_foreign_memory("GET", "/memory/{memory_id}", read=True)
+own_and_foreign_memory("GET", "/memory/{memory_id}/history", read=True)
 own_and_foreign_memory("PATCH", "/memory/{memory_id}", json={"importance": "high"})
 own_and_foreign_memory("DELETE", "/memory/{memory_id}", json={"reason": "obsolete"})
 own_and_foreign_memory("POST", "/memory/{memory_id}/restore", prepare=superseded_fact)
@@ -223,6 +224,18 @@ def list_entities(world: World, caller: str) -> None:
     names = {entity["name"] for entity in response.json()["entities"]}
     assert {DISTINCT[c] for c in SCOPES[caller]} | {"PostgreSQL"} <= names
     assert not names & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+
+
+@row("GET", "/entities/graph")
+def entity_graph(world: World, caller: str) -> None:
+    response = world.call(caller, "GET", "/entities/graph", params={"limit": 200})
+    assert response.status_code == 200
+    body = response.json()
+    names = {node["canonical_name"] for node in body["nodes"]}
+    assert {DISTINCT[c] for c in SCOPES[caller]} | {"PostgreSQL"} <= names
+    assert not names & {DISTINCT[c] for c in ALL - SCOPES[caller]}
+    ids = {node["id"] for node in body["nodes"]}
+    assert body["edges"] and all({edge["source"], edge["target"]} <= ids for edge in body["edges"])
 
 
 @row("GET", "/entities/stats")

@@ -51,15 +51,15 @@ def seed(base_url: str, admin_key: str, clock: TickingClock) -> Sample:
         events.append(store("Globex onboarding call: they bill through Stripe and track leads in Salesforce",
                             client_id="globex"))
         store("Use Redis for the Acme session cache instead of Memcached", type="decision", client_id="acme-corp")
-        store("Acme database migration", type="status", subject="acme-migration", status_value="in progress",
-              client_id="acme-corp")
+        store("Acme database migration: in progress", type="status", subject="acme-migration",
+              status_value="in progress", client_id="acme-corp")
         clock.advance(days=6)
         active = "Acme's primary database is PostgreSQL 16 on Amazon RDS with pgvector"
         chain.append(store(active, type="fact", key="acme-db", client_id="acme-corp", importance="high"))
         corroborated = store(active, type="fact", key="acme-db", client_id="acme-corp", source_agent="review-bot")
         events.append(store("Jane Doe asked for a Grafana board of Kafka consumer lag on PostgreSQL",
                             client_id="acme-corp"))
-        store("Acme database migration", type="status", subject="acme-migration", status_value="done",
+        store("Acme database migration: done", type="status", subject="acme-migration", status_value="done",
               client_id="acme-corp")
         clock.advance(days=5)
         for query in ("Acme primary database", "Kafka consumer lag"):  # counted as accesses (reinforcement)

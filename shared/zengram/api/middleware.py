@@ -67,7 +67,7 @@ class ApiKeyMiddleware:
         self._authenticate = authenticate
         self._open_prefixes = tuple(open_prefixes)
 
-    def _is_open(self, path: str) -> bool:
+    def is_open(self, path: str) -> bool:
         """/health, and paths under an open prefix (static files) that do not climb out of it with `..`."""
         if path in OPEN_PATHS:
             return True
@@ -75,7 +75,7 @@ class ApiKeyMiddleware:
             path == prefix or path.startswith(prefix + "/") for prefix in self._open_prefixes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._is_open(scope["path"]):
+        if scope["type"] != "http" or self.is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
         given = Headers(scope=scope).get("x-api-key")

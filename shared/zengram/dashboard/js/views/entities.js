@@ -57,6 +57,7 @@ function Graph({ body, onSelect, selected }) {
     const nodes = body.nodes || [];
     const most = Math.max(1, ...nodes.map((node) => node.mention_count || 1));
     const strongest = Math.max(1, ...(body.edges || []).map((edge) => edge.strength));
+    delete container.current.dataset.ready;
     const cy = cytoscape({
       container: container.current,
       elements: [
@@ -76,9 +77,11 @@ function Graph({ body, onSelect, selected }) {
                                      "curve-style": "haystack" } },
         { selector: "node:selected", style: { "border-width": 3, "border-color": "#212529" } },
       ],
-      layout: { name: nodes.length > 1 ? "cose" : "grid", animate: false, randomize: false, padding: 24,
-                nodeRepulsion: () => 9000, idealEdgeLength: () => 90 },
     });
+    const layout = cy.layout({ name: nodes.length > 1 ? "cose" : "grid", animate: false, randomize: false,
+                               padding: 24, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 });
+    layout.on("layoutstop", () => { container.current.dataset.ready = "true"; });
+    layout.run();
     cy.on("tap", "node", (event) => onSelect(event.target.data("label")));
     container.current._cy = cy; // lets the end-to-end test find where a node is drawn, to click it there
     chart.current = cy;

@@ -1,0 +1,288 @@
+"""The web dashboard end to end: a real embedded server with sample data, Debian's Chromium (headless) driven by
+Playwright, every view visited, search → memory history and an entity node clicked through, screenshots checked
+for content, and no console errors.
+
+Chromium comes from Debian (`make chromium`); Playwright only drives it (no browser download). Without Chromium
+this module is skipped with the reason, except under CI=true, where that fails it. ZENGRAM_DASHBOARD_SHOTS=<folder>
+keeps the screenshots (docs/dashboard.png is one of them).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from zengram.bootstrap import build_container
+from zengram.embedded.app import build_embedded_app
+from zengram.embedded.background import BackgroundServer
+from zengram.settings import Settings
+
+from tests.dashboard.sample_data import Sample, sample_clock, seed
+from tests.support import API_KEY, HashingEmbedder
+
+# As the machine notes say Chromium must start here: without background networking it makes no connection of its own.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# Optional parts of the API the dashboard probes for its tabs: their refusal is expected and logged by the browser.
+PROBES = ("/kb/health/status", "/api/v1/prompts", "/admin/keys")
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+def chromium_path() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        reason = "Debian's chromium is not installed (`make chromium` installs it): the dashboard test cannot run"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+@dataclass
+class Dashboard:
+    url: str
+    sample: Sample
+    browser: Any
+    shots: Path | None
+
+
+@dataclass
+class Console:
+    """What the page said: errors and uncaught exceptions (failed probes of optional routes aside, and the
+    requests a test expects to be refused, `refused`)."""
+
+    errors: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def listen(self, page: Any) -> None:
+        page.on("console", self._message)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+
+    def _message(self, message: Any) -> None:
+        if message.type not in ("error", "warning"):
+            return
+        source = message.location.get("url", "")
+        if message.text.startswith("Failed to load resource") and source.endswith((*PROBES, *self.refused)):
+            return
+        self.errors.append(f"{message.type}: {message.text} ({source})")
+
+
+@pytest.fixture(scope="module")
+def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("dashboard") / "data", api_key=API_KEY,
+                        rate_limit_enabled=False)
+    clock = sample_clock()
+    container = build_container(settings, embedder=HashingEmbedder(), clock=clock)
+    shots = os.environ.get("ZENGRAM_DASHBOARD_SHOTS")
+    try:
+        with BackgroundServer(build_embedded_app(settings, container)) as server, sync_playwright() as playwright:
+            sample = seed(server.url, API_KEY, clock)
+            browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+            try:
+                yield Dashboard(server.url, sample, browser, Path(shots) if shots else None)
+            finally:
+                browser.close()
+    finally:
+        container.close()
+
+
+@pytest.fixture
+def console() -> Console:
+    return Console()
+
+
+@pytest.fixture
+def page(dashboard: Dashboard, console: Console) -> Iterator[Any]:
+    """A fresh browser context (empty session storage), listened to; the test ends with no console error."""
+    context = dashboard.browser.new_context(viewport=VIEWPORT)
+    opened = context.new_page()
+    console.listen(opened)
+    try:
+        yield opened
+        assert console.errors == []
+    finally:
+        context.close()
+
+
+def sign_in(page: Any, dashboard: Dashboard, key: str = API_KEY) -> None:
+    page.goto(f"{dashboard.url}/dashboard/")
+    page.fill("input[name=key]", key)
+    assert page.input_value("input[name=base]") == dashboard.url  # the API beside the page
+    page.click("[data-testid=signin] button[type=submit]")
+    page.wait_for_selector("[data-testid=counts]")
+
+
+def open_tab(page: Any, tab: str) -> None:
+    page.click(f"header nav a[data-tab={tab}]")
+    page.wait_for_selector(f"main[data-view={tab}]")
+
+
+def screenshot(page: Any, dashboard: Dashboard, name: str, selector: str | None = None) -> bytes:
+    target = page.locator(selector) if selector else page
+    image: bytes = target.screenshot(**({} if selector else {"full_page": True}))
+    if dashboard.shots is not None:
+        dashboard.shots.mkdir(parents=True, exist_ok=True)
+        (dashboard.shots / f"{name}.png").write_bytes(image)
+    return image
+
+
+def assert_drawn(png: bytes, *, min_colours: int, min_inked: float) -> None:
+    """Not a blank picture: at least `min_colours` distinct colours, and `min_inked` of the pixels differ from
+    the most common one (the background)."""
+    from PIL import Image
+
+    picture = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = picture.getcolors(maxcolors=picture.width * picture.height) or []
+    background = max(count for count, _ in colours)
+    inked = 1 - background / (picture.width * picture.height)
+    assert len(colours) >= min_colours, f"{len(colours)} colours"
+    assert inked >= min_inked, f"{inked:.1%} of the pixels differ from the background"
+
+
+def rows(page: Any, selector: str) -> int:
+    count: int = page.locator(selector).count()
+    return count
+
+
+# -- the tests ---------------------------------------------------------------------------------------------------
+
+
+def test_the_key_is_asked_for_and_kept_in_the_session_only(dashboard: Dashboard, page: Any,
+                                                           console: Console) -> None:
+    console.refused.append("/stats")  # the wrong key's sign-in
+    page.goto(f"{dashboard.url}/dashboard/")
+    page.fill("input[name=key]", "not-the-key")
+    page.click("[data-testid=signin] button[type=submit]")
+    assert "401" in page.locator("[role=alert]").inner_text()
+    assert page.evaluate("sessionStorage.length") == 0
+
+    page.fill("input[name=key]", API_KEY)
+    page.click("[data-testid=signin] button[type=submit]")
+    page.wait_for_selector("[data-testid=counts]")
+    assert page.evaluate("sessionStorage.getItem('zengram.key')") == API_KEY
+    assert page.evaluate("localStorage.length") == 0 and page.context.cookies() == []
+
+    page.reload()  # the same tab keeps it
+    page.wait_for_selector("[data-testid=counts]")
+    page.click("[data-testid=signout]")
+    page.wait_for_selector("[data-testid=signin]")
+    assert page.evaluate("sessionStorage.getItem('zengram.key')") is None
+
+
+def test_the_overview_shows_counts_and_index_health(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+
+    assert page.inner_text("[data-testid=count-total_memories] .stat-value") == "11"
+    assert page.inner_text("[data-testid=count-superseded] .stat-value") == "3"  # two facts, one status
+    assert page.inner_text("[data-testid=index-health] .badge") == "ok"
+    assert rows(page, "[data-testid=top-entities] tbody tr") == 10
+    tabs = page.locator("header nav a").all_inner_texts()
+    assert tabs == ["Overview", "Search", "Briefing", "Entities", "Consolidation", "Clients", "Keys"]
+    assert_drawn(screenshot(page, dashboard, "overview"), min_colours=40, min_inked=0.05)
+
+
+def test_search_with_filters_shows_the_scores_then_the_memory_history(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    open_tab(page, "search")
+    page.fill("input[name=q]", "Acme primary database")
+    page.select_option("select[name=type]", "fact")
+    page.fill("input[name=client_id]", "acme-corp")
+    page.check("input[name=include_superseded]")
+    page.click("[data-testid=search-form] button[type=submit]")
+    page.wait_for_selector("[data-testid=hit]")
+
+    hits = page.locator("[data-testid=hit]")
+    assert hits.count() == 3  # every version of the fact, superseded ones included; nothing else
+    assert "PostgreSQL 16" in hits.first.inner_text()
+    breakdown = hits.first.locator("table.breakdown").inner_text()
+    assert "effective_score" in breakdown and "sources" in breakdown
+    assert "multi_path" in page.inner_text("[data-testid=retrieval]")
+    assert_drawn(screenshot(page, dashboard, "search"), min_colours=40, min_inked=0.05)
+
+    hits.first.locator("a.memory-link").click()
+    page.wait_for_selector("[data-testid=decay-chart] canvas")
+    assert rows(page, "[data-testid=chain] li") == 3
+    assert rows(page, "[data-testid=chain] li.current") == 1
+    timeline = page.inner_text("[data-testid=timeline]")
+    assert "corroborated" in timeline and "review-bot" in timeline and "accessed" in timeline
+    assert "observation_count\t2" in page.inner_text("[data-testid=corroboration]")
+    assert_drawn(screenshot(page, dashboard, "decay-chart", "[data-testid=decay-chart]"), min_colours=8,
+                 min_inked=0.02)
+    assert_drawn(screenshot(page, dashboard, "memory"), min_colours=40, min_inked=0.05)
+
+
+def test_clicking_an_entity_node_shows_its_memories(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    open_tab(page, "entities")
+    page.wait_for_selector("[data-testid=entity-graph][data-ready=true]")
+    assert "co-occurrence edges" in page.inner_text("[data-testid=graph-summary]")
+    assert rows(page, "[data-testid=node-list] li") >= 12
+    assert_drawn(screenshot(page, dashboard, "graph", "[data-testid=entity-graph]"), min_colours=20, min_inked=0.03)
+
+    where = page.evaluate("""() => {
+        const cy = document.getElementById('entity-graph')._cy;
+        const node = cy.nodes().filter((n) => n.data('label') === 'PostgreSQL')[0];
+        return node.renderedPosition();
+    }""")
+    box = page.locator("[data-testid=entity-graph]").bounding_box()
+    page.mouse.click(box["x"] + where["x"], box["y"] + where["y"])  # on the canvas, where the node is drawn
+
+    page.wait_for_selector("[data-testid=entity-memories] tbody tr")
+    assert page.inner_text("[data-testid=entity-panel] h2") == "PostgreSQL"
+    assert rows(page, "[data-testid=entity-memories] tbody tr") == 5
+    assert_drawn(screenshot(page, dashboard, "entities"), min_colours=40, min_inked=0.05)
+
+    page.locator("[data-testid=entity-memories] a.memory-link").first.click()
+    page.wait_for_selector("[data-testid=memory-history]")
+
+
+def test_briefing_since_a_chosen_time(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    open_tab(page, "briefing")
+    page.fill("input[name=since]", "2000-01-01T00:00")
+    page.click("[data-testid=briefing-form] button[type=submit]")
+    page.wait_for_selector("[data-testid=briefing-result]")
+    assert rows(page, "[data-testid=bucket-events] tbody tr") == 5
+    assert rows(page, "[data-testid=bucket-decisions] tbody tr") == 1
+
+    page.fill("input[name=since]", "2999-01-01T00:00")  # nothing after that
+    page.click("[data-testid=briefing-form] button[type=submit]")
+    page.wait_for_selector("[data-testid=bucket-events] >> text=None in this period.")
+    assert_drawn(screenshot(page, dashboard, "briefing"), min_colours=20, min_inked=0.03)
+
+
+def test_consolidation_clients_and_keys(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    open_tab(page, "consolidation")
+    page.wait_for_selector("[data-testid=consolidation-status] .badge")
+    assert "idle" in page.inner_text("[data-testid=consolidation-status]")
+
+    open_tab(page, "clients")
+    page.wait_for_selector("[data-testid=clients-table]")
+    assert page.locator("[data-testid=clients-table] tbody tr td:first-child").all_inner_texts() == [
+        "acme-corp", "globex"]
+
+    open_tab(page, "keys")
+    page.wait_for_selector("[data-testid=keys-table]")
+    assert "acme reader" in page.inner_text("[data-testid=keys-table]")
+    assert_drawn(screenshot(page, dashboard, "keys"), min_colours=20, min_inked=0.03)
+
+
+def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard, dashboard.sample.read_key)
+    assert "Keys" not in page.locator("header nav a").all_inner_texts()
+    open_tab(page, "entities")
+    page.wait_for_selector("[data-testid=entity-graph][data-ready=true]")
+    names = page.locator("[data-testid=node-list] li button").all_inner_texts()
+    assert "PostgreSQL" in names and "Stripe" not in names  # Stripe is named by globex's memories only
+    page.goto(f"{dashboard.url}/dashboard/#/keys")
+    page.wait_for_selector("main >> text=No such view here.")
