@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from bench.recall.data import Conversation
 from bench.recall.metrics import Outcome, summarise
 
 RECALL_K = 10
+LoadAverage = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,6 @@ class SystemFigures:
     recall_at_10: float
     p50_ms: float
     p95_ms: float
-    load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)  # when this system's phase ended
 
     @property
     def turns_per_second(self) -> float:
@@ -40,12 +40,10 @@ def outcomes_of(conversations: Sequence[Conversation], answers: Sequence[Answer]
     return [Outcome(q.category, q.evidence, a.ranked, a.latency_ms) for q, a in zip(questions, answers, strict=True)]
 
 
-def figures_of(name: str, turns: int, ingest_seconds: float, outcomes: Sequence[Outcome],
-               load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> SystemFigures:
+def figures_of(name: str, turns: int, ingest_seconds: float, outcomes: Sequence[Outcome]) -> SystemFigures:
     row = summarise(name, outcomes)
     return SystemFigures(name=name, turns=turns, ingest_seconds=ingest_seconds, questions=row.n,
-                         recall_at_10=row.recall[RECALL_K], p50_ms=row.p50_ms, p95_ms=row.p95_ms,
-                         load_average=load_average)
+                         recall_at_10=row.recall[RECALL_K], p50_ms=row.p50_ms, p95_ms=row.p95_ms)
 
 
 @dataclass(frozen=True)
@@ -77,8 +75,10 @@ class Machine:
     cores: int
     system: str
     python: str
-    load_at_start: tuple[float, float, float]
-    load_at_end: tuple[float, float, float] = field(default=(0.0, 0.0, 0.0))
+    loads: tuple[tuple[str, LoadAverage], ...]  # (when, 1/5/15-minute load average), in order
+
+    def with_load(self, when: str) -> Machine:
+        return replace(self, loads=(*self.loads, (when, os.getloadavg())))
 
 
 def cpu_model(cpuinfo: str) -> str:
@@ -95,11 +95,11 @@ def machine_now() -> Machine:
     return Machine(
         at=datetime.now(UTC), cpu=cpu_model(cpuinfo.read_text() if cpuinfo.exists() else ""),
         cores=os.cpu_count() or 0, system=platform.platform(), python=platform.python_version(),
-        load_at_start=os.getloadavg(),
+        loads=(("start", os.getloadavg()),),
     )
 
 
-def _load(values: tuple[float, float, float]) -> str:
+def _load(values: LoadAverage) -> str:
     return " / ".join(f"{v:.1f}" for v in values)
 
 
@@ -107,16 +107,15 @@ def render(machine: Machine, systems: Sequence[SystemFigures], comparisons: Sequ
     """A Markdown report: the machine, one row per system, one row per comparison."""
     lines = [
         f"Run at {machine.at:%Y-%m-%d %H:%M} UTC on {machine.cpu}, {machine.cores} cores, {machine.system}, "
-        f"Python {machine.python}. Load average (1 / 5 / 15 min): {_load(machine.load_at_start)} at the start, "
-        f"{_load(machine.load_at_end)} at the end.",
+        f"Python {machine.python}. Load average (1 / 5 / 15 min): "
+        + ", ".join(f"{_load(values)} at {when}" for when, values in machine.loads) + ".",
         "",
-        "| system | turns | ingest turns/s | questions | search p50 ms | search p95 ms | recall@10 "
-        "| load at end of phase |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| system | turns | ingest turns/s | questions | search p50 ms | search p95 ms | recall@10 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for s in systems:
         lines.append(f"| {s.name} | {s.turns} | {s.turns_per_second:.1f} | {s.questions} | {s.p50_ms:.1f} "
-                     f"| {s.p95_ms:.1f} | {s.recall_at_10:.3f} | {_load(s.load_average)} |")
+                     f"| {s.p95_ms:.1f} | {s.recall_at_10:.3f} |")
     if comparisons:
         lines += ["", "| ratio (ours ÷ other) | ingest turns/s (>1 better) | search p50 (<1 better) "
                   "| search p95 (<1 better) | recall@10 (>1 better) |", "|---|---:|---:|---:|---:|"]

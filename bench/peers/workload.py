@@ -1,8 +1,8 @@
 """The one workload every system runs, as plain JSON, and the answers that come back from another process.
 
-The peer (mem0) runs in its own virtualenv, so it receives the turns and questions as data rather than
-parsing LoCoMo itself: every system stores the same texts in the same order and is asked the same
-questions. Standard library and numpy only: this module is imported in both virtualenvs.
+The peer (mem0) runs in its own virtualenv, so it receives each conversation's turns and questions as data
+rather than parsing LoCoMo itself: every system stores the same texts in the same order and is asked the
+same questions. Standard library and numpy only: this module is imported in both virtualenvs.
 """
 
 from __future__ import annotations
@@ -35,16 +35,13 @@ def selected(conversations: list[Conversation], names: list[str]) -> list[Conver
     return [replace(c, questions=[q for q in c.questions if q.category in POOLED]) for c in chosen]
 
 
-def workload_json(conversations: Sequence[Conversation]) -> dict[str, Any]:
-    """Turns (dia_id, text) and question texts per conversation, in the order they are stored and asked."""
-    return {"conversations": [
-        {
-            "id": conversation.sample_id,
-            "turns": [{"dia_id": list(turn.dia_id), "content": turn.content} for turn in conversation.turns],
-            "questions": [question.text for question in conversation.questions],
-        }
-        for conversation in conversations
-    ]}
+def conversation_json(conversation: Conversation) -> dict[str, Any]:
+    """Its turns (dia_id, text) and question texts, in the order they are stored and asked."""
+    return {
+        "id": conversation.sample_id,
+        "turns": [{"dia_id": list(turn.dia_id), "content": turn.content} for turn in conversation.turns],
+        "questions": [question.text for question in conversation.questions],
+    }
 
 
 def answer_json(ranked: Sequence[Sequence[DiaId]], latency_ms: float) -> dict[str, Any]:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from bench.peers.figures import Machine, SystemFigures, cpu_model, figures_of, outcomes_of, ratios, render
-from bench.peers.systems import run_floor
-from bench.peers.workload import Answer, answer_json, answers_from_json, selected, workload_json
+from bench.peers.systems import Floor, rotated
+from bench.peers.workload import Answer, answer_json, answers_from_json, conversation_json, selected
 from bench.recall.data import Conversation, Question, Turn
 from bench.recall.metrics import Outcome
 from tests.support import HashingEmbedder
@@ -42,9 +42,8 @@ def test_selected_keeps_the_named_conversations_and_only_questions_of_categories
 
 
 def test_the_workload_carries_every_turn_and_question_in_order() -> None:
-    data = workload_json([conversation()])
+    only = conversation_json(conversation())
 
-    (only,) = data["conversations"]
     assert only["id"] == "conv-1"
     assert [t["dia_id"] for t in only["turns"]] == [[1, 1], [1, 2], [2, 1]]
     assert only["turns"][1]["content"] == "Bob: my bike got a flat tyre on the hill"
@@ -101,15 +100,16 @@ def test_ratios_are_ours_divided_by_the_other_for_every_figure() -> None:
 
 def test_the_report_names_the_machine_its_load_and_every_figure() -> None:
     machine = Machine(at=datetime(2026, 12, 2, 8, 0, tzinfo=UTC), cpu="Test CPU", cores=2, system="Linux",
-                      python="3.11.7", load_at_start=(3.0, 2.5, 2.0), load_at_end=(4.0, 3.0, 2.0))
+                      python="3.11.7", loads=(("start", (3.0, 2.5, 2.0)), ("the end", (4.0, 3.0, 2.0))))
     ours = figures("ours", 1000, 10.0, 0.75, 30.0, 60.0)
     peer = figures("mem0", 1000, 40.0, 0.50, 120.0, 240.0)
 
     text = render(machine, [ours, peer], [ratios(ours, peer)])
 
     assert "2026-12-02 08:00 UTC on Test CPU, 2 cores" in text
-    assert "3.0 / 2.5 / 2.0 at the start, 4.0 / 3.0 / 2.0 at the end" in text
+    assert "3.0 / 2.5 / 2.0 at start, 4.0 / 3.0 / 2.0 at the end" in text
     assert "| ours | 1000 | 100.0 | 10 | 30.0 | 60.0 | 0.750 |" in text
+    assert "| mem0 | 1000 | 25.0 | 10 | 120.0 | 240.0 | 0.500 |" in text
     assert "| ours ÷ mem0 | 4.00× | 0.25× | 0.25× | 1.50× |" in text
 
 
@@ -119,16 +119,25 @@ def test_cpu_model_reads_the_model_name_line() -> None:
     assert cpu_model("processor\t: 0\n") == "unknown"
 
 
+def test_rotation_changes_who_goes_first_every_conversation() -> None:
+    assert [rotated(["floor", "ours", "mem0"], turn) for turn in range(4)] == [
+        ["floor", "ours", "mem0"], ["ours", "mem0", "floor"], ["mem0", "floor", "ours"], ["floor", "ours", "mem0"]]
+    assert rotated([], 3) == []
+
+
 def test_the_floor_ranks_turns_by_exact_cosine_and_embeds_one_turn_per_call() -> None:
     embedder = HashingEmbedder()
     chat = conversation()
     question = Question("conv-1", "Pixel sleeps on the piano all day", 4, frozenset({(2, 1)}))
     chat = Conversation(chat.sample_id, chat.turns, [question])
+    floor = Floor(embedder)
 
-    seconds, answers = run_floor([chat], embedder, lambda _message: None)
+    seconds = floor.ingest(chat)
+    (outcome,) = floor.ask(chat)
 
     assert seconds > 0
     assert embedder.calls == 1 + len(chat.turns) + 1  # warm-up, one per turn, one per question
-    (answer,) = answers
-    assert answer.ranked[0] == frozenset({(2, 1)})
-    assert sorted(next(iter(ids)) for ids in answer.ranked) == [(1, 1), (1, 2), (2, 1)]
+    assert outcome.ranked[0] == frozenset({(2, 1)})
+    assert sorted(next(iter(ids)) for ids in outcome.ranked) == [(1, 1), (1, 2), (2, 1)]
+    assert outcome.evidence == frozenset({(2, 1)})
+    assert outcome.latency_ms > 0
