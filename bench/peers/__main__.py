@@ -26,6 +26,7 @@ from bench.recall.metrics import Outcome
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 RAW_DIR = ROOT / "bench" / ".data"
+MODEL_CACHE = RAW_DIR / "models"
 SYSTEMS = ("floor", "ours", "mem0")
 
 
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(str(error)) from error
     turns = sum(len(c.turns) for c in conversations)
     questions = sum(len(c.questions) for c in conversations)
+    # Where an ONNX MiniLM runtime keeps the graphs it builds (as `make bench-recall` does), shared by the floor and
+    # our server rather than rebuilt in each one's fresh data folder; ignored by an embedder that builds none.
+    os.environ.setdefault("ZENGRAM_MINILM_CACHE_DIR", str(MODEL_CACHE))
     machine = machine_now()
     progress(f"{len(conversations)} conversations, {turns} turns, {questions} questions; load {os.getloadavg()}")
 
