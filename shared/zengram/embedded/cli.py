@@ -50,6 +50,7 @@ def serve(
     else:
         typer.echo("API key: taken from BRAIN_API_KEY")
     typer.echo(f"Data: {settings.data_dir.resolve()}  Listening: http://{settings.host}:{settings.port}")
+    typer.echo(f"Dashboard: http://{settings.host}:{settings.port}/dashboard/ (sign in with the API key)")
     try:
         container = build_container(settings, check_index=True)  # a wrong embedder is refused before serving
     except EmbeddingMismatch as error:
