@@ -13,14 +13,14 @@ from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
 from zengram.bootstrap import ContainerProvider, build_container
-from zengram.domain.errors import ZengramError
+from zengram.domain.errors import FeatureUnavailable
 from zengram.settings import Settings
 
 REPAIR_TIME_RESERVE_MS = 15_000
 
 
-class ApiKeyNotConfigured(ZengramError):
-    status_code = 503
+class ApiKeyNotConfigured(FeatureUnavailable):
+    """The Lambda host found no API key to check callers against."""
 
 
 def _configured_key() -> str:

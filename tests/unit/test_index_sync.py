@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zengram.api.errors import status_of
 from zengram.bootstrap import Container, build_container
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import MemoryType
@@ -151,7 +152,7 @@ def test_building_a_container_leaves_the_index_alone_until_it_is_used(settings: 
         # searching that index is refused, with what to do about it (503)
         with pytest.raises(EmbeddingMismatch, match="zengram reindex") as refused:
             found(other, "model")
-        assert refused.value.status_code == 503
+        assert status_of(refused.value) == 503
     finally:
         other.close()
 

@@ -13,9 +13,31 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from zengram.domain.errors import RateLimited, ZengramError
+from zengram.domain.errors import ErrorKind, RateLimited, ZengramError
 
 logger = logging.getLogger(__name__)
+
+# The one table from a domain error's kind to its HTTP status.
+STATUS_OF_KIND: Mapping[ErrorKind, int] = {
+    ErrorKind.INVALID_INPUT: 400,
+    ErrorKind.FORBIDDEN: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.RATE_LIMITED: 429,
+    ErrorKind.INTERNAL: 500,
+    ErrorKind.UPSTREAM_FAILED: 502,
+    ErrorKind.UNAVAILABLE: 503,
+}
+
+
+def status_of(error: ZengramError) -> int:
+    return STATUS_OF_KIND[error.kind]
+
+
+def domain_error_response(error: ZengramError) -> JSONResponse:
+    """A domain error as it leaves the API: its kind's status, its message, its details (and Retry-After)."""
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
+    return error_response(status_of(error), str(error), headers=headers, details=error.details)
 
 
 def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None,
@@ -63,8 +85,7 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZengramError)
     async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        return error_response(exc.status_code, str(exc), headers=headers, details=exc.details)
+        return domain_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from zengram.api.errors import error_response
+from zengram.api.errors import domain_error_response, error_response
 from zengram.domain.errors import ZengramError
 from zengram.domain.keys import Principal
 
@@ -76,7 +76,7 @@ class ApiKeyMiddleware:
         try:  # a scoped key is one store read: off the event loop
             principal = await run_in_threadpool(self._authenticate, given)
         except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
-            await error_response(error.status_code, str(error))(scope, receive, send)
+            await domain_error_response(error)(scope, receive, send)
             return
         if principal is None:
             await error_response(401, "invalid API key")(scope, receive, send)

@@ -50,8 +50,8 @@ def utc_now() -> datetime:
 def as_utc(moment: datetime) -> datetime:
     """Naive timestamps are taken as UTC; aware ones are converted to UTC.
 
-    Raises ValueError (which request models report as a 400 naming the field) when the UTC moment falls outside
-    the years 1 to 9999, as `0001-01-01T00:00:00+14:00` does: Python's own OverflowError would be a 500.
+    Raises ValueError (which request models report as invalid input naming the field) when the UTC moment falls outside
+    the years 1 to 9999, as `0001-01-01T00:00:00+14:00` does: Python's own OverflowError would be an internal error.
     """
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
