@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
+from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
     MemoryChanges,
+    MemoryNotFound,
     MemoryType,
     RecordQuery,
     WriteKind,
@@ -289,7 +290,7 @@ class MemoryService:
         """The memory (Forbidden when it belongs to a client outside `scope`)."""
         memory = self._store.get(memory_id)
         if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
+            raise MemoryNotFound(memory_id)
         return scope.require_memory(memory)
 
     def _within(self, memory_id: str, scope: TenantScope) -> None:
