@@ -38,6 +38,6 @@ def test_scheduled_event_repairs_pending_records(lambda_environment: str, minilm
     # Then every record is indexed and none is pending
     assert outcome == {"repaired": 25, "failed": 0, "parked": 0, "requeued": 0, "stopped": None}
     checker = build_container(Settings(), embedder=minilm)
-    assert checker.store.pending_index(100) == []
+    assert checker.outbox.pending_index(100) == []
     assert checker.index.count() == 25
     checker.close()

@@ -94,7 +94,7 @@ def test_a_merged_fact_replaces_its_sources(brain: Container, llm_server: Script
         "memories_considered": 3, "batches": 1, "merged": 1, "superseded": 2, "connections": 1, "categorized": 1,
         "skipped_duplicates": 0, "contradictions": 0, "summaries": 0, "expired": 0, "clients": None}
     # ...every change reached the search index (nothing left pending for the repair sweep)
-    assert brain.store.pending_index(100) == []
+    assert brain.outbox.pending_index(100) == []
     # ...the superseded sources left normal search, the merged fact is found
     assert brain.index.count() >= 4
     hits = brain.memory.search(_search("Next.js App Router frontend"))
@@ -467,7 +467,7 @@ class _DuringTheCall:
 
 
 def _consolidation_with(brain: Container, clock: TickingClock, during: Callable[[], object]) -> ConsolidationService:
-    return build_consolidation_service(brain.settings, brain.store, brain.memory, brain.index, brain.embedder,
+    return build_consolidation_service(brain.settings, brain.backend, brain.memory, brain.index, brain.embedder,
                                        _DuringTheCall(brain.llm, during), clock)
 
 

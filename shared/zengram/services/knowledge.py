@@ -21,7 +21,7 @@ from zengram.domain.models import (
 )
 from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord
 from zengram.ports import Clock, RecordStore
-from zengram.services.entities import EntityService
+from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import EMBED_BATCH, IndexSync
 
 logger = logging.getLogger(__name__)
@@ -76,9 +76,9 @@ class ImportReport:
 
 
 class KnowledgeService:
-    def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync,
-                 entities: EntityService | None = None, *, scrubber: Scrubber) -> None:
-        self._store = store
+    def __init__(self, records: RecordStore, clock: Clock, index_sync: IndexSync,
+                 entities: EntityLinker | None = None, *, scrubber: Scrubber) -> None:
+        self._store = records
         self._scrubber = scrubber
         self._clock = clock
         self._index_sync = index_sync
