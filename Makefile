@@ -9,7 +9,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-coldstart bench-recall package reindex backfill-entities clean
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
+bench-embedder: $(STAMP)
+	$(BIN)/python -m bench.embedder
 
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall

@@ -19,10 +19,13 @@ from tests.support import API_KEY, HashingEmbedder, TickingClock
 
 @pytest.fixture(scope="session")
 def minilm() -> Embedder:
-    """The real offline model, loaded once per session."""
-    from zengram.adapters.minilm import MiniLMEmbedder
+    """The real offline model as the product runs it (default runtime, merged passes), loaded once per session."""
+    from zengram.adapters.minilm import build_minilm_embedder
+    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
-    embedder = MiniLMEmbedder()
+    defaults = Settings()
+    embedder = CoalescingEmbedder(build_minilm_embedder(defaults.minilm_runtime),
+                                  max_parallel_passes=defaults.minilm_parallel_passes)
     embedder.embed(["warm up"])
     return embedder
 

@@ -154,9 +154,13 @@ def build_opensearch_index(settings: Settings) -> SearchIndex:
 
 
 def build_minilm_embedder(settings: Settings) -> Embedder:
-    from zengram.adapters.minilm import MiniLMEmbedder
+    """all-MiniLM-L6-v2 on the configured runtime, concurrent calls merged into shared forward passes."""
+    from zengram.adapters.minilm import build_minilm_embedder as build_runtime
+    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
-    return MiniLMEmbedder(model_dir=settings.minilm_model_dir)
+    minilm = build_runtime(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
+                           cache_dir=settings.minilm_graph_dir)
+    return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
 
 
 def build_openai_embedder(settings: Settings) -> Embedder:

@@ -24,6 +24,8 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({402, 429, 500, 502, 503, 504})
 # Client errors that say nothing about the request itself: the cluster cannot be used (auth) or is absent.
 _NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408})
+# 400s that say the index cannot take any request now (closed, or blocked read-only e.g. on a full disk).
+_INDEX_BLOCKED = frozenset({"index_closed_exception", "cluster_block_exception"})
 
 
 POOL_SIZE = 8
@@ -122,10 +124,14 @@ def reason_of(error: BaseException) -> str:
     return str(cause.get("reason", "")) if isinstance(cause, dict) else ""
 
 
-def failure(operation: str, error: BaseException) -> OpenSearchIndexError:
-    """A client error as the adapter's own error, naming the status, OpenSearch's error type and reason."""
-    if isinstance(error, OpenSearchIndexError):
+def failure(operation: str, error: BaseException) -> OpenSearchIndexError | IndexRejected:
+    """A client error as the adapter's own error, naming the status, OpenSearch's error type and reason: a refusal of
+    this very request is the port's `IndexRejected` (the cluster is up); anything else makes the index unusable."""
+    if isinstance(error, OpenSearchIndexError | IndexRejected):
         return error
+    rejected = refused_request(error)
+    if rejected is not None:
+        return rejected
     status = status_of(error) or "no answer"
     detail = ": ".join(part for part in (error_type_of(error), reason_of(error)) if part)
     return OpenSearchIndexError(f"OpenSearch {operation} failed ({status}{', ' + detail if detail else ''})"[:500])
@@ -143,7 +149,7 @@ def refused_request(error: BaseException) -> IndexRejected | None:
     status = status_of(error)
     if not isinstance(error, TransportError) or status is None or not 400 <= status < 500:
         return None
-    if status in _NOT_ABOUT_THE_REQUEST or status in RETRYABLE_STATUSES:
+    if status in _NOT_ABOUT_THE_REQUEST or status in RETRYABLE_STATUSES or error_type_of(error) in _INDEX_BLOCKED:
         return None
     return IndexRejected(f"OpenSearch refused the request: {status} {error_type_of(error)}: {error}"[:500])
 

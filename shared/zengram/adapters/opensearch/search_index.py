@@ -256,8 +256,9 @@ class OpenSearchIndex:
     def _request(self, operation: str, request: Callable[[], Any],
                  handled: Callable[[BaseException], bool] = lambda _: False) -> Any:
         """Runs a request with retries. Errors the caller `handled` reach it as opensearch-py raised them;
-        any other client error becomes an `OpenSearchIndexError` (503 at the API: the index is unusable,
-        the records are intact), never a bare client exception (a 500)."""
+        any other client error becomes the port's `IndexRejected` when it refuses this very request (the index is
+        up), else an `OpenSearchIndexError` (503 at the API: the index is unusable, the records are intact); never
+        a bare client exception (a 500)."""
         from opensearchpy.exceptions import OpenSearchException
 
         try:
