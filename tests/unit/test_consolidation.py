@@ -509,10 +509,7 @@ def test_a_patch_landing_during_the_llm_call_is_kept(
         brain.memory.update(brief.id, MemoryPatch(knowledge_category=KnowledgeCategory.CONTENT))
 
     consolidation = _consolidation_with(brain, clock, patch_meanwhile)
-    try:
-        job = consolidation.run_now()
-    finally:
-        consolidation.close()
+    job = consolidation.run_now()
 
     # Then the connections are added on top of the PATCHed metadata, and the category set meanwhile stays
     assert job.status is JobStatus.SUCCEEDED, job.error
@@ -533,12 +530,9 @@ def test_a_job_delivered_twice_does_the_work_once(
     llm_server.script(empty_plan(), empty_plan())  # enough for two runs: only one may ask
     duplicates: list[Job] = []
     consolidation = _consolidation_with(brain, clock, lambda: duplicates.append(consolidation.run(job.id)))
-    try:
-        job = consolidation.start()
-        finished = consolidation.run(job.id)
-        again = consolidation.run(job.id)  # a third, late delivery
-    finally:
-        consolidation.close()
+    job = consolidation.start()
+    finished = consolidation.run(job.id)
+    again = consolidation.run(job.id)  # a third, late delivery
 
     # Then the duplicate stopped without doing anything, and the first run did the work once
     assert [duplicate.status for duplicate in duplicates] == [JobStatus.RUNNING]
