@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram.domain.errors import ErrorKind, RateLimited, ZengramError
+from zengram.domain.validation import describe_validation_errors
 
 logger = logging.getLogger(__name__)
 
@@ -45,22 +46,6 @@ def error_response(status_code: int, message: str, headers: Mapping[str, str] | 
     """`{"error": message}`, plus any `details` fields the error carries (never replacing `error`)."""
     extra = {name: value for name, value in (details or {}).items() if name != "error"}
     return JSONResponse({"error": message, **extra}, status_code=status_code, headers=headers)
-
-
-def describe_validation_errors(errors: Sequence[Any]) -> str:
-    """Turns pydantic's error list into one sentence that names the field: `limit: ...`."""
-    first = errors[0] if errors else {}
-    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path", "header")]
-    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
-    if first.get("type") == "json_invalid":
-        return "body: invalid JSON"
-    if location and not re.match(rf"{re.escape(location[0])}[.:]", message):  # the message may name a sub-field
-        return f"{'.'.join(location)}: {message}"
-    if not location and first.get("type") in ("missing", "dict_type", "model_attributes_type"):
-        return "body: a JSON object is required"
-    if not location and not re.match(r"^\w+:", message):
-        return f"body: {message}"
-    return message
 
 
 def allowed_methods(request: Request) -> list[str]:

@@ -289,6 +289,14 @@ class ImportKind(StrEnum):
     LABEL_HELD = "label_held"
 
 
+class ImportStatus(StrEnum):
+    """What became of one record of an import batch."""
+
+    IMPORTED = "imported"
+    SKIPPED = "skipped"  # left out: its id, content or key/subject is already taken (`ImportKind`)
+    FAILED = "failed"  # invalid, or the record store could not take it
+
+
 class ImportOutcome(BaseModel):
     """What `RecordStore.import_memory` did: stored it, or left everything as it was because of `existing_id`."""
 

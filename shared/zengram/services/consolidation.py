@@ -32,7 +32,7 @@ from zengram.domain.errors import (
     StaleRevision,
     ZengramError,
 )
-from zengram.domain.jobs import Job, JobStatus, LockState
+from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
 from zengram.domain.models import Category, Importance, KnowledgeCategory, Memory, MemoryType, WriteKind
 from zengram.domain.requests import MemoryDraft, MemoryPatch
 from zengram.domain.search import SearchFilters
@@ -120,7 +120,7 @@ class ConsolidationService:
 
     # -- jobs -----------------------------------------------------------------------------------------
 
-    def start(self, *, trigger: str = "api") -> Job:
+    def start(self, *, trigger: JobTrigger = JobTrigger.API) -> Job:
         """Takes the lock (AlreadyRunning, 409, when another run holds it) and records a queued job; `run`
         does the work. No LLM provider → LLMUnavailable (503) before anything is written."""
         if self._llm.provider == "none":
@@ -150,7 +150,7 @@ class ConsolidationService:
             raise FeatureUnavailable(f"consolidation could not be started: {error}") from error
         return job
 
-    def run_now(self, *, trigger: str = "api", raise_errors: bool = False) -> Job:
+    def run_now(self, *, trigger: JobTrigger = JobTrigger.API, raise_errors: bool = False) -> Job:
         """`start` and `run` in this thread (`?sync=true`, and the schedule)."""
         return self.run(self.start(trigger=trigger).id, raise_errors=raise_errors)
 
@@ -161,7 +161,7 @@ class ConsolidationService:
                         "disabled" if not self._config.enabled else "no LLM provider")
             return None
         try:
-            return self.run_now(trigger="schedule")
+            return self.run_now(trigger=JobTrigger.SCHEDULE)
         except AlreadyRunning:
             logger.info("scheduled consolidation skipped: a run is going on")
             return None
