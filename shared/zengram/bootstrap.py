@@ -166,10 +166,15 @@ def build_minilm_embedder(settings: Settings) -> Embedder:
 def build_openai_embedder(settings: Settings) -> Embedder:
     from zengram.adapters.openai import OpenAIEmbedder
 
-    if settings.openai_api_key is None:
-        raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY")
-    return OpenAIEmbedder(base_url=settings.openai_base_url, api_key=settings.openai_api_key.get_secret_value(),
-                          model=settings.embedding_model, dimensions=settings.embedding_dimensions)
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    if api_key is None and settings.openai_api_key_secret_id:
+        from zengram.adapters.aws_parameters import fetch_api_key
+
+        api_key = fetch_api_key(secret_id=settings.openai_api_key_secret_id)
+    if api_key is None:
+        raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY or ZENGRAM_OPENAI_API_KEY_SECRET_ID")
+    return OpenAIEmbedder(base_url=settings.openai_base_url, api_key=api_key, model=settings.embedding_model,
+                          dimensions=settings.embedding_dimensions)
 
 
 def build_bedrock_embedder(settings: Settings) -> Embedder:
@@ -280,8 +285,10 @@ def build_container(
     embedder: Embedder | None = None,
     clock: Clock | None = None,
     check_index: bool = False,
+    language_model: LanguageModel | None = None,
 ) -> Container:
-    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own.
+    """Wires the adapters the settings name; `embedder`, `clock` and `language_model` let tests, benchmarks and
+    hosts (the Lambda host meters its LLM calls) bring their own.
 
     Nothing here touches the search index: it is checked (and bound to the embedder) on first use, so a host
     whose index is down still stores and reads records. `check_index=True` checks it now and raises
@@ -316,7 +323,7 @@ def build_container(
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links,
     )
-    llm = build_language_model(settings)
+    llm = language_model or build_language_model(settings)
     container = Container(
         settings, backend, index, embedder, memory,
         KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
-from zengram.bootstrap import ContainerProvider, build_container
+from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
 from zengram.domain.errors import FeatureUnavailable
 from zengram.settings import Settings
 
@@ -66,11 +66,12 @@ class LambdaObservability:
     def traced(self, handler: LambdaHandler) -> LambdaHandler:
         return self.tracer.capture_lambda_handler(handler) if self.tracing else handler
 
-    @cached_property
+    @property
     def metrics(self) -> Metrics:
-        from aws_lambda_powertools import Metrics
+        """The process's one Metrics, which the operator's counters (`adapters/aws_lambda/metrics.py`) add to."""
+        from zengram.adapters.aws_lambda.metrics import shared_metrics
 
-        return Metrics()
+        return shared_metrics()
 
     def set_correlation_id(self, request_id: str) -> None:
         self.logger.set_correlation_id(request_id)
@@ -105,9 +106,17 @@ def _configured_key() -> str:
     )
 
 
+def lambda_container() -> Container:
+    """The container of a function, from its environment; its LLM calls count failures as a metric."""
+    from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
+
+    settings = Settings()
+    return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
+
+
 def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
-    provider = ContainerProvider(lambda: build_container(Settings()))
-    return create_app(routers, provider, expected_key=_configured_key, on_request_id=OBSERVABILITY.set_correlation_id)
+    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
+                      on_request_id=OBSERVABILITY.set_correlation_id)
 
 
 def http_handler(app: FastAPI) -> LambdaHandler:
@@ -118,12 +127,15 @@ def http_handler(app: FastAPI) -> LambdaHandler:
         from aws_lambda_powertools.logging import correlation_paths
         from mangum import Mangum
 
+        from zengram.adapters.aws_lambda.metrics import record_request
+
         logger, metrics = OBSERVABILITY.logger, OBSERVABILITY.metrics
         asgi = Mangum(app, lifespan="off")
 
         @metrics.log_metrics(capture_cold_start_metric=True)
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             response: dict[str, Any] = asgi(event, context)
+            record_request(event.get("routeKey"), response.get("statusCode"))
             return response
 
         # API Gateway's request id is the correlation id until the app decides the request id (the caller's).
@@ -135,12 +147,20 @@ def http_handler(app: FastAPI) -> LambdaHandler:
 
 
 def repair_handler() -> LambdaHandler:
-    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows. An event with
+    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows, then reports
+    the backlog left (what /stats shows as index_health.pending_index) as the PendingIndex metric. An event with
     `"retry_parked": true` (sent by hand: `aws lambda invoke`) first puts the parked records back in the queue."""
     provider = function_container()
 
     def build() -> LambdaHandler:
-        from aws_lambda_powertools.metrics import MetricUnit
+        from zengram.adapters.aws_lambda.metrics import (
+            INDEX_FAILURES,
+            PENDING_INDEX,
+            RECORDS_PARKED,
+            RECORDS_REPAIRED,
+            count,
+        )
+        from zengram.adapters.system import SystemClock
 
         logger, metrics = OBSERVABILITY.logger, OBSERVABILITY.metrics
 
@@ -154,11 +174,12 @@ def repair_handler() -> LambdaHandler:
                 keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS,
                 batch=container.settings.index_repair_batch,
             )
-            metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=report.indexed)
-            metrics.add_metric(name="IndexFailures", unit=MetricUnit.Count, value=report.failed)
-            metrics.add_metric(name="RecordsParked", unit=MetricUnit.Count, value=report.parked)
+            pending = container.counters.stats(SystemClock().now(), container.settings.decay_factor).pending_index
+            for metric, value in ((RECORDS_REPAIRED, report.indexed), (INDEX_FAILURES, report.failed),
+                                  (RECORDS_PARKED, report.parked), (PENDING_INDEX, pending)):
+                count(metric, value)
             outcome: dict[str, Any] = {"repaired": report.indexed, "failed": report.failed, "parked": report.parked,
-                                       "requeued": requeued, "stopped": report.stopped}
+                                       "requeued": requeued, "stopped": report.stopped, "pending_index": pending}
             logger.info("repair sweep finished", extra=outcome)
             return outcome
 
@@ -181,6 +202,7 @@ def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
         logger = OBSERVABILITY.logger
 
         @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
         def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             step, state = str(event.get("step")), ResearchState.model_validate(event.get("state"))
             logger.info("research step", extra={"step": step, "iteration": state.iterations,
@@ -195,7 +217,7 @@ def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
 
 def function_container() -> ContainerProvider:
     """The container of a function that is not an HTTP app: built from its environment on first use."""
-    return ContainerProvider(lambda: build_container(Settings()))
+    return ContainerProvider(lambda_container)
 
 
 def consolidation_handler(app: FastAPI) -> LambdaHandler:
@@ -210,6 +232,7 @@ def consolidation_handler(app: FastAPI) -> LambdaHandler:
         logger = OBSERVABILITY.logger
 
         @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
         def background(event: dict[str, Any], context: Any) -> dict[str, Any]:
             provider: ContainerProvider = app.state.provider  # the HTTP app's: one container per environment
             consolidation = provider.get().consolidation
@@ -230,3 +253,75 @@ def consolidation_handler(app: FastAPI) -> LambdaHandler:
         return background(event, context)
 
     return handler
+
+
+BOOTSTRAP_RETRY_SECONDS = 10
+BOOTSTRAP_TIME_RESERVE_MS = 30_000
+
+
+def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
+    """The SearchIndex custom resource of template.yaml, the explicit step that creates the search index.
+
+    Create and Update bind the configured embedding model to the index, creating it (mapping, alias) when there is
+    none, and fail the deployment when the index holds another model's vectors (that needs `zengram reindex`).
+    Access a deployment has just granted can take a while to apply (Serverless data policies), so other failures
+    are retried while time allows. Delete leaves the index alone: it is derived data, the table keeps the records.
+    CloudFormation always gets an answer, or the stack would wait an hour for one."""
+    built: list[Callable[[dict[str, Any], Any], None]] = []
+
+    def build() -> Callable[[dict[str, Any], Any], None]:
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        def handler(event: dict[str, Any], context: Any) -> None:
+            alias = Settings().opensearch_alias
+            status, reason = "SUCCESS", f"search index alias {alias} is ready"
+            try:
+                if event.get("RequestType") in ("Create", "Update"):
+                    _bind_index_until_done(context, logger)
+            except Exception as error:
+                logger.exception("search index bootstrap failed")
+                status, reason = "FAILED", f"{type(error).__name__}: {error}"
+            _answer_cloudformation(event, status, reason[:1000], physical_id=alias)
+
+        return handler
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        if not built:
+            built.append(build())
+        built[0](event, context)
+
+    return handler
+
+
+def _bind_index_until_done(context: Any, logger: Any) -> None:
+    import time
+
+    from zengram.domain.errors import EmbeddingMismatch
+
+    while True:
+        try:
+            build_container(Settings(), check_index=True).close()  # binds the model, creating a missing index
+            return
+        except EmbeddingMismatch:
+            raise
+        except Exception as error:
+            if context.get_remaining_time_in_millis() < BOOTSTRAP_TIME_RESERVE_MS:
+                raise
+            logger.warning("search index not ready yet, retrying", extra={"error": f"{type(error).__name__}: {error}"})
+            time.sleep(BOOTSTRAP_RETRY_SECONDS)
+
+
+def _answer_cloudformation(event: dict[str, Any], status: str, reason: str, *, physical_id: str) -> None:
+    """PUTs the custom resource's result to the pre-signed URL CloudFormation gave (no content type: it is signed)."""
+    import json
+    import urllib.request
+
+    body = json.dumps({
+        "Status": status, "Reason": reason, "PhysicalResourceId": physical_id,
+        "StackId": event["StackId"], "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"],
+        "Data": {"Alias": physical_id},
+    }).encode()
+    request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()

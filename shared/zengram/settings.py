@@ -120,6 +120,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "ZENGRAM_OPENAI_API_KEY")
     )
+    openai_api_key_secret_id: str | None = Field(
+        default=None, description="Secrets Manager secret holding openai_api_key (Lambda host; read when wiring)."
+    )
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(default=1536, ge=8, le=8192, description="openai and bedrock vector size")
 

@@ -27,6 +27,7 @@ EXPECTED = {
     errors.LLMUnavailable(): 503,
     errors.IndexUnavailable("down"): 503,
     errors.EmbeddingMismatch("other model"): 503,
+    errors.ResearchTimedOut("did not finish in 60 s"): 504,
 }
 
 

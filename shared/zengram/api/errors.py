@@ -28,6 +28,7 @@ STATUS_OF_KIND: Mapping[ErrorKind, int] = {
     ErrorKind.INTERNAL: 500,
     ErrorKind.UPSTREAM_FAILED: 502,
     ErrorKind.UNAVAILABLE: 503,
+    ErrorKind.TIMED_OUT: 504,
 }
 
 

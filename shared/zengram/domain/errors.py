@@ -17,6 +17,7 @@ class ErrorKind(StrEnum):
     RATE_LIMITED = "rate_limited"
     UPSTREAM_FAILED = "upstream_failed"  # a provider answered, wrongly (LLM JSON, a refused document, a workflow)
     UNAVAILABLE = "unavailable"  # switched off, not configured, or a provider that cannot be reached
+    TIMED_OUT = "timed_out"  # a workflow did not finish in the time a request may take, and was stopped
     INTERNAL = "internal"
 
 
@@ -119,3 +120,9 @@ class ResearchFailed(ZengramError):
     """The research workflow itself failed (e.g. a Step Functions execution timed out or was aborted)."""
 
     kind = ErrorKind.UPSTREAM_FAILED
+
+
+class ResearchTimedOut(ResearchFailed):
+    """The research run did not finish in the time a request may take, and was stopped."""
+
+    kind = ErrorKind.TIMED_OUT
