@@ -24,6 +24,8 @@ from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
 from tests.dashboard.sample_data import Sample, sample_clock, seed
+from tests.dashboard.standins import SUBJECT, chat_standin, documents_standin
+from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.support import API_KEY, HashingEmbedder
 
 # As the machine notes say Chromium must start here: without background networking it makes no connection of its own.
@@ -32,6 +34,8 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 # Optional parts of the API the dashboard probes for its tabs: their refusal is expected and logged by the browser.
 PROBES = ("/kb/health/status", "/api/v1/prompts", "/admin/keys")
 VIEWPORT = {"width": 1280, "height": 900}
+# What the consolidation engine's language model answers: no change to make (the sample stays as it is).
+EMPTY_PLAN = {"merged_facts": [], "contradictions": [], "connections": [], "summaries": [], "categories": []}
 
 
 def chromium_path() -> str:
@@ -74,12 +78,12 @@ class Console:
 
 
 @pytest.fixture(scope="module")
-def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+def dashboard(tmp_path_factory: pytest.TempPathFactory, _scripted_llm_server: ScriptedLLMServer) -> Iterator[Dashboard]:
     executable = chromium_path()
     from playwright.sync_api import sync_playwright
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("dashboard") / "data", api_key=API_KEY,
-                        rate_limit_enabled=False)
+    settings = settings_with_llm(Settings(data_dir=tmp_path_factory.mktemp("dashboard") / "data", api_key=API_KEY,
+                                          rate_limit_enabled=False), _scripted_llm_server)
     clock = sample_clock()
     container = build_container(settings, embedder=HashingEmbedder(), clock=clock)
     shots = os.environ.get("ZENGRAM_DASHBOARD_SHOTS")
@@ -190,6 +194,15 @@ def test_the_overview_shows_counts_and_index_health(dashboard: Dashboard, page: 
     assert_drawn(screenshot(page, dashboard, "overview"), min_colours=40, min_inked=0.05)
 
 
+def test_without_the_documents_and_chat_layers_their_tabs_stay_away(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    page.wait_for_selector("header nav a[data-tab=keys]")  # the admin probe has answered
+    for view in ("documents", "chat"):  # the API answers 404 to their probes: no tab, and no view by address
+        page.goto(f"{dashboard.url}/dashboard/#/{view}")
+        page.wait_for_selector("main >> text=No such view here.")
+    assert not {"Documents", "Chat"} & set(page.locator("header nav a").all_inner_texts())
+
+
 def test_search_with_filters_shows_the_scores_then_the_memory_history(dashboard: Dashboard, page: Any) -> None:
     sign_in(page, dashboard)
     open_tab(page, "search")
@@ -260,16 +273,14 @@ def test_briefing_since_a_chosen_time(dashboard: Dashboard, page: Any) -> None:
     assert_drawn(screenshot(page, dashboard, "briefing"), min_colours=20, min_inked=0.03)
 
 
-def test_consolidation_clients_and_keys(dashboard: Dashboard, page: Any) -> None:
+def test_clients_and_keys(dashboard: Dashboard, page: Any) -> None:
     sign_in(page, dashboard)
-    open_tab(page, "consolidation")
-    page.wait_for_selector("[data-testid=consolidation-status] .badge")
-    assert "idle" in page.inner_text("[data-testid=consolidation-status]")
-
     open_tab(page, "clients")
     page.wait_for_selector("[data-testid=clients-table]")
     assert page.locator("[data-testid=clients-table] tbody tr td:first-child").all_inner_texts() == [
         "acme-corp", "globex"]
+    assert "Hank Scorpio" in page.inner_text("[data-testid=clients-table]")
+    assert_drawn(screenshot(page, dashboard, "clients"), min_colours=20, min_inked=0.03)
 
     open_tab(page, "keys")
     page.wait_for_selector("[data-testid=keys-table]")
@@ -286,3 +297,73 @@ def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashbo
     assert "PostgreSQL" in names and "Stripe" not in names  # Stripe is named by globex's memories only
     page.goto(f"{dashboard.url}/dashboard/#/keys")
     page.wait_for_selector("main >> text=No such view here.")
+
+
+def test_documents_and_chat_tabs_appear_where_the_api_answers(dashboard: Dashboard, page: Any,
+                                                              tmp_path: Path) -> None:
+    kb_queries: list[dict[str, Any]] = []
+    chat_calls: list[dict[str, Any]] = []
+    settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
+    container = build_container(settings, embedder=HashingEmbedder())
+    app = build_embedded_app(settings, container)
+    app.mount("/kb", documents_standin(kb_queries))  # behind the same key check as the API
+    app.mount("/api/v1", chat_standin(chat_calls))
+    try:
+        with BackgroundServer(app) as server:
+            page.goto(f"{server.url}/dashboard/")
+            page.fill("input[name=key]", API_KEY)
+            page.click("[data-testid=signin] button[type=submit]")
+            page.wait_for_selector("header nav a[data-tab=chat]")
+            page.wait_for_selector("header nav a[data-tab=documents]")
+
+            open_tab(page, "documents")
+            page.wait_for_selector("[data-testid=kb-folders] tbody tr")
+            assert "total_chunks\t7" in page.inner_text("[data-testid=kb-status]")
+            assert rows(page, "[data-testid=kb-jobs] tbody tr") == 1
+            page.fill("[data-testid=kb-query] input[name=query]", "Acme PostgreSQL failover")
+            page.select_option("[data-testid=kb-query] select[name=mode]", "bm25")
+            page.click("[data-testid=kb-query] button[type=submit]")
+            page.wait_for_selector("[data-testid=kb-results] tbody tr")
+            assert kb_queries[-1]["mode"] == "bm25" and kb_queries[-1]["top_k"] == 5
+            results = page.inner_text("[data-testid=kb-results]")
+            assert "runbooks/postgres.md" in results and "kafka.md" not in results
+            assert_drawn(screenshot(page, dashboard, "documents"), min_colours=20, min_inked=0.03)
+
+            open_tab(page, "chat")
+            page.wait_for_selector("[data-testid=prompts-table] tbody tr")
+            assert rows(page, "[data-testid=prompts-table] tbody tr") == 2
+            page.fill("[data-testid=subject-form] input[name=subject]", SUBJECT)
+            page.click("[data-testid=subject-form] button[type=submit]")
+            page.wait_for_selector("[data-testid=subject-chats] tbody tr")
+            assert "Lives in Lisbon" in page.inner_text("[data-testid=subject-memories]")
+            claims = page.inner_text("[data-testid=subject-claims]")
+            assert "city" in claims and "Lisbon" in claims and "email" in claims
+            assert chat_calls == [{"path": "/memories", "subject_id": SUBJECT, "limit": 100}]
+            assert_drawn(screenshot(page, dashboard, "chat"), min_colours=20, min_inked=0.03)
+    finally:
+        container.close()
+
+
+def test_consolidation_status_and_a_run_started_from_the_dashboard(dashboard: Dashboard, page: Any,
+                                                                   llm_server: ScriptedLLMServer) -> None:
+    # Last in this module: the run marks the sample consolidated (the LLM plans no change).
+    llm_server.script(*[EMPTY_PLAN] * 4)
+    sign_in(page, dashboard)
+    open_tab(page, "consolidation")
+    page.wait_for_selector("[data-testid=consolidation-status] .badge")
+    status = page.inner_text("[data-testid=consolidation-status]")
+    assert "idle" in status and "test-chat-model" in status
+
+    page.click("[data-testid=consolidate-now]")
+    started = page.locator("[data-testid=started-runs] [data-testid=job]")
+    started.locator(".badge >> text=succeeded").wait_for()  # the card polls the job until it has ended
+    job_id = page.evaluate("JSON.parse(sessionStorage.getItem('zengram.jobs'))[0]")
+    assert job_id in started.inner_text() and "batches" in started.inner_text()
+    # then the status is read again: it names the run, and shows it beside it
+    page.wait_for_selector(f"[data-testid=consolidation-status] >> text={job_id}")
+    assert rows(page, "[data-testid=job]") == 2
+    assert "Last finished run" in page.inner_text("main")
+    assert_drawn(screenshot(page, dashboard, "consolidation"), min_colours=20, min_inked=0.03)
+
+    page.reload()  # the runs started in this tab are remembered for the session
+    page.wait_for_selector(f"[data-testid=job] >> text=Run {job_id}")

@@ -1,6 +1,6 @@
 // Consolidation: the engine's status (GET /consolidate/status), the last run and runs started from here (jobs are
 // admin-only: a job's result names every tenant it touched), and a button to start one (POST /consolidate).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { get, post } from "../api.js";
 import { Badge, Card, ErrorBox, Fields, Loaded, html, useLoad, when } from "../ui.js";
 
@@ -19,6 +19,7 @@ export function Consolidation() {
   const [jobs, setJobs] = useState(startedJobs());
   const [error, setError] = useState(null);
   const [lookup, setLookup] = useState("");
+  const [startedNow, setStartedNow] = useState(null); // the run this page started: the status follows it
 
   async function start() {
     setError(null);
@@ -27,6 +28,7 @@ export function Consolidation() {
       const ids = [started.job_id, ...jobs.filter((id) => id !== started.job_id)].slice(0, 20);
       sessionStorage.setItem(STARTED, JSON.stringify(ids));
       setJobs(ids);
+      setStartedNow(started.job_id);
     } catch (failure) {
       setError(failure);
     }
@@ -44,8 +46,9 @@ export function Consolidation() {
       <//>
       ${body.last_job_id ? html`<${Job} id=${body.last_job_id} title="Last finished run" />` : null}
     </div>`}<//>
-    <${Card} title="Runs started here">
-      ${jobs.length ? jobs.map((id) => html`<${Job} id=${id} title=${`Run ${id}`} />`)
+    <${Card} title="Runs started here" testid="started-runs">
+      ${jobs.length ? jobs.map((id) => html`<${Job} key=${id} id=${id} title=${`Run ${id}`}
+        onFinished=${id === startedNow ? status.reload : null} />`)
         : html`<p class="muted">None yet in this session.</p>`}
       <form class="filters" onSubmit=${(event) => { event.preventDefault(); if (lookup) setJobs([lookup, ...jobs]); }}>
         <label>job id<input name="job" value=${lookup} onInput=${(event) => setLookup(event.target.value.trim())} /></label>
@@ -55,12 +58,18 @@ export function Consolidation() {
   </div>`;
 }
 
-function Job({ id, title }) {
+// A job's card polls it while it runs; `onFinished` (given for a run just started) hears once when it has ended.
+function Job({ id, title, onFinished }) {
   const job = useLoad(() => get(`/consolidate/job/${encodeURIComponent(id)}`), [id]);
   const running = job.data && ["queued", "running"].includes(job.data.status);
+  const told = useRef(false);
   useEffect(() => {
+    if (job.data && !running && onFinished && !told.current) {
+      told.current = true;
+      onFinished();
+    }
     if (!running) return undefined;
-    const timer = setTimeout(job.reload, 2000);
+    const timer = setTimeout(job.reload, 1000);
     return () => clearTimeout(timer);
   }, [running, job.data]);
   return html`<${Card} title=${title} testid="job">

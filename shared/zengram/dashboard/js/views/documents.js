@@ -16,8 +16,8 @@ export function Documents() {
         <${Loaded} state=${status}>${(body) => html`<${Fields} object=${body} only=${["total_documents", "total_chunks",
           "indexing_in_progress", "current_job_id", "progress_percent", "last_indexed_at", "graph_index"]} />`}<//>
       <//>
-      <${Card} title="Folders">
-        <${Loaded} state=${folders}>${(body) => html`<${Table} rows=${pick(body, "folders") || (Array.isArray(body) ? body : [])}
+      <${Card} title="Folders" testid="kb-folders-card">
+        <${Loaded} state=${folders}>${(body) => html`<${Table} testid="kb-folders" empty="No folder indexed yet." rows=${pick(body, "folders") || (Array.isArray(body) ? body : [])}
           columns=${[
             { label: "folder", value: (row) => pick(row, "folder_path", "path") },
             { label: "files", value: (row) => number(pick(row, "file_count", "files")) },
@@ -26,8 +26,8 @@ export function Documents() {
           ]} />`}<//>
       <//>
     </div>
-    <${Card} title="Indexing jobs">
-      <${Loaded} state=${jobs}>${(body) => html`<${Table} rows=${pick(body, "jobs", "items") || []} columns=${[
+    <${Card} title="Indexing jobs" testid="kb-jobs-card">
+      <${Loaded} state=${jobs}>${(body) => html`<${Table} testid="kb-jobs" empty="No indexing jobs yet." rows=${pick(body, "jobs", "items") || []} columns=${[
         { label: "job", value: (row) => pick(row, "job_id", "id") },
         { label: "status", value: (row) => row.status },
         { label: "folder", value: (row) => pick(row, "folder_path", "folder") },
@@ -57,7 +57,7 @@ function Query() {
       setBusy(false);
     }
   }
-  return html`<${Card} title="Query the documents">
+  return html`<${Card} title="Query the documents" testid="kb-query">
     <form class="filters" onSubmit=${submit}>
       <label class="wide">query<input name="query" required value=${form.query}
         onInput=${(event) => setForm({ ...form, query: event.target.value })} /></label>
@@ -69,7 +69,7 @@ function Query() {
     </form>
     <${ErrorBox} error=${error} />
     ${busy ? html`<${Loading} />` : null}
-    ${result ? html`<${Table} rows=${result.results || []} columns=${[
+    ${result ? html`<${Table} testid="kb-results" empty="No passage matches." rows=${result.results || []} columns=${[
       { label: "source", value: (row) => row.source },
       { label: "score", value: (row) => number(row.score, 4) },
       { label: "vector / bm25 / graph", value: (row) => [row.vector_score, row.bm25_score, row.graph_score]
