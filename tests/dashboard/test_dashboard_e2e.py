@@ -28,6 +28,9 @@ from tests.dashboard.standins import SUBJECT, chat_standin, documents_standin
 from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.support import API_KEY, HashingEmbedder
 
+# One worker runs the module: one browser and one sample server, and the tests in file order (consolidation last).
+pytestmark = pytest.mark.xdist_group("dashboard")
+
 # As the machine notes say Chromium must start here: without background networking it makes no connection of its own.
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -131,6 +134,8 @@ def open_tab(page: Any, tab: str) -> None:
 
 
 def screenshot(page: Any, dashboard: Dashboard, name: str, selector: str | None = None) -> bytes:
+    if selector is None:
+        page.evaluate("window.scrollTo(0, 0)")  # else the sticky header is drawn where the page was scrolled to
     target = page.locator(selector) if selector else page
     image: bytes = target.screenshot(**({} if selector else {"full_page": True}))
     if dashboard.shots is not None:
