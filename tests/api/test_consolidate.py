@@ -80,10 +80,11 @@ def test_status_reports_the_engine(api: TestClient, llm_server: ScriptedLLMServe
     before = api.get("/consolidate/status")
     assert before.status_code == 200
     assert before.json() == {"is_running": False, "last_run_at": None, "enabled": False, "interval": "0 */6 * * *",
-                             "llm": {"provider": "openai-compatible", "model": TEST_LLM_MODEL}}
+                             "llm": {"provider": "openai-compatible", "model": TEST_LLM_MODEL}, "last_job_id": None}
     job = api.post("/consolidate", params={"sync": "true"}).json()  # nothing to send: no LLM call
     after = api.get("/consolidate/status").json()
     assert after["last_run_at"] == job["finished_at"] and not after["is_running"]
+    assert after["last_job_id"] == job["job_id"]
 
 
 def test_a_held_lock_answers_409(api: TestClient, brain: Container) -> None:

@@ -46,6 +46,7 @@ OPERATIONS = [
     ("GET", "/memory/search"),
     ("GET", "/memory/query"),
     ("GET", "/memory/{memory_id}"),
+    ("GET", "/memory/{memory_id}/history"),
     ("PATCH", "/memory/{memory_id}"),
     ("DELETE", "/memory/{memory_id}"),
     ("POST", "/memory/{memory_id}/restore"),
@@ -59,6 +60,7 @@ OPERATIONS = [
     ("GET", "/clients"),
     ("GET", "/entities"),
     ("GET", "/entities/stats"),
+    ("GET", "/entities/graph"),
     ("GET", "/entities/{name}"),
     ("GET", "/entities/{name}/memories"),
     ("POST", "/entities/reclassify"),
@@ -114,7 +116,8 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("PATCH", "/memory/{memory_id}"), ("DELETE", "/memory/{memory_id}"),
              ("GET", "/briefing"), ("GET", "/export"), ("POST", "/export/import"),
              ("PUT", "/clients/{client_id}"),
-             ("GET", "/entities"), ("GET", "/entities/{name}/memories"), ("POST", "/entities/reclassify"),
+             ("GET", "/entities"), ("GET", "/entities/graph"), ("GET", "/entities/{name}/memories"),
+             ("POST", "/entities/reclassify"),
              ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys")}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")

@@ -55,6 +55,19 @@ def test_list_stats_and_lookup_by_alias(stored_ids: list[str]) -> None:
     assert status == 200 and [m["id"] for m in linked["memories"]] == [stored_ids[1], stored_ids[0]]
 
 
+def test_graph_event_draws_the_co_occurrence(stored_ids: list[str]) -> None:
+    event = load_event("entities/get_entity_graph.json")
+    event["queryStringParameters"]["min_strength"] = "1"
+    event["rawQueryString"] = "type=technology&limit=60&min_strength=1"
+    status, graph = call(event)
+    assert status == 200, graph
+    assert sorted(node["canonical_name"] for node in graph["nodes"]) == ["Next.js", "PostgreSQL"]
+    assert graph["edges"] == [{"source": "next.js", "target": "postgresql", "strength": 1}]
+
+    status, strong = call(load_event("entities/get_entity_graph.json"))  # min_strength=2: one memory names both
+    assert status == 200 and strong["edges"] == [] and strong["node_count"] == 2
+
+
 def test_reclassify_previews_then_applies(provider: ContainerProvider, stored_ids: list[str]) -> None:
     status, preview = call(load_event("entities/post_reclassify_dry_run.json"))
     assert status == 200, preview

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from zengram.bootstrap import ContainerProvider
 from zengram.domain.keys import KeyDraft, Role
+from zengram.domain.models import MemoryType
+from zengram.domain.requests import MemoryDraft
 
 from tests.functions.conftest import SAMPLE_KEY, fresh_container_for
 from tests.functions.invoke import invoke, load_event
@@ -69,6 +71,20 @@ def test_read_update_delete_and_restore_events(provider: ContainerProvider) -> N
     assert status == 409 and "cannot be restored" in refused["error"]
     _, found, _ = call("memory/get_search.json")
     assert found["count"] == 0
+
+
+def test_history_event_shows_the_supersede_chain_from_dynamodb(provider: ContainerProvider) -> None:
+    _, first, _ = call("memory/post_memory.json")
+    newer = provider.get().memory.store(MemoryDraft(
+        type=MemoryType.FACT, content="Acme Corp moved to Next.js 15", source_agent="claude-code",
+        client_id="acme-corp", key="acme-tech-stack")).memory
+    status, history, headers = call("memory/get_history.json", newer.id)
+    assert status == 200, history
+    assert headers["x-request-id"] == "sample-history-1"
+    assert [link["id"] for link in history["chain"]] == [first["id"], newer.id]
+    assert [link["active"] for link in history["chain"]] == [False, True]
+    assert history["memory"]["id"] == newer.id and history["decay"]["decays"] is True
+    assert [event["kind"] for event in history["events"]][:3] == ["created", "superseded", "created"]
 
 
 def test_invalid_and_unauthenticated_events_are_refused(provider: ContainerProvider) -> None:
