@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
     from zengram.services.research import ResearchService, ResearchSteps
+    from zengram.services.retrieval import RetrievalExtras
     from zengram.services.stats import StatsService
 
 
@@ -270,6 +271,29 @@ def build_entity_store(settings: Settings, store: RecordStore) -> EntityStore:
     return SQLiteEntityStore(settings.data_dir / "entities.sqlite3")
 
 
+def build_retrieval_extras(settings: Settings, entity_store: EntityStore, store: RecordStore,
+                           entities: EntityService, clock: Clock) -> RetrievalExtras:
+    """Upstream Zengram's optional retrieval stages the settings turn on (docs/retrieval-extras.md)."""
+    from zengram.services.graph import GraphPath
+    from zengram.services.rerank import RerankStage
+    from zengram.services.retrieval import RetrievalExtras
+
+    graph = None
+    if settings.graph_retrieval:
+        graph = GraphPath(entity_store, store, lambda text: entities.extract(text, ""),
+                          weights=settings.graph_weights(), memories_per_entity=settings.graph_memories_per_entity)
+    rerank = None
+    if settings.rerank_enabled and settings.rerank_url is not None:
+        from zengram.adapters.http import HttpReranker
+
+        key = settings.rerank_api_key.get_secret_value() if settings.rerank_api_key else None
+        reranker = HttpReranker(settings.rerank_url, api=settings.rerank_api, model=settings.rerank_model,
+                                api_key=key, timeout=settings.rerank_timeout, max_batch=settings.rerank_max_batch)
+        rerank = RerankStage(reranker, clock, candidates=settings.rerank_candidates,
+                             breaker=settings.rerank_circuit())
+    return RetrievalExtras(settings.query_extras(), graph=graph, rerank=rerank)
+
+
 def build_container(
     settings: Settings,
     *,
@@ -307,6 +331,7 @@ def build_container(
     entities = EntityService(entity_store, store, clock, known_clients=clients.known_clients,
                              refresh_index=lambda changed: memory.index_sync.refresh_attributes(changed),
                              log_event=lambda draft: memory.store(draft), cache_seconds=settings.client_cache_seconds)
+    extras = build_retrieval_extras(settings, entity_store, store, entities, clock)
     memory = MemoryService(
         store, index, embedder, clock or SystemClock(), executor,
         scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
@@ -315,12 +340,13 @@ def build_container(
         resolve_client=clients.resolve,
         entities=entities,
         index_park_after=settings.index_repair_attempts,
+        extras=extras,
     )
     knowledge = KnowledgeService(store, clock, memory.index_sync, entities, scrubber=scrubber)
     llm = build_language_model(settings)
     consolidation = build_consolidation_service(settings, store, memory, index, embedder, llm, clock)
     closers = [getattr(port, "close", None)
-               for port in (store, index, client_store, rate_limiter, consolidation, entity_store, key_store)]
+               for port in (store, index, client_store, rate_limiter, consolidation, entity_store, key_store, extras)]
     container = Container(settings, store, index, embedder, memory, knowledge,
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)],
                           llm=llm, clients=clients, rate_limiter=rate_limiter, consolidation=consolidation,

@@ -79,10 +79,10 @@ def search_memories(
         results=[search_hit(hit, request.format.value) for hit in result.hits],
     )
     if request.format.value == "full":
-        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts}
+        body.retrieval = result.retrieval()
     if result.failed_paths:  # some path could not answer: say so whatever the format (as upstream Zengram does)
-        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts, "degraded": True,
-                          "reason": result.degraded_reason, "failed_paths": result.failed_paths}
+        body.retrieval = {**result.retrieval(), "degraded": True, "reason": result.degraded_reason,
+                          "failed_paths": result.failed_paths}
     return body
 
 

@@ -1,0 +1,49 @@
+"""The graph path: a third retrieval path over the entity registry (upstream Zengram v4's graph retrieval).
+
+The entities the query names (the write path's extractor: dictionary, aliases, known clients, people and
+agents), one hop over their co-occurrence edges, and the memories linked to any of them, ranked by
+`zengram.domain.graph`. Fused with the vector and keyword paths at `ScoringConfig.graph_weight`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from zengram.domain.entities import EntityRef
+from zengram.domain.graph import GraphWeights, entity_scores, rank_memories
+from zengram.domain.models import Memory
+from zengram.domain.search import IndexHit
+from zengram.ports import EntityStore, RecordStore
+
+
+class GraphPath:
+    """`extract(text)`: the entities a text names (EntityService.extract without an agent). Reads at most
+    `memories_per_entity` links per entity (newest first): a hub entity's older memories are out of its reach."""
+
+    def __init__(self, entities: EntityStore, records: RecordStore, extract: Callable[[str], Sequence[EntityRef]],
+                 *, weights: GraphWeights, memories_per_entity: int) -> None:
+        self._entities = entities
+        self._records = records
+        self._extract = extract
+        self._weights = weights
+        self._memories_per_entity = memories_per_entity
+
+    def search(self, query: str, keep: Callable[[Memory], bool], k: int) -> list[IndexHit]:
+        """The `k` best memories by graph score that `keep` accepts (the search's filters and tenant scope:
+        the registry knows no tenants), best first; none when the query names no known entity."""
+        named = list(dict.fromkeys(ref.key for ref in self._extract(query)))
+        if not named:
+            return []
+        scores = entity_scores(named, {key: self._entities.related(key, self._weights.neighbour_limit)
+                                       for key in named}, self._weights)
+        ranked = rank_memories(scores, ((key, self._entities.memory_ids(key, self._memories_per_entity))
+                                        for key in scores))
+        hits: list[IndexHit] = []
+        for start in range(0, len(ranked), 2 * k):  # records in rank order, a few pages at most
+            page = ranked[start:start + 2 * k]
+            found = self._records.get_many([memory_id for memory_id, _ in page])
+            hits += [IndexHit(id=memory_id, score=score) for memory_id, score in page
+                     if memory_id in found and keep(found[memory_id])]
+            if len(hits) >= k:
+                break
+        return hits[:k]
