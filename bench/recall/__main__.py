@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.rerank_minilm:
             url, scorer = stack.enter_context(minilm_rerank_server(MODEL_CACHE))
             search_overrides.update(rerank_enabled="true", rerank_url=url)
-            stack.callback(lambda: progress(_scorer_times(scorer.seconds)))
+            stack.callback(lambda: progress(_scorer_times(scorer.seconds, scorer.abandoned)))
         outcomes = ask(pristine, conversations, search_overrides, search_format=args.format,
                        reference_dates=args.reference_dates)
     asked = time.perf_counter() - asking
@@ -102,12 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _scorer_times(seconds: list[float]) -> str:
+def _scorer_times(seconds: list[float], abandoned: int) -> str:
     if not seconds:
         return "re-ranker: no requests"
     ordered = sorted(seconds)
     return (f"re-ranker: {len(ordered)} requests, scoring p50 {ordered[len(ordered) // 2] * 1000:.0f} ms, "
-            f"p95 {ordered[int(len(ordered) * 0.95)] * 1000:.0f} ms")
+            f"p95 {ordered[int(len(ordered) * 0.95)] * 1000:.0f} ms; {abandoned} answered after the hook's timeout")
 
 
 if __name__ == "__main__":

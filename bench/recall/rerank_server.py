@@ -28,6 +28,7 @@ class MiniLMScorer:
         self._vectors: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
         self._lock = threading.Lock()
         self.seconds: list[float] = []  # time spent scoring per request
+        self.abandoned = 0  # answers the hook no longer waited for
 
     def score(self, query: str, documents: list[str]) -> list[float]:
         started = time.perf_counter()
@@ -51,11 +52,14 @@ def minilm_rerank_server(model_cache: Path | None = None) -> Iterator[tuple[str,
             body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
             scores = scorer.score(str(body["query"]), [str(text) for text in body["documents"]])
             payload = json.dumps({"results": [{"index": i, "relevance_score": s} for i, s in enumerate(scores)]})
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload.encode())
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload.encode())
+            except (BrokenPipeError, ConnectionResetError):  # the hook timed out and kept the fused order
+                scorer.abandoned += 1
 
         def log_message(self, *args: Any) -> None:
             pass

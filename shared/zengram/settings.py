@@ -14,6 +14,7 @@ from zengram.domain.context import ContextPolicy
 from zengram.domain.graph import GraphWeights
 from zengram.domain.retrieval import QueryExtras
 from zengram.domain.scoring import ScoringConfig
+from zengram.domain.temporal import TemporalMode
 
 
 class Settings(BaseSettings):
@@ -204,11 +205,12 @@ class Settings(BaseSettings):
     )
 
     # Upstream Zengram's retrieval extras (docs/retrieval-extras.md; LoCoMo measurements: bench/recall/RESULTS.md).
-    temporal_resolver: bool = Field(
-        default=False,
-        description="Time words in a search query ('yesterday', 'last week', 'two days ago', 'in March', "
-                    "'recently') narrow it to their date window, resolved against reference_date (else at_time, "
-                    "else now). Explicit date_from/date_to always apply.",
+    temporal_resolver: TemporalMode = Field(
+        default=TemporalMode.OFF,
+        description="Which time words in a search query narrow it to their date window, resolved against "
+                    "reference_date (else at_time, else now): 'all' (upstream's resolver: 'yesterday', 'last "
+                    "week', 'two days ago', 'recently', 'in March'…), 'calendar' (only month and year names: 'in "
+                    "May 2022', 'in March', 'in 2022') or 'off'. Explicit date_from/date_to always apply.",
     )
     temporal_boost: bool = Field(
         default=False,
@@ -359,7 +361,7 @@ class Settings(BaseSettings):
         return self
 
     def query_extras(self) -> QueryExtras:
-        return QueryExtras(temporal_filter=self.temporal_resolver, temporal_boost=self.temporal_boost,
+        return QueryExtras(temporal_windows=self.temporal_resolver, temporal_boost=self.temporal_boost,
                            half_life_days=self.temporal_half_life_days, query_expansion=self.query_expansion)
 
     def graph_weights(self) -> GraphWeights:

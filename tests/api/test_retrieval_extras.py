@@ -93,7 +93,7 @@ def test_bad_dates_are_400s_naming_the_field(make_client: MakeClient, params: di
 # -- the temporal resolver ----------------------------------------------------------------------------------------
 
 def test_the_resolver_turns_time_words_into_a_window(make_client: MakeClient) -> None:
-    client = make_client(temporal_resolver=True)
+    client = make_client(temporal_resolver="all")
     store_deploys(client)
     # relative to now (the clock: 2026-03-01 12:00)
     assert contents(client, "What did we deploy yesterday?") == [DEPLOYS["2026-02-28T09:00:00Z"]]
@@ -108,8 +108,21 @@ def test_the_resolver_turns_time_words_into_a_window(make_client: MakeClient) ->
         "isTemporalQuery": True, "temporalPattern": "yesterday", "boost": False}
 
 
+def test_calendar_mode_narrows_by_month_and_year_names_only(make_client: MakeClient) -> None:
+    client = make_client(temporal_resolver="calendar")
+    store_deploys(client)
+    assert contents(client, "what was deployed in November 2025") == [DEPLOYS["2025-11-03T09:00:00Z"]]
+    assert contents(client, "deploys in January", reference_date="2026-02-10T00:00:00Z") == [
+        DEPLOYS["2026-01-15T09:00:00Z"]]
+    assert len(contents(client, "What did we deploy yesterday?")) == len(DEPLOYS)  # relative words: no window
+    body = search(client, "deployed recently in February 2026", format="full")
+    assert body["retrieval"]["temporal"]["temporalPattern"] == "named_month"
+    assert sorted(hit["content"] for hit in body["results"]) == sorted(
+        [DEPLOYS["2026-02-20T09:00:00Z"], DEPLOYS["2026-02-28T09:00:00Z"]])
+
+
 def test_explicit_bounds_win_over_resolved_ones(make_client: MakeClient) -> None:
-    client = make_client(temporal_resolver=True)
+    client = make_client(temporal_resolver="all")
     store_deploys(client)
     assert sorted(contents(client, "deployed recently")) == sorted(  # "recently": the 14 days to now
         [DEPLOYS["2026-02-20T09:00:00Z"], DEPLOYS["2026-02-28T09:00:00Z"]])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.temporal import TemporalPattern, proximity_boost, resolve_temporal, within
+from zengram.domain.temporal import TemporalMode, TemporalPattern, proximity_boost, resolve_temporal, within
 
 REFERENCE = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)  # a Wednesday
 
@@ -113,3 +113,19 @@ def test_within_includes_both_bounds_and_open_ends() -> None:
     assert not within(REFERENCE, REFERENCE + timedelta(microseconds=1), None)
     assert within(REFERENCE, None, None)
     assert not within(REFERENCE, None, REFERENCE - timedelta(seconds=1))
+
+
+@pytest.mark.parametrize(("query", "pattern", "date_from"), [
+    ("What cake did Joanna make recently in May 2022?", "named_month", day(2022, 5, 1)),
+    ("the offsite in May", "named_month", day(2025, 5, 1)),
+    ("the migration in 2022", "named_year", day(2022, 1, 1)),
+    ("what changed last week", "generic_temporal", None),  # relative words give no window
+    ("the latest deploy", "ordering", None),
+])
+def test_calendar_mode_gives_windows_for_month_and_year_names_only(
+    query: str, pattern: str, date_from: datetime | None
+) -> None:
+    found = resolve_temporal(query, REFERENCE, TemporalMode.CALENDAR)
+    assert (found.pattern, found.date_from) == (TemporalPattern(pattern), date_from)
+    assert not resolve_temporal("what shipped yesterday", REFERENCE, TemporalMode.CALENDAR).is_temporal
+    assert resolve_temporal("what shipped yesterday", REFERENCE, TemporalMode.OFF).date_from is None

@@ -10,17 +10,17 @@ from typing import Any
 
 from zengram.domain.expansion import QueryAnalysis, analyze_query
 from zengram.domain.models import Memory
-from zengram.domain.temporal import TemporalResolution, proximity_boost, resolve_temporal, within
+from zengram.domain.temporal import TemporalMode, TemporalResolution, proximity_boost, resolve_temporal, within
 
 
 @dataclass(frozen=True)
 class QueryExtras:
-    """Which query-time extras run. `temporal_filter`: time words in the query narrow the search to their
-    window. `temporal_boost`: for a temporal query with a `reference_date` (or `at_time`), memories near it
-    score up to ×2 (`half_life_days` away: ×1.37). `query_expansion`: vague queries get topic terms on the
-    vector path."""
+    """Which query-time extras run. `temporal_windows`: which time words in the query narrow the search to
+    their window (TemporalMode). `temporal_boost`: for a temporal query with a `reference_date` (or `at_time`),
+    memories near it score up to ×2 (`half_life_days` away: ×1.37). `query_expansion`: vague queries get topic
+    terms on the vector path."""
 
-    temporal_filter: bool
+    temporal_windows: TemporalMode
     temporal_boost: bool
     half_life_days: float
     query_expansion: bool
@@ -68,9 +68,11 @@ def plan_query(query: str, extras: QueryExtras, *, now: datetime, reference_date
     the first two (as upstream: "now" is no reference for a recency boost of stored history)."""
     reference = reference_date or at_time
     temporal = None
-    if extras.temporal_filter or extras.temporal_boost:
-        temporal = resolve_temporal(query, reference or now)
-    if extras.temporal_filter and temporal is not None:
+    windows = extras.temporal_windows
+    if windows is not TemporalMode.OFF or extras.temporal_boost:  # the boost alone still needs to know
+        temporal = resolve_temporal(query, reference or now, TemporalMode.ALL if windows is TemporalMode.OFF
+                                    else windows)
+    if temporal is not None and windows is not TemporalMode.OFF:
         date_from = date_from or temporal.date_from
         date_to = date_to or temporal.date_to
     analysis = analyze_query(query) if extras.query_expansion else None

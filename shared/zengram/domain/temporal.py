@@ -22,6 +22,16 @@ DAYS_AGO_MARGIN = 2  # "3 days ago": 1 to 5 days ago
 WEEKS_AGO_MARGIN = 5  # "2 weeks ago": 9 to 19 days ago
 
 
+class TemporalMode(StrEnum):
+    """Which time words become date windows. OFF: none. CALENDAR: only what names a calendar month or year
+    ("in May 2022", "in March", "in 2022"), whatever else the query says. ALL: upstream's resolver, every
+    pattern below."""
+
+    OFF = "off"
+    CALENDAR = "calendar"
+    ALL = "all"
+
+
 class TemporalPattern(StrEnum):
     """Which kind of time reference the query made (upstream's `temporalPattern` values, plus `named_year`)."""
 
@@ -90,11 +100,13 @@ _LATEST = re.compile(r"\b(latest|most recent|newest|last time|final|current)\b")
 _GENERIC = re.compile(r"\b(when|date|time|day|week|month|year|ago|before|after|during|since|until|earlier)\b")
 
 
-def resolve_temporal(query: str, reference: datetime) -> TemporalResolution:
-    """The first time reference `query` makes (in the order below), resolved against `reference`. A window
-    that falls outside the calendar (years 1 to 9999) is left out: the query then counts as a generic one."""
+def resolve_temporal(query: str, reference: datetime, mode: TemporalMode = TemporalMode.ALL) -> TemporalResolution:
+    """The first time reference `query` makes (in the order below), resolved against `reference`; under
+    CALENDAR only month and year names give a window. A window that falls outside the calendar (years 1 to
+    9999) is left out: the query then counts as a generic one."""
     text = query.casefold()
-    for resolver in (_yesterday_or_today, _ago, _this_period, _last_period, _recent, _named_month, _named_year):
+    resolvers = _CALENDAR_RESOLVERS if mode is TemporalMode.CALENDAR else _ALL_RESOLVERS
+    for resolver in resolvers if mode is not TemporalMode.OFF else ():
         try:
             found = resolver(text, reference)
         except (ValueError, OverflowError):
@@ -207,6 +219,10 @@ def _named_year(text: str, reference: datetime) -> TemporalResolution | None:
         return None
     year = int(match.group(1))
     return TemporalResolution(TemporalPattern.NAMED_YEAR, _year_start(reference, year), _year_end(reference, year))
+
+
+_ALL_RESOLVERS = (_yesterday_or_today, _ago, _this_period, _last_period, _recent, _named_month, _named_year)
+_CALENDAR_RESOLVERS = (_named_month, _named_year)
 
 
 # -- calendar arithmetic ------------------------------------------------------------------------------------

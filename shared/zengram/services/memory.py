@@ -28,6 +28,7 @@ from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.domain.retrieval import QueryExtras, QueryPlan, plan_query
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
 from zengram.domain.search import IndexHit, SearchFilters
+from zengram.domain.temporal import TemporalMode
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
 from zengram.services.entities import EntityService
@@ -404,7 +405,7 @@ class MemoryService:
             raise _search_unavailable(query, str(error), paths) from error
 
 
-_NO_QUERY_EXTRAS = QueryExtras(temporal_filter=False, temporal_boost=False, half_life_days=1.0,
+_NO_QUERY_EXTRAS = QueryExtras(temporal_windows=TemporalMode.OFF, temporal_boost=False, half_life_days=1.0,
                                query_expansion=False)
 
 
