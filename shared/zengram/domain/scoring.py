@@ -32,7 +32,7 @@ class ScoringConfig:
     linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
     speaker_boost: float = 1.0  # × for a "Speaker: ..." memory whose speaker the query names (domain/query.py)
     time_boost: float = 1.0  # × for a memory that says when, if the query asks when
-    graph_weight: float = 0.5  # the graph path's weight: × its RRF term under "blend", × its share under "linear"
+    graph_weight: float = 0.1  # the graph path's weight: × its RRF term under "blend", × its share under "linear"
 
     def query_boosts(self) -> QueryBoosts:
         return QueryBoosts(speaker=self.speaker_boost, time=self.time_boost)
