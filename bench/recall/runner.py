@@ -7,7 +7,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -126,24 +126,35 @@ def ask(pristine: Path, conversations: list[Conversation], overrides: dict[str, 
     `reference_dates`: each search passes `reference_date` = the conversation's end, the moment relative
     dates in questions ("last week", "in June") are resolved against by the temporal resolver."""
     mapping: dict[str, dict[str, list[list[int]]]] = json.loads((pristine / "ids.json").read_text())
-    outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="recall-run-") as scratch:
         work = Path(scratch) / "store"
         shutil.copytree(pristine, work)
         with serve(work, overrides) as client:
-            client.get("/memory/search", params={"q": "warm up", "limit": 1})
-            for conversation in conversations:
-                dia = {memory_id: frozenset((s, t) for s, t in ids)
-                       for memory_id, ids in mapping[conversation.sample_id].items()}
-                params: dict[str, str | int] = {"client_id": conversation.sample_id, "limit": limit,
-                                                "format": search_format}
-                if reference_dates:
-                    params["reference_date"] = conversation_end(conversation).isoformat()
-                for question in conversation.questions:
-                    started = time.perf_counter()
-                    response = client.get("/memory/search", params={"q": question.text, **params})
-                    elapsed = (time.perf_counter() - started) * 1000
-                    response.raise_for_status()
-                    ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]
-                    outcomes.append(Outcome(question.category, question.evidence, ranked, elapsed))
+            return ask_through(client, conversations, mapping, limit=limit, search_format=search_format,
+                               reference_dates=reference_dates)
+
+
+def ask_through(client: httpx.Client, conversations: list[Conversation],
+                mapping: Mapping[str, Mapping[str, Iterable[Sequence[int]]]], *,
+                limit: int = 50, search_format: str = "index", reference_dates: bool = False) -> list[Outcome]:
+    """Asks every question through a running server's GET /memory/search, timing each on the client side.
+
+    `mapping` is `ingest`'s answer: conversation → memory id → the dia_ids stored as it. `reference_dates`: as
+    for `ask`.
+    """
+    client.get("/memory/search", params={"q": "warm up", "limit": 1})
+    outcomes: list[Outcome] = []
+    for conversation in conversations:
+        dia = {memory_id: frozenset((s, t) for s, t in ids)
+               for memory_id, ids in mapping[conversation.sample_id].items()}
+        params: dict[str, str | int] = {"client_id": conversation.sample_id, "limit": limit, "format": search_format}
+        if reference_dates:
+            params["reference_date"] = conversation_end(conversation).isoformat()
+        for question in conversation.questions:
+            started = time.perf_counter()
+            response = client.get("/memory/search", params={"q": question.text, **params})
+            elapsed = (time.perf_counter() - started) * 1000
+            response.raise_for_status()
+            ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]
+            outcomes.append(Outcome(question.category, question.evidence, ranked, elapsed))
     return outcomes

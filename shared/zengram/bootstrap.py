@@ -66,11 +66,16 @@ def build_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "openai":
         from zengram.adapters.openai import OpenAIEmbedder
 
-        if settings.openai_api_key is None:
-            raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY")
+        api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        if api_key is None and settings.openai_api_key_secret_id:
+            from zengram.adapters.aws_parameters import fetch_api_key
+
+            api_key = fetch_api_key(secret_id=settings.openai_api_key_secret_id)
+        if api_key is None:
+            raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY or ZENGRAM_OPENAI_API_KEY_SECRET_ID")
         return OpenAIEmbedder(
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value(),
+            api_key=api_key,
             model=settings.embedding_model,
             dimensions=settings.embedding_dimensions,
         )
@@ -300,8 +305,10 @@ def build_container(
     embedder: Embedder | None = None,
     clock: Clock | None = None,
     check_index: bool = False,
+    language_model: LanguageModel | None = None,
 ) -> Container:
-    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own.
+    """Wires the adapters the settings name; `embedder`, `clock` and `language_model` let tests, benchmarks and
+    hosts (the Lambda host meters its LLM calls) bring their own.
 
     Nothing here touches the search index: it is checked (and bound to the embedder) on first use, so a host
     whose index is down still stores and reads records. `check_index=True` checks it now and raises
@@ -343,7 +350,7 @@ def build_container(
         extras=extras,
     )
     knowledge = KnowledgeService(store, clock, memory.index_sync, entities, scrubber=scrubber)
-    llm = build_language_model(settings)
+    llm = language_model or build_language_model(settings)
     consolidation = build_consolidation_service(settings, store, memory, index, embedder, llm, clock)
     closers = [getattr(port, "close", None)
                for port in (store, index, client_store, rate_limiter, consolidation, entity_store, key_store, extras)]

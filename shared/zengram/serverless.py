@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
-from zengram.bootstrap import ContainerProvider, build_container
+from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
 from zengram.domain.errors import ZengramError
 from zengram.settings import Settings
 
@@ -37,9 +37,16 @@ def _configured_key() -> str:
     )
 
 
+def lambda_container() -> Container:
+    """The container of a function, from its environment; its LLM calls count failures as a metric."""
+    from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
+
+    settings = Settings()
+    return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
+
+
 def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
-    provider = ContainerProvider(lambda: build_container(Settings()))
-    return create_app(routers, provider, expected_key=_configured_key)
+    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key)
 
 
 def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
@@ -48,11 +55,13 @@ def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]
     Logger, Tracer and Metrics take their service name and namespace from the POWERTOOLS_* variables the
     template sets per function.
     """
-    from aws_lambda_powertools import Logger, Metrics, Tracer
+    from aws_lambda_powertools import Logger, Tracer
     from aws_lambda_powertools.logging import correlation_paths
     from mangum import Mangum
 
-    logger, tracer, metrics = Logger(), Tracer(), Metrics()
+    from zengram.adapters.aws_lambda.metrics import record_request, shared_metrics
+
+    logger, tracer, metrics = Logger(), Tracer(), shared_metrics()
     asgi = Mangum(app, lifespan="off")
 
     @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
@@ -60,18 +69,29 @@ def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]
     @metrics.log_metrics(capture_cold_start_metric=True)
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         response: dict[str, Any] = asgi(event, context)
+        record_request(event.get("routeKey"), response.get("statusCode"))
         return response
 
     return handler
 
 
 def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows. An event with
+    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows, then reports
+    the backlog left (what /stats shows as index_health.pending_index) as the PendingIndex metric. An event with
     `"retry_parked": true` (sent by hand: `aws lambda invoke`) first puts the parked records back in the queue."""
-    from aws_lambda_powertools import Logger, Metrics
-    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools import Logger
 
-    logger, metrics = Logger(), Metrics()
+    from zengram.adapters.aws_lambda.metrics import (
+        INDEX_FAILURES,
+        PENDING_INDEX,
+        RECORDS_PARKED,
+        RECORDS_REPAIRED,
+        count,
+        shared_metrics,
+    )
+    from zengram.adapters.system import SystemClock
+
+    logger, metrics = Logger(), shared_metrics()
     provider = function_container()
 
     @logger.inject_lambda_context
@@ -84,11 +104,12 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
             keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS,
             batch=container.settings.index_repair_batch,
         )
-        metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=report.indexed)
-        metrics.add_metric(name="IndexFailures", unit=MetricUnit.Count, value=report.failed)
-        metrics.add_metric(name="RecordsParked", unit=MetricUnit.Count, value=report.parked)
+        pending = container.store.stats(SystemClock().now(), container.settings.decay_factor).pending_index
+        for metric, value in ((RECORDS_REPAIRED, report.indexed), (INDEX_FAILURES, report.failed),
+                              (RECORDS_PARKED, report.parked), (PENDING_INDEX, pending)):
+            count(metric, value)
         outcome: dict[str, Any] = {"repaired": report.indexed, "failed": report.failed, "parked": report.parked,
-                                   "requeued": requeued, "stopped": report.stopped}
+                                   "requeued": requeued, "stopped": report.stopped, "pending_index": pending}
         logger.info("repair sweep finished", extra=outcome)
         return outcome
 
@@ -104,11 +125,13 @@ def research_step_handler(provider: ContainerProvider) -> Callable[[dict[str, An
     function's runner turns back into the same HTTP status."""
     from aws_lambda_powertools import Logger
 
+    from zengram.adapters.aws_lambda.metrics import shared_metrics
     from zengram.domain.research import ResearchState
 
     logger = Logger()
 
     @logger.inject_lambda_context
+    @shared_metrics().log_metrics
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         step, state = str(event.get("step")), ResearchState.model_validate(event.get("state"))
         logger.info("research step", extra={"step": step, "iteration": state.iterations,
@@ -121,7 +144,7 @@ def research_step_handler(provider: ContainerProvider) -> Callable[[dict[str, An
 
 def function_container() -> ContainerProvider:
     """The container of a function that is not an HTTP app: built from its environment on first use."""
-    return ContainerProvider(lambda: build_container(Settings()))
+    return ContainerProvider(lambda_container)
 
 
 def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
@@ -131,11 +154,13 @@ def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[
     from aws_lambda_powertools import Logger
 
     from zengram.adapters.aws_lambda import job_id_of
+    from zengram.adapters.aws_lambda.metrics import shared_metrics
 
     logger = Logger()
     http = http_handler(app)
 
     @logger.inject_lambda_context
+    @shared_metrics().log_metrics
     def background(event: dict[str, Any], context: Any) -> dict[str, Any]:
         provider: ContainerProvider = app.state.provider  # the HTTP app's: one container per execution environment
         consolidation = provider.get().consolidation
@@ -149,6 +174,71 @@ def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if "requestContext" in event:
             return http(event, context)
-        return background(event, context)
+        answer: dict[str, Any] = background(event, context)
+        return answer
 
     return handler
+
+
+BOOTSTRAP_RETRY_SECONDS = 10
+BOOTSTRAP_TIME_RESERVE_MS = 30_000
+
+
+def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
+    """The SearchIndex custom resource of template.yaml, the explicit step that creates the search index.
+
+    Create and Update bind the configured embedding model to the index, creating it (mapping, alias) when there is
+    none, and fail the deployment when the index holds another model's vectors (that needs `zengram reindex`).
+    Access a deployment has just granted can take a while to apply (Serverless data policies), so other failures
+    are retried while time allows. Delete leaves the index alone: it is derived data, the table keeps the records.
+    CloudFormation always gets an answer, or the stack would wait an hour for one."""
+    from aws_lambda_powertools import Logger
+
+    logger = Logger()
+
+    @logger.inject_lambda_context
+    def handler(event: dict[str, Any], context: Any) -> None:
+        alias = Settings().opensearch_alias
+        status, reason = "SUCCESS", f"search index alias {alias} is ready"
+        try:
+            if event.get("RequestType") in ("Create", "Update"):
+                _bind_index_until_done(context, logger)
+        except Exception as error:
+            logger.exception("search index bootstrap failed")
+            status, reason = "FAILED", f"{type(error).__name__}: {error}"
+        _answer_cloudformation(event, status, reason[:1000], physical_id=alias)
+
+    return handler
+
+
+def _bind_index_until_done(context: Any, logger: Any) -> None:
+    import time
+
+    from zengram.domain.errors import EmbeddingMismatch
+
+    while True:
+        try:
+            build_container(Settings(), check_index=True).close()  # binds the model, creating a missing index
+            return
+        except EmbeddingMismatch:
+            raise
+        except Exception as error:
+            if context.get_remaining_time_in_millis() < BOOTSTRAP_TIME_RESERVE_MS:
+                raise
+            logger.warning("search index not ready yet, retrying", extra={"error": f"{type(error).__name__}: {error}"})
+            time.sleep(BOOTSTRAP_RETRY_SECONDS)
+
+
+def _answer_cloudformation(event: dict[str, Any], status: str, reason: str, *, physical_id: str) -> None:
+    """PUTs the custom resource's result to the pre-signed URL CloudFormation gave (no content type: it is signed)."""
+    import json
+    import urllib.request
+
+    body = json.dumps({
+        "Status": status, "Reason": reason, "PhysicalResourceId": physical_id,
+        "StackId": event["StackId"], "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"],
+        "Data": {"Alias": physical_id},
+    }).encode()
+    request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()

@@ -121,6 +121,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "ZENGRAM_OPENAI_API_KEY")
     )
+    openai_api_key_secret_id: str | None = Field(
+        default=None, description="Secrets Manager secret holding openai_api_key (Lambda host; read when wiring)."
+    )
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(default=1536, ge=8, le=8192, description="openai and bedrock vector size")
 
@@ -359,6 +362,8 @@ class Settings(BaseSettings):
     def _rerank_needs_a_url(self) -> Self:
         if self.rerank_enabled and self.rerank_url is None:
             raise ValueError("rerank_url: required when rerank_enabled is true (RERANK_URL)")
+        if self.rerank_url is not None and not self.rerank_url.startswith(("http://", "https://")):
+            raise ValueError("rerank_url: must be an http:// or https:// URL")
         return self
 
     def query_extras(self) -> QueryExtras:

@@ -278,6 +278,8 @@ def test_an_unreachable_reranker_leaves_the_fused_order(make_client: MakeClient)
 def test_rerank_needs_a_url_and_upstreams_variable_names_work(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValidationError, match="rerank_url"):
         Settings(rerank_enabled=True)
+    with pytest.raises(ValidationError, match="rerank_url: must be an http"):
+        Settings(rerank_enabled=True, rerank_url="file:///etc/passwd")
     monkeypatch.setenv("RERANK_ENABLED", "true")
     monkeypatch.setenv("RERANK_URL", "http://127.0.0.1:8090/rerank")
     monkeypatch.setenv("GRAPH_RETRIEVAL_ENABLED", "true")

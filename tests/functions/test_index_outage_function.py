@@ -141,8 +141,8 @@ def test_the_repair_function_gets_past_a_document_opensearch_refuses(
         second = sweep(load_event("repair/scheduled_repair.json"), FakeLambdaContext())
 
         # Then the other 24 are indexed at once; the refused one fails once per sweep, then is parked
-        assert first == {"repaired": 24, "failed": 1, "parked": 0, "requeued": 0, "stopped": None}
-        assert second == {"repaired": 0, "failed": 1, "parked": 1, "requeued": 0, "stopped": None}
+        assert first == {"repaired": 24, "failed": 1, "parked": 0, "requeued": 0, "stopped": None, "pending_index": 1}
+        assert second == {"repaired": 0, "failed": 1, "parked": 1, "requeued": 0, "stopped": None, "pending_index": 0}
         index_docs = fake.indices[next(iter(fake.indices))].docs
         assert set(index_docs) == {m.id for m in memories[1:]}
 
@@ -159,5 +159,5 @@ def test_the_repair_function_gets_past_a_document_opensearch_refuses(
         # When the cause is fixed and an operator sends {"retry_parked": true}
         del fake.refused[poison.id]
         retried = sweep({"retry_parked": True}, FakeLambdaContext())
-        assert retried == {"repaired": 1, "failed": 0, "parked": 0, "requeued": 1, "stopped": None}
+        assert retried == {"repaired": 1, "failed": 0, "parked": 0, "requeued": 1, "stopped": None, "pending_index": 0}
         assert poison.id in index_docs

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import pytest
-from zengram.adapters.http import HttpReranker, RerankAnswerError, parse_rerank_answer
+from zengram.adapters.http import HttpReranker, RerankAnswerError, RerankError, parse_rerank_answer
 from zengram.domain.circuit import CircuitBreaker
 from zengram.domain.models import Memory, MemoryType
 from zengram.domain.rerank import apply_rerank, relevance
@@ -125,11 +125,7 @@ DOCUMENTS = ["Redis holds the sessions", "billing runs on PostgreSQL 16", "lunch
 
 
 def test_cohere_shape_scores_every_document_with_model_and_key(server: RerankServer) -> None:
-    reranker = HttpReranker(server.url, model="rerank-test", api_key="sk-rerank")
-    try:
-        scores = reranker.rerank("PostgreSQL backups", DOCUMENTS)
-    finally:
-        reranker.close()
+    scores = HttpReranker(server.url, model="rerank-test", api_key="sk-rerank").rerank("PostgreSQL backups", DOCUMENTS)
     assert scores == {0: 0.0, 1: 0.5, 2: 0.0, 3: 1.0}
     assert server.requests == [{"query": "PostgreSQL backups", "documents": DOCUMENTS, "return_documents": False,
                                 "model": "rerank-test"}]
@@ -137,40 +133,41 @@ def test_cohere_shape_scores_every_document_with_model_and_key(server: RerankSer
 
 
 def test_tei_shape_and_batches_merge_with_offsets(server: RerankServer) -> None:
-    reranker = HttpReranker(server.tei_url, api="tei", max_batch=3)
-    try:
-        scores = reranker.rerank("PostgreSQL backups", DOCUMENTS)
-    finally:
-        reranker.close()
+    scores = HttpReranker(server.tei_url, api="tei", max_batch=3).rerank("PostgreSQL backups", DOCUMENTS)
     assert scores == {0: 0.0, 1: 0.5, 2: 0.0, 3: 1.0}
     assert [len(request["texts"]) for request in server.requests] == [3, 1]
     assert server.authorizations == ["", ""]
     assert "model" not in server.requests[0]
 
 
-@pytest.mark.parametrize(("setup", "error"), [
-    ({"fail_with": 503}, httpx.HTTPStatusError),
-    ({"raw_answer": {"unexpected": True}}, RerankAnswerError),
-    ({"raw_answer": {"results": [{"index": 99, "score": 1.0}]}}, RerankAnswerError),
-    ({"delay": 0.5}, httpx.TimeoutException),
+@pytest.mark.parametrize(("setup", "error", "message"), [
+    ({"fail_with": 503}, RerankError, "HTTP 503: {\"error\": \"scripted failure\"}"),
+    ({"raw_answer": {"unexpected": True}}, RerankAnswerError, "unexpected answer"),
+    ({"raw_answer": {"results": [{"index": 99, "score": 1.0}]}}, RerankAnswerError, "no usable"),
+    ({"delay": 0.5}, RerankError, "unreachable or too slow"),
 ])
 def test_failures_raise_for_the_stage_to_fall_back(server: RerankServer, setup: dict[str, object],
-                                                   error: type[Exception]) -> None:
+                                                   error: type[Exception], message: str) -> None:
     for name, value in setup.items():
         setattr(server, name, value)
     reranker = HttpReranker(server.url, timeout=0.2)
-    try:
-        with pytest.raises(error):
-            reranker.rerank("PostgreSQL", DOCUMENTS)
-    finally:
-        reranker.close()
+    with pytest.raises(error) as raised:
+        reranker.rerank("PostgreSQL", DOCUMENTS)
+    assert message in str(raised.value)
+
+
+def test_the_timeout_covers_all_chunks_of_a_call(server: RerankServer) -> None:
+    server.delay = 0.15
+    reranker = HttpReranker(server.url, timeout=0.25, max_batch=1)  # 4 requests of 0.15 s cannot fit
+    started = time.monotonic()
+    with pytest.raises(RerankError):
+        reranker.rerank("PostgreSQL", DOCUMENTS)
+    assert len(server.requests) <= 2 and time.monotonic() - started < 1.0
 
 
 def test_an_unreachable_reranker_raises() -> None:
-    reranker = HttpReranker("http://127.0.0.1:9/rerank", timeout=0.5)
-    with pytest.raises(httpx.TransportError):
-        reranker.rerank("q", ["a", "b"])
-    reranker.close()
+    with pytest.raises(RerankError, match="unreachable"):
+        HttpReranker("http://127.0.0.1:9/rerank", timeout=0.5).rerank("q", ["a", "b"])
 
 
 def test_answers_are_read_leniently_in_either_shape() -> None:

@@ -105,3 +105,9 @@ class ResearchFailed(ZengramError):
     """The research workflow itself failed (e.g. a Step Functions execution timed out or was aborted) (502)."""
 
     status_code = 502
+
+
+class ResearchTimedOut(ResearchFailed):
+    """The research run did not finish in the time a request may take, and was stopped (504)."""
+
+    status_code = 504

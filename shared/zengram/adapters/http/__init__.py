@@ -6,34 +6,41 @@
 
 Answers are read leniently, as upstream Zengram does: a bare list or a `results` list, `relevance_score` or
 `score`, `index` or `document.index`, so a server of the other shape still works.
+
+Standard library only (urllib): one small POST per search needs no client library, and the Lambda layer carries
+none of its own for it.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal, TypeGuard
 
-import httpx
-
-__all__ = ["HttpReranker", "RerankAnswerError", "parse_rerank_answer"]
+__all__ = ["HttpReranker", "RerankAnswerError", "RerankError", "parse_rerank_answer"]
 
 RerankApi = Literal["cohere", "tei"]
 _QUOTED_CHARS = 200
 
 
-class RerankAnswerError(ValueError):
+class RerankError(RuntimeError):
+    """The re-ranker could not be asked (unreachable, timed out) or answered with an error status."""
+
+
+class RerankAnswerError(RerankError):
     """The server answered, but not with scores this adapter can read."""
 
 
 class HttpReranker:
     """Sends at most `max_batch` documents per request (servers cap their batch, TEI at 32 by default) and
     merges the chunks: a cross-encoder scores each pair on its own, so chunking changes no score. All of one
-    call's requests share one `timeout` (seconds). Thread-safe (one pooled httpx client)."""
+    call's requests share one `timeout` (seconds). Thread-safe (no state between calls)."""
 
     def __init__(self, url: str, *, api: RerankApi = "cohere", model: str | None = None,
-                 api_key: str | None = None, timeout: float = 3.0, max_batch: int = 32,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 api_key: str | None = None, timeout: float = 3.0, max_batch: int = 32) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self._url = url
@@ -41,8 +48,9 @@ class HttpReranker:
         self._model = model or None
         self._timeout = timeout
         self._max_batch = max_batch
-        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(headers=headers, transport=transport)
+        self._headers = {"content-type": "application/json", "accept": "application/json"}
+        if api_key:
+            self._headers["authorization"] = f"Bearer {api_key}"
 
     def describe(self) -> str:
         model = f" model={self._model}" if self._model else ""
@@ -55,13 +63,13 @@ class HttpReranker:
             chunk = documents[start:start + self._max_batch]
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise httpx.TimeoutException(f"rerank: no time left after {start} of {len(documents)} documents")
+                raise RerankError(f"rerank: timed out after {start} of {len(documents)} documents")
             for index, score in self._score_chunk(query, chunk, remaining).items():
                 scores[start + index] = score
         return scores
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing is held between calls."""
 
     def _score_chunk(self, query: str, documents: Sequence[str], timeout: float) -> dict[int, float]:
         body: dict[str, Any]
@@ -71,14 +79,20 @@ class HttpReranker:
             body = {"query": query, "documents": list(documents), "return_documents": False}
             if self._model:
                 body["model"] = self._model
-        response = self._client.post(self._url, json=body, timeout=timeout)
-        if response.status_code >= 400:
-            raise httpx.HTTPStatusError(f"rerank: HTTP {response.status_code}: {response.text[:_QUOTED_CHARS]}",
-                                        request=response.request, response=response)
+        request = urllib.request.Request(self._url, data=json.dumps(body).encode(), headers=self._headers,
+                                         method="POST")
         try:
-            answer = response.json()
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                text = response.read().decode("utf-8", errors="replace")
+        except urllib.error.HTTPError as error:
+            detail = error.read().decode("utf-8", errors="replace")[:_QUOTED_CHARS]
+            raise RerankError(f"rerank: HTTP {error.code}: {detail}") from error
+        except (urllib.error.URLError, TimeoutError, OSError) as error:
+            raise RerankError(f"rerank: {self._url} unreachable or too slow: {error}") from error
+        try:
+            answer = json.loads(text)
         except ValueError as error:
-            raise RerankAnswerError(f"rerank: not JSON: {response.text[:_QUOTED_CHARS]}") from error
+            raise RerankAnswerError(f"rerank: not JSON: {text[:_QUOTED_CHARS]}") from error
         return parse_rerank_answer(answer, len(documents))
 
 
