@@ -28,9 +28,10 @@ MODEL_CACHE = Path(__file__).resolve().parents[1] / ".data" / "models"  # built 
 ROOT = Path(__file__).resolve().parents[2]
 # Settings read when a memory is indexed; any other setting only changes searches, so a store built
 # under the same index-time settings (and the same indexing code) can be reused.
-INDEX_TIME_PREFIXES = ("index_", "embedder", "minilm_model_dir", "minilm_runtime")
+INDEX_TIME_PREFIXES = ("index_", "retrieval_profile", "embedder", "minilm_model_dir", "minilm_runtime")
 INDEX_CODE = (
     "shared/zengram/domain/text.py", "shared/zengram/domain/models.py", "shared/zengram/domain/context.py",
+    "shared/zengram/domain/retrieval.py",
     "shared/zengram/services/indexing.py", "shared/zengram/services/context.py",
     "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/records.py",
     "bench/recall/data.py",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal, Self
@@ -10,10 +11,12 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from zengram.domain.circuit import CircuitBreaker
-from zengram.domain.context import ContextPolicy
-from zengram.domain.graph import GraphWeights
-from zengram.domain.retrieval import QueryExtras
-from zengram.domain.scoring import ScoringConfig
+from zengram.domain.context import DEFAULT_CONTEXT, ContextPolicy
+from zengram.domain.graph import DEFAULT_GRAPH, GraphPolicy
+from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryExtras
+from zengram.domain.rerank import DEFAULT_RERANK, RerankPolicy
+from zengram.domain.retrieval import DEFAULT_PROFILE, PROFILES, ProfileName, RetrievalProfile
+from zengram.domain.scoring import DEFAULT_SCORING, Fusion, ScoringConfig
 from zengram.domain.temporal import TemporalMode
 
 
@@ -145,10 +148,10 @@ class Settings(BaseSettings):
     )
 
     max_observers: int = Field(default=20, ge=1)
-    rrf_k: int = Field(default=60, ge=1)
-    decay_factor: float = Field(default=0.98, gt=0, le=1)
-    similarity_floor: float = Field(default=0.55, ge=0, le=1)
-    vector_weight: float = Field(default=0.6, ge=0, le=1)
+    rrf_k: int = Field(default=DEFAULT_SCORING.rrf_k, ge=1)
+    decay_factor: float = Field(default=DEFAULT_SCORING.decay_factor, gt=0, le=1)
+    similarity_floor: float = Field(default=DEFAULT_SCORING.similarity_floor, ge=0, le=1)
+    vector_weight: float = Field(default=DEFAULT_SCORING.vector_weight, ge=0, le=1)
     search_paths: Literal["hybrid", "vector", "keyword"] = Field(
         default="hybrid",
         description="Retrieval paths a search runs: both fused (the product), or one alone (for baselines and "
@@ -160,98 +163,115 @@ class Settings(BaseSettings):
                     "decay). Off makes searches read-only, e.g. for benchmarks that must not rank on their "
                     "own earlier queries.",
     )
-    index_context_turns: int = Field(
-        default=2, ge=0, le=4,
-        description="Index each event with this many events stored just before it by the same client and agent "
-                    "(a conversation's previous turns), so a reply is found by what it replies to. 0: off.",
+    retrieval_profile: ProfileName = Field(
+        default=DEFAULT_PROFILE.name,
+        description="The retrieval heuristics, switched together (docs/retrieval-profiles.md): 'conversation' "
+                    "(speaker boost, 'when' boost, neighbouring turns indexed as keyword context; tuned on "
+                    "conversation turns, bench/recall/RESULTS.md) or 'plain' (all of them off). The four settings "
+                    "below override one value of the profile each.",
     )
-    index_context_next_turns: int = Field(
-        default=1, ge=0, le=2,
+    index_context_turns: int | None = Field(
+        default=None, ge=0, le=4,
+        description="Index each event with this many events stored just before it by the same client and agent "
+                    "(a conversation's previous turns), so a reply is found by what it replies to. 0: off. "
+                    "Default: the retrieval profile's (conversation 2, plain 0).",
+    )
+    index_context_next_turns: int | None = Field(
+        default=None, ge=0, le=2,
         description="Also index each event with this many events stored just after it (a conversation's next "
                     "turns: an answer is often echoed or followed up; LoCoMo dev5 recall@10 +1.3 pt). Storing "
                     "an event replaces the keyword text of the ones before it (their vectors are kept: no "
-                    "embedding, unless index_context_embed). 0: off.",
+                    "embedding, unless index_context_embed). 0: off. Default: the retrieval profile's "
+                    "(conversation 1, plain 0).",
     )
     index_context_window_minutes: float = Field(
-        default=60.0, gt=0,
+        default=DEFAULT_CONTEXT.window / timedelta(minutes=1), gt=0,
         description="Only events within this many minutes of each other (by valid_from, else stored time, and "
                     "by stored time) are context for one another.",
     )
     index_context_embed: bool = Field(
-        default=False,
+        default=DEFAULT_CONTEXT.embed,
         description="The vector path embeds the context too. Off (default): only the keyword path indexes it, "
                     "which measured better (a reply's vector stays its own) and costs no extra embedding.",
     )
-    fusion: Literal["blend", "linear"] = Field(
-        default="linear",
+    fusion: Fusion = Field(
+        default=DEFAULT_SCORING.fusion,
         description="How the two paths' hits combine before effective_score's multipliers. 'linear': "
                     "linear_vector_weight x cosine/best cosine + the rest x BM25/best BM25 of this search "
                     "(LoCoMo dev5 recall@10 0.72 vs 0.58, bench/recall/RESULTS.md); 'blend': vector_weight x "
                     "similarity + the rest x RRF (semantics.md, the previous default).",
     )
     linear_vector_weight: float = Field(
-        default=0.2, ge=0, le=1, description="The vector path's share of the score under fusion='linear'."
+        default=DEFAULT_SCORING.linear_vector_weight, ge=0, le=1,
+        description="The vector path's share of the score under fusion='linear'.",
     )
     search_path_fetch: int = Field(
         default=50, ge=1, le=200,
         description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
     )
-    speaker_boost: float = Field(
-        default=1.3, ge=1, le=3,
+    speaker_boost: float | None = Field(
+        default=None, ge=1, le=3,
         description="Multiplier for a 'Speaker: text' memory whose speaker the query names by name "
-                    "(LoCoMo dev5 recall@10 +1.7 pt, bench/recall/RESULTS.md). 1: off.",
+                    "(LoCoMo dev5 recall@10 +1.7 pt, bench/recall/RESULTS.md). 1: off. Default: the retrieval "
+                    "profile's (conversation 1.3, plain 1).",
     )
-    time_boost: float = Field(
-        default=1.2, ge=1, le=3,
+    time_boost: float | None = Field(
+        default=None, ge=1, le=3,
         description="Multiplier for a memory that says when ('yesterday', 'last Friday', 'May 2023') if the "
-                    "query asks when ('When did...', 'How long ago...'). 1: off.",
+                    "query asks when ('When did...', 'How long ago...'). 1: off. Default: the retrieval profile's "
+                    "(conversation 1.2, plain 1).",
     )
 
     # Upstream Zengram's retrieval extras (docs/retrieval-extras.md; LoCoMo measurements: bench/recall/RESULTS.md).
     temporal_resolver: TemporalMode = Field(
-        default=TemporalMode.OFF,
+        default=DEFAULT_QUERY_EXTRAS.temporal_windows,
         description="Which time words in a search query narrow it to their date window, resolved against "
                     "reference_date (else at_time, else now): 'all' (upstream's resolver: 'yesterday', 'last "
                     "week', 'two days ago', 'recently', 'in March'…), 'calendar' (only month and year names: 'in "
                     "May 2022', 'in March', 'in 2022') or 'off'. Explicit date_from/date_to always apply.",
     )
     temporal_boost: bool = Field(
-        default=False,
+        default=DEFAULT_QUERY_EXTRAS.temporal_boost,
         description="For a query about time that passes reference_date (or at_time): memories that happened near "
                     "that moment score up to x2 (1 + e^(-days/temporal_half_life_days)).",
     )
-    temporal_half_life_days: float = Field(default=30.0, gt=0, description="The temporal boost's scale in days.")
+    temporal_half_life_days: float = Field(
+        default=DEFAULT_QUERY_EXTRAS.half_life_days, gt=0, description="The temporal boost's scale in days.",
+    )
     query_expansion: bool = Field(
-        default=False,
+        default=DEFAULT_QUERY_EXTRAS.query_expansion,
         description="A vague, preference-style query ('recommend a show') gets its topic's broader terms on the "
                     "vector path (upstream's query expander).",
     )
     graph_retrieval: bool = Field(
-        default=False, validation_alias=AliasChoices("ZENGRAM_GRAPH_RETRIEVAL", "GRAPH_RETRIEVAL_ENABLED"),
+        default=DEFAULT_GRAPH.enabled,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_RETRIEVAL", "GRAPH_RETRIEVAL_ENABLED"),
         description="A third search path: the entities the query names, one hop over their co-occurrence edges, "
                     "and the memories linked to them, fused at graph_weight.",
     )
     graph_weight: float = Field(
-        default=0.1, ge=0, le=1, validation_alias=AliasChoices("ZENGRAM_GRAPH_WEIGHT", "RRF_GRAPH_WEIGHT"),
+        default=DEFAULT_SCORING.graph_weight, ge=0, le=1,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_WEIGHT", "RRF_GRAPH_WEIGHT"),
         description="The graph path's weight: x its max-normalised score under fusion='linear' (beside vector and "
                     "keyword shares summing to 1; LoCoMo best 0.1, 0.5 costs 4.7 pt r@10), x its RRF term under "
                     "fusion='blend' (the others weigh 1; upstream's RRF weight is 0.5).",
     )
     graph_hop_decay: float = Field(
-        default=0.5, ge=0, le=1, validation_alias=AliasChoices("ZENGRAM_GRAPH_HOP_DECAY", "GRAPH_HOP_DECAY"),
+        default=DEFAULT_GRAPH.hop_decay, ge=0, le=1,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_HOP_DECAY", "GRAPH_HOP_DECAY"),
         description="A one-hop neighbour's score at the strongest edge (entities the query names score 1).",
     )
     graph_neighbor_limit: int = Field(
-        default=12, ge=0, le=100,
+        default=DEFAULT_GRAPH.neighbour_limit, ge=0, le=100,
         validation_alias=AliasChoices("ZENGRAM_GRAPH_NEIGHBOR_LIMIT", "GRAPH_NEIGHBOR_LIMIT"),
         description="The strongest co-occurrence edges the graph path follows per query.",
     )
     graph_memories_per_entity: int = Field(
-        default=200, ge=1, le=1000,
+        default=DEFAULT_GRAPH.memories_per_entity, ge=1, le=1000,
         description="Most linked memories (newest first) the graph path reads per entity.",
     )
     rerank_enabled: bool = Field(
-        default=False, validation_alias=AliasChoices("ZENGRAM_RERANK_ENABLED", "RERANK_ENABLED"),
+        default=DEFAULT_RERANK.enabled, validation_alias=AliasChoices("ZENGRAM_RERANK_ENABLED", "RERANK_ENABLED"),
         description="Re-score the fused top rerank_candidates hits through rerank_url; on failure or timeout the "
                     "fused order stays.",
     )
@@ -272,20 +292,25 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("ZENGRAM_RERANK_API_KEY", "RERANK_API_KEY"),
         description="Sent as a bearer token to the re-ranker.",
     )
-    rerank_timeout: float = Field(default=3.0, gt=0, description="Seconds one search waits for the re-ranker.")
+    rerank_timeout: float = Field(
+        default=DEFAULT_RERANK.timeout_seconds, gt=0, description="Seconds one search waits for the re-ranker.",
+    )
     rerank_candidates: int = Field(
-        default=40, ge=2, le=200, validation_alias=AliasChoices("ZENGRAM_RERANK_CANDIDATES", "RERANK_CANDIDATES"),
+        default=DEFAULT_RERANK.candidates, ge=2, le=200,
+        validation_alias=AliasChoices("ZENGRAM_RERANK_CANDIDATES", "RERANK_CANDIDATES"),
         description="How many of the fused top hits are re-scored (at least the request's limit).",
     )
     rerank_max_batch: int = Field(
-        default=32, ge=1, le=1000, validation_alias=AliasChoices("ZENGRAM_RERANK_MAX_BATCH", "RERANK_MAX_BATCH"),
+        default=DEFAULT_RERANK.max_batch, ge=1, le=1000,
+        validation_alias=AliasChoices("ZENGRAM_RERANK_MAX_BATCH", "RERANK_MAX_BATCH"),
         description="Most documents per re-ranker request (larger pools are sent in chunks).",
     )
     rerank_circuit_failures: int = Field(
-        default=3, ge=1, description="Consecutive re-ranker failures after which searches stop asking it for "
-                                     "rerank_circuit_open_seconds (then one search probes it again).",
+        default=DEFAULT_RERANK.circuit_failures, ge=1,
+        description="Consecutive re-ranker failures after which searches stop asking it for "
+                    "rerank_circuit_open_seconds (then one search probes it again).",
     )
-    rerank_circuit_open_seconds: float = Field(default=30.0, gt=0)
+    rerank_circuit_open_seconds: float = Field(default=DEFAULT_RERANK.circuit_open / timedelta(seconds=1), gt=0)
 
     client_cache_seconds: float = Field(
         default=30.0, ge=0,
@@ -346,10 +371,17 @@ class Settings(BaseSettings):
         default=None, description="Function (name, ARN or name:alias) the lambda launcher invokes with the job id.",
     )
 
+    def retrieval(self) -> RetrievalProfile:
+        """The retrieval profile in effect: the named one, with the values set one by one in place of its own."""
+        return PROFILES[self.retrieval_profile].overridden(
+            speaker_boost=self.speaker_boost, time_boost=self.time_boost, context_turns=self.index_context_turns,
+            context_next_turns=self.index_context_next_turns)
+
     def context_policy(self) -> ContextPolicy:
-        return ContextPolicy(turns=self.index_context_turns,
+        profile = self.retrieval()
+        return ContextPolicy(turns=profile.context_turns, next_turns=profile.context_next_turns,
                              window=timedelta(minutes=self.index_context_window_minutes),
-                             embed=self.index_context_embed, next_turns=self.index_context_next_turns)
+                             embed=self.index_context_embed)
 
     @field_validator("api_key", "scrub_key", "openai_api_key", "opensearch_password", "llm_api_key", "llm_base_url",
                      "rerank_api_key", "rerank_url", "rerank_model", mode="before")
@@ -370,29 +402,27 @@ class Settings(BaseSettings):
         return QueryExtras(temporal_windows=self.temporal_resolver, temporal_boost=self.temporal_boost,
                            half_life_days=self.temporal_half_life_days, query_expansion=self.query_expansion)
 
-    def graph_weights(self) -> GraphWeights:
-        return GraphWeights(hop_decay=self.graph_hop_decay, neighbour_limit=self.graph_neighbor_limit)
+    def graph_policy(self) -> GraphPolicy:
+        return GraphPolicy(enabled=self.graph_retrieval, hop_decay=self.graph_hop_decay,
+                           neighbour_limit=self.graph_neighbor_limit,
+                           memories_per_entity=self.graph_memories_per_entity)
 
-    def rerank_circuit(self) -> CircuitBreaker:
-        return CircuitBreaker(failures_to_open=self.rerank_circuit_failures,
-                              open_for=timedelta(seconds=self.rerank_circuit_open_seconds))
+    def rerank_policy(self) -> RerankPolicy:
+        return RerankPolicy(enabled=self.rerank_enabled, candidates=self.rerank_candidates,
+                            timeout_seconds=self.rerank_timeout, max_batch=self.rerank_max_batch,
+                            circuit_failures=self.rerank_circuit_failures,
+                            circuit_open=timedelta(seconds=self.rerank_circuit_open_seconds))
 
     def index_circuit(self) -> CircuitBreaker:
         return CircuitBreaker(failures_to_open=self.index_circuit_failures,
                               open_for=timedelta(seconds=self.index_circuit_open_seconds))
 
     def scoring(self) -> ScoringConfig:
-        return ScoringConfig(
-            rrf_k=self.rrf_k,
-            decay_factor=self.decay_factor,
-            similarity_floor=self.similarity_floor,
-            vector_weight=self.vector_weight,
-            fusion=self.fusion,
-            linear_vector_weight=self.linear_vector_weight,
-            speaker_boost=self.speaker_boost,
-            time_boost=self.time_boost,
-            graph_weight=self.graph_weight,
-        )
+        profile = self.retrieval()
+        return replace(DEFAULT_SCORING, rrf_k=self.rrf_k, decay_factor=self.decay_factor,
+                       similarity_floor=self.similarity_floor, vector_weight=self.vector_weight, fusion=self.fusion,
+                       linear_vector_weight=self.linear_vector_weight, speaker_boost=profile.speaker_boost,
+                       time_boost=profile.time_boost, graph_weight=self.graph_weight)
 
     @property
     def records_path(self) -> Path:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from zengram.domain.entities import RelatedEntity
-from zengram.domain.graph import GraphWeights, entity_scores, rank_memories
+from zengram.domain.graph import GraphPolicy, entity_scores, rank_memories
 
-WEIGHTS = GraphWeights(hop_decay=0.5, neighbour_limit=3)
+WEIGHTS = GraphPolicy(hop_decay=0.5, neighbour_limit=3)
 
 
 def test_named_entities_score_one_and_neighbours_decay_with_edge_strength() -> None:
@@ -29,13 +29,13 @@ def test_a_neighbour_never_lowers_or_outranks_a_named_entity() -> None:
     edges = {"postgresql": [RelatedEntity(name="AWS", strength=5)],
              "aws": [RelatedEntity(name="PostgreSQL", strength=5)]}
     assert entity_scores(["postgresql", "aws"], edges, WEIGHTS) == {"postgresql": 1.0, "aws": 1.0}
-    assert entity_scores(["postgresql"], edges, GraphWeights(hop_decay=1.0, neighbour_limit=3))["aws"] == 1.0
+    assert entity_scores(["postgresql"], edges, GraphPolicy(hop_decay=1.0, neighbour_limit=3))["aws"] == 1.0
 
 
 def test_no_edges_or_no_hop_leaves_the_named_entities() -> None:
     assert entity_scores(["redis"], {}, WEIGHTS) == {"redis": 1.0}
     edges = {"redis": [RelatedEntity(name="Kafka", strength=4)]}
-    assert entity_scores(["redis"], edges, GraphWeights(hop_decay=0.5, neighbour_limit=0)) == {"redis": 1.0}
+    assert entity_scores(["redis"], edges, GraphPolicy(hop_decay=0.5, neighbour_limit=0)) == {"redis": 1.0}
 
 
 def test_memories_score_the_sum_of_their_entities_ties_in_first_seen_order() -> None:

@@ -13,22 +13,31 @@ from zengram.domain.entities import RelatedEntity, entity_key
 
 
 @dataclass(frozen=True)
-class GraphWeights:
-    hop_decay: float  # a neighbour's score at the strongest kept edge (named entities score 1.0)
-    neighbour_limit: int  # the strongest edges kept across all named entities: hubs cannot pull in the world
+class GraphPolicy:
+    """Whether the graph path runs and how far it reaches. The defaults are the product's (Settings takes them
+    from here) and upstream's; the path's weight in fusion is `ScoringConfig.graph_weight` (0.1, not upstream's
+    0.5)."""
+
+    enabled: bool = False  # off: ±0 recall@10 on LoCoMo (bench/recall/RESULTS.md, "Retrieval extras")
+    hop_decay: float = 0.5  # a neighbour's score at the strongest kept edge (named entities score 1.0)
+    neighbour_limit: int = 12  # the strongest edges kept across all named entities: hubs cannot pull in the world
+    memories_per_entity: int = 200  # the newest links read per entity
+
+
+DEFAULT_GRAPH = GraphPolicy()
 
 
 def entity_scores(named: Sequence[str], edges: Mapping[str, Sequence[RelatedEntity]],
-                  weights: GraphWeights) -> dict[str, float]:
+                  policy: GraphPolicy) -> dict[str, float]:
     """Entity key → score: each named key 1.0, then the one-hop neighbours over the strongest
     `neighbour_limit` edges of all named entities (ties: the order `edges` lists them)."""
     scores = dict.fromkeys(named, 1.0)
     pooled = [(entity_key(edge.name), edge.strength) for key in named for edge in edges.get(key, ())]
-    kept = sorted(pooled, key=lambda pair: -pair[1])[:weights.neighbour_limit]
+    kept = sorted(pooled, key=lambda pair: -pair[1])[:policy.neighbour_limit]
     strongest = max((strength for _, strength in kept), default=0)
     for key, strength in kept:
         if key not in scores or scores[key] < 1.0:
-            score = weights.hop_decay * strength / max(strongest, 1)
+            score = policy.hop_decay * strength / max(strongest, 1)
             scores[key] = max(scores.get(key, 0.0), score)
     return scores
 

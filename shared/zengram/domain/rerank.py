@@ -7,9 +7,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import timedelta
 
+from zengram.domain.circuit import CircuitBreaker
 from zengram.domain.scoring import ScoredMemory
+
+
+@dataclass(frozen=True)
+class RerankPolicy:
+    """How the rerank hook uses a re-ranker. The defaults are the product's (Settings takes them from here):
+    upstream's 40 candidates; a 3 s timeout (upstream: 20 s) so that a search never hangs on an optional stage;
+    after `circuit_failures` consecutive failures the hook stops asking for `circuit_open`."""
+
+    enabled: bool = False  # the hook runs when enabled and a re-ranker URL is configured
+    candidates: int = 40  # the fused top re-scored (at least the request's limit)
+    timeout_seconds: float = 3.0  # one search's wait for the re-ranker, all chunks together
+    max_batch: int = 32  # documents per request (a larger pool is sent in chunks)
+    circuit_failures: int = 3
+    circuit_open: timedelta = timedelta(seconds=30)
+
+    def breaker(self) -> CircuitBreaker:
+        return CircuitBreaker(failures_to_open=self.circuit_failures, open_for=self.circuit_open)
+
+
+DEFAULT_RERANK = RerankPolicy()
 
 
 def relevance(raw: float) -> float:

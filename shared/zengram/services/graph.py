@@ -10,23 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from zengram.domain.entities import EntityRef
-from zengram.domain.graph import GraphWeights, entity_scores, rank_memories
+from zengram.domain.graph import DEFAULT_GRAPH, GraphPolicy, entity_scores, rank_memories
 from zengram.domain.models import Memory
 from zengram.domain.search import IndexHit
 from zengram.ports import EntityStore, RecordStore
 
 
 class GraphPath:
-    """`extract(text)`: the entities a text names (EntityService.extract without an agent). Reads at most
-    `memories_per_entity` links per entity (newest first): a hub entity's older memories are out of its reach."""
+    """`extract(text)`: the entities a text names (EntityLinker.extract without an agent). Reads at most
+    `policy.memories_per_entity` links per entity (newest first): a hub entity's older memories are out of
+    its reach."""
 
     def __init__(self, entities: EntityStore, records: RecordStore, extract: Callable[[str], Sequence[EntityRef]],
-                 *, weights: GraphWeights, memories_per_entity: int) -> None:
+                 policy: GraphPolicy = DEFAULT_GRAPH) -> None:
         self._entities = entities
         self._records = records
         self._extract = extract
-        self._weights = weights
-        self._memories_per_entity = memories_per_entity
+        self._policy = policy
 
     def search(self, query: str, keep: Callable[[Memory], bool], k: int) -> list[IndexHit]:
         """The `k` best memories by graph score that `keep` accepts (the search's filters and tenant scope:
@@ -34,9 +34,9 @@ class GraphPath:
         named = list(dict.fromkeys(ref.key for ref in self._extract(query)))
         if not named:
             return []
-        scores = entity_scores(named, {key: self._entities.related(key, self._weights.neighbour_limit)
-                                       for key in named}, self._weights)
-        ranked = rank_memories(scores, ((key, self._entities.memory_ids(key, self._memories_per_entity))
+        scores = entity_scores(named, {key: self._entities.related(key, self._policy.neighbour_limit)
+                                       for key in named}, self._policy)
+        ranked = rank_memories(scores, ((key, self._entities.memory_ids(key, self._policy.memories_per_entity))
                                         for key in scores))
         hits: list[IndexHit] = []
         for start in range(0, len(ranked), 2 * k):  # records in rank order, a few pages at most

@@ -10,33 +10,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zengram.domain.content import Scrubber, content_hash
-from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
+from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
     MemoryChanges,
+    MemoryNotFound,
     MemoryType,
     RecordQuery,
     WriteKind,
 )
 from zengram.domain.outbox import describe_error
 from zengram.domain.query import candidate_boosts
+from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryPlan, plan_query
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
-from zengram.domain.retrieval import QueryExtras, QueryPlan, plan_query
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
 from zengram.domain.search import IndexHit, SearchFilters
-from zengram.domain.temporal import TemporalMode
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
-from zengram.services.entities import EntityService
+from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import IndexSync
 from zengram.services.retrieval import RetrievalExtras
 
 logger = logging.getLogger(__name__)
-MAX_PATH_FETCH = 50
 
 
 @dataclass
@@ -85,9 +83,13 @@ class UpdateResult:
 
 
 class MemoryService:
+    """The Zengram core: store, search, query, change and forget memories. `records` is the source of truth;
+    `index_sync` keeps the search index in step with it; `entities` (when wired) extracts and links entities."""
+
     def __init__(
         self,
-        store: RecordStore,
+        records: RecordStore,
+        index_sync: IndexSync,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,
@@ -95,17 +97,16 @@ class MemoryService:
         *,
         scrubber: Scrubber,
         scoring: ScoringConfig,
-        max_observers: int = 20,
-        search_paths: str = "hybrid",
-        reinforce_on_search: bool = True,
-        context: ContextPolicy | None = None,
-        path_fetch: int = MAX_PATH_FETCH,
+        max_observers: int,
+        search_paths: str,
+        reinforce_on_search: bool,
+        path_fetch: int,
         resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
-        entities: EntityService | None = None,
-        index_park_after: int | None = None,
+        entities: EntityLinker | None = None,
         extras: RetrievalExtras | None = None,
     ) -> None:
-        self._store = store
+        self._store = records
+        self.index_sync = index_sync
         self._index = index
         self._embedder = embedder
         self._clock = clock
@@ -120,7 +121,6 @@ class MemoryService:
         self._entities = entities
         self._extras = extras
         self._queries = QueryVectorCache(embedder)
-        self.index_sync = IndexSync(store, index, embedder, context, clock=clock, park_after=index_park_after)
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -304,7 +304,7 @@ class MemoryService:
         """The memory (Forbidden when it belongs to a client outside `scope`)."""
         memory = self._store.get(memory_id)
         if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
+            raise MemoryNotFound(memory_id)
         return scope.require_memory(memory)
 
     def _within(self, memory_id: str, scope: TenantScope) -> None:
@@ -326,7 +326,7 @@ class MemoryService:
         ranked by `effective_score`, then re-ranked when a re-ranker is on; only memories of `scope`'s clients
         (the index filters, the record store has the last word). The extras: docs/retrieval-extras.md."""
         extras = self._extras
-        plan = plan_query(request.q, extras.query if extras else _NO_QUERY_EXTRAS, now=self._clock.now(),
+        plan = plan_query(request.q, extras.query if extras else DEFAULT_QUERY_EXTRAS, now=self._clock.now(),
                           reference_date=request.reference_date, at_time=request.at_time,
                           date_from=request.date_from, date_to=request.date_to)
         tenants = scope.narrow(request.client_id)
@@ -403,10 +403,6 @@ class MemoryService:
             self.index_sync.ensure_compatible()
         except IndexUnavailable as error:
             raise _search_unavailable(query, str(error), paths) from error
-
-
-_NO_QUERY_EXTRAS = QueryExtras(temporal_windows=TemporalMode.OFF, temporal_boost=False, half_life_days=1.0,
-                               query_expansion=False)
 
 
 def _run_path(name: str, search: Callable[[], list[IndexHit]], paths: dict[str, list[IndexHit]],

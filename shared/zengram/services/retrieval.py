@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zengram.domain.retrieval import QueryExtras
+from zengram.domain.query_plan import QueryExtras
 from zengram.services.graph import GraphPath
 from zengram.services.rerank import RerankStage
 

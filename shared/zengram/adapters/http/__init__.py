@@ -20,6 +20,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal, TypeGuard
 
+from zengram.domain.rerank import DEFAULT_RERANK
+
 __all__ = ["HttpReranker", "RerankAnswerError", "RerankError", "parse_rerank_answer"]
 
 RerankApi = Literal["cohere", "tei"]
@@ -40,7 +42,8 @@ class HttpReranker:
     call's requests share one `timeout` (seconds). Thread-safe (no state between calls)."""
 
     def __init__(self, url: str, *, api: RerankApi = "cohere", model: str | None = None,
-                 api_key: str | None = None, timeout: float = 3.0, max_batch: int = 32) -> None:
+                 api_key: str | None = None, timeout: float = DEFAULT_RERANK.timeout_seconds,
+                 max_batch: int = DEFAULT_RERANK.max_batch) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self._url = url
