@@ -15,13 +15,8 @@ from zengram.ports import Embedder
 pytestmark = pytest.mark.slow
 
 
-def shared_dir() -> Path:
-    """`<repo>/../shared`: beside the work tree locally, beside the fresh clone in CI."""
-    repo = Path(__file__).resolve().parents[2]
-    return repo.parent / "shared"
-
-
-REFERENCE_FILE = shared_dir() / "data" / "embeddings" / "all-MiniLM-L6-v2.reference.json"
+# Made by sentence-transformers itself; where it comes from: tests/data/README.md.
+REFERENCE_FILE = Path(__file__).resolve().parents[1] / "data" / "all-MiniLM-L6-v2.reference.json"
 
 
 def reference_cases() -> list[dict[str, Any]]:
