@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.recall.data import CATEGORY_NAMES, DEFAULT_DATA, load
+from bench.recall.data import CATEGORY_NAMES, DATA_ENV, LocomoDataMissing, default_data, load
 from bench.recall.metrics import render, table
 from bench.recall.runner import ask, prepared_store
 
@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a zengram Settings field for this run (repeatable)")
     parser.add_argument("--label", default="", help="a name for this run in RESULTS.md")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None,
+                        help=f"LoCoMo file (default: ${DATA_ENV}, else locomo-dev5.json in the shared folder beside "
+                             "the repository)")
     parser.add_argument("--fresh", action="store_true", help="rebuild the store even if one is cached")
     parser.add_argument("--store", type=Path, default=None,
                         help="search this cached pristine store (only for runs that change query-time settings)")
@@ -52,9 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    conversations = load(args.data)
+    data_path: Path = args.data or default_data()
+    try:
+        conversations = load(data_path)
+    except LocomoDataMissing as missing:
+        print(missing, file=sys.stderr)
+        return 2
     started = time.perf_counter()
-    pristine = args.store or prepared_store(conversations, overrides, args.data, progress, fresh=args.fresh)
+    pristine = args.store or prepared_store(conversations, overrides, data_path, progress, fresh=args.fresh)
     outcomes = ask(pristine, conversations, overrides, search_format=args.format)
     rows = table(outcomes, CATEGORY_NAMES)
     text = render(rows)
@@ -68,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_record:
         with RESULTS.open("a") as out:
             out.write(f"\n### {args.label or 'run'} — {stamp}\n\nSettings: `{settings_text}`; data "
-                      f"{args.data.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
+                      f"{data_path.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
                       f"wall {time.perf_counter() - started:.0f}s.\n\n{text}\n")
     return 0
 

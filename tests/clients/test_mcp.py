@@ -230,7 +230,7 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
 
 
 def test_finds_the_local_key_file_like_the_readme_config(live_server: BackgroundServer, tmp_path: Path) -> None:
-    """The README's .mcp.json gives only BRAIN_API_URL: started in the project folder, the key comes from
+    """The .mcp.json of docs/clients.md gives only BRAIN_API_URL: started in the project folder, the key comes from
     `.zengram/api-key`."""
     (tmp_path / ".zengram").mkdir()
     (tmp_path / ".zengram" / "api-key").write_text(API_KEY + "\n")
