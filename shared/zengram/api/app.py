@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
 
 from zengram import __version__
 from zengram.api.errors import install_error_handlers
-from zengram.api.middleware import ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
+from zengram.api.middleware import OPEN_PATHS, ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
 from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
 
@@ -18,6 +18,7 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
+    open_paths: Collection[str] = OPEN_PATHS,
     **fastapi_options: Any,
 ) -> FastAPI:
     app = FastAPI(
@@ -34,6 +35,6 @@ def create_app(
         app.include_router(router)
     install_error_handlers(app)
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
-    app.add_middleware(ApiKeyMiddleware, expected_key=expected_key)
+    app.add_middleware(ApiKeyMiddleware, expected_key=expected_key, open_paths=open_paths)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app

@@ -7,7 +7,7 @@ import hmac
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -56,18 +56,29 @@ class RequestIdMiddleware:
             await error_response(500, "internal server error")(scope, receive, send_with_id)
 
 
-class ApiKeyMiddleware:
-    """Refuses any request without the right `x-api-key` before routing or body parsing."""
+def presented_key(headers: Headers) -> str | None:
+    """The key a request carries: `x-api-key`, else `Authorization: Bearer <key>` (Agent Brain's clients)."""
+    given = headers.get("x-api-key")
+    if given:
+        return given
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
 
-    def __init__(self, app: ASGIApp, expected_key: Callable[[], str]) -> None:
+
+class ApiKeyMiddleware:
+    """Refuses any request without the right key (`x-api-key` or a bearer token) before routing or body parsing;
+    `open_paths` need none."""
+
+    def __init__(self, app: ASGIApp, expected_key: Callable[[], str], open_paths: Collection[str] = OPEN_PATHS) -> None:
         self.app = app
         self._expected_key = expected_key
+        self._open_paths = frozenset(open_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in self._open_paths:
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("x-api-key")
+        given = presented_key(Headers(scope=scope))
         if not given:
             await error_response(401, "missing x-api-key header")(scope, receive, send)
             return
