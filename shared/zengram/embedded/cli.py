@@ -12,6 +12,7 @@ import typer
 
 from zengram import cli as client_commands
 from zengram.bootstrap import build_container
+from zengram.cli import kb as kb_commands
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.embedded.keys import resolve_api_key
 from zengram.settings import Settings
@@ -114,6 +115,7 @@ def keys(
 
 
 client_commands.register(app)
+app.add_typer(kb_commands.app, name="kb")
 
 
 def main() -> None:
