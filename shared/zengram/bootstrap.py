@@ -375,7 +375,11 @@ def build_documents_container(settings: Settings, *, embedder: Embedder | None =
 def _document_stores(settings: Settings, closers: list[Callable[[], None]]) -> tuple[
         ChunkStore, GraphStore, IndexJobStore, str]:
     if settings.record_store == "dynamodb":
-        raise ValueError("documents on DynamoDB: not wired yet")
+        from zengram.adapters.dynamodb.documents import DynamoDBDocumentTables
+
+        tables = DynamoDBDocumentTables(settings.documents_dynamodb_table, region=settings.aws_region,
+                                        create=settings.dynamodb_create_table)
+        return tables.chunks, tables.graph, tables.jobs, "dynamodb"
     from zengram.adapters.sqlite.documents import (
         SQLiteChunkStore,
         SQLiteGraphStore,

@@ -15,7 +15,7 @@ from zengram.settings import Settings
 
 from tests.support import API_KEY, TickingClock
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "dynamodb"]
 
 
 def kb_settings(data_dir: Path, roots: list[Path], **overrides: object) -> Settings:
