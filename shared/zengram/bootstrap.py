@@ -359,8 +359,8 @@ def build_documents_container(settings: Settings, *, embedder: Embedder | None =
     chunks, graph, jobs, store_type = _document_stores(settings, closers)
     index = _chunk_index(settings, closers)
     launcher = _index_job_launcher(settings)
-    config = IndexingConfig(batch_files=settings.documents_batch_files if settings.documents_state_machine_arn
-                            else None, max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
+    config = IndexingConfig(batch_files=settings.documents_batch_files,
+                            max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
                             graph_enabled=settings.documents_graph_enabled)
     indexing = DocumentIndexing(chunks, graph, jobs, index, embedder, _document_sources(settings),
                                 FileParser(TreeSitterCodeParser(), PypdfTextExtractor()), clock, launcher, config)
@@ -412,7 +412,9 @@ def _document_sources(settings: Settings) -> list[DocumentSource]:
     local_roots = [root for root in roots if not root.startswith("s3://")]
     sources: list[DocumentSource] = []
     if s3_roots:
-        raise ValueError("documents from S3: not wired yet")
+        from zengram.adapters.s3 import S3DocumentSource
+
+        sources.append(S3DocumentSource(s3_roots, region=settings.aws_region))
     from zengram.adapters.system.files import LocalDocumentSource
 
     if not roots and settings.record_store == "sqlite":
@@ -422,6 +424,10 @@ def _document_sources(settings: Settings) -> list[DocumentSource]:
 
 
 def _index_job_launcher(settings: Settings) -> IndexJobLauncher:
+    if settings.documents_state_machine_arn:
+        from zengram.adapters.stepfunctions.documents import StepFunctionsIndexLauncher
+
+        return StepFunctionsIndexLauncher(settings.documents_state_machine_arn, region=settings.aws_region)
     from zengram.adapters.system.index_worker import ThreadIndexWorker
 
     return ThreadIndexWorker()

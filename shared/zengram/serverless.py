@@ -6,12 +6,13 @@ for what the first request needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
+from zengram.api.middleware import OPEN_PATHS
 from zengram.bootstrap import ContainerProvider, build_container
 from zengram.domain.errors import ZengramError
 from zengram.settings import Settings
@@ -37,9 +38,9 @@ def _configured_key() -> str:
     )
 
 
-def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
     provider = ContainerProvider(lambda: build_container(Settings()))
-    return create_app(routers, provider, expected_key=_configured_key)
+    return create_app(routers, provider, expected_key=_configured_key, open_paths=open_paths)
 
 
 def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:

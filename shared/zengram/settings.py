@@ -220,7 +220,9 @@ class Settings(BaseSettings):
         default=None, description="Run indexing jobs as this Step Functions state machine (AWS); unset: a worker "
                                   "thread of this process.")
     documents_batch_files: int = Field(
-        default=200, ge=1, le=10_000, description="Most files one Step Functions batch step indexes (AWS).")
+        default=200, ge=1, le=10_000,
+        description="Most files one indexing batch takes (on AWS, one Lambda invocation of the documents state "
+                    "machine; embedded, progress is saved after each).")
     documents_max_file_mb: float = Field(default=10.0, gt=0, description="Larger files are skipped when indexing.")
     documents_graph_enabled: bool = Field(
         default=True, description="Build the code graph (entities and relations) and answer graph/multi queries.")
