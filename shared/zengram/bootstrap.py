@@ -394,7 +394,18 @@ def _document_stores(settings: Settings, closers: list[Callable[[], None]]) -> t
 
 def _chunk_index(settings: Settings, closers: list[Callable[[], None]]) -> ChunkIndex:
     if settings.search_index == "opensearch":
-        raise ValueError("documents on OpenSearch: not wired yet")
+        from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
+
+        if not settings.opensearch_url:
+            raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
+        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
+        opensearch = OpenSearchChunkIndex(
+            settings.opensearch_url, alias=settings.documents_opensearch_alias, auth=settings.opensearch_auth,
+            username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
+            aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
+            timeout=settings.opensearch_timeout)
+        closers.append(opensearch.close)
+        return opensearch
     from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex
 
     embedded = EmbeddedChunkIndex(settings.documents_index_path)
