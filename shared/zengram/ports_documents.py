@@ -76,22 +76,23 @@ class GraphStore(Protocol):
 
     Contract:
     - `replace_file(source, graph)` drops the file's previous entities and relations and stores these.
-    - `named(keys)`: entities whose lower-cased simple name or qualified name is one of `keys`.
-    - `relations_to(keys)`: relations whose target's simple lower-cased name is one of `keys`.
-    - `relations_from(entity_ids)`: relations whose source entity is one of these.
+    - `named(keys, limit)`: entities whose lower-cased simple name or qualified name is one of `keys`.
+    - `relations_to(keys, limit)`: relations whose target's simple lower-cased name is one of `keys`.
+    - `relations_from(entity_ids, limit)`: relations whose source entity is one of these.
+      Each returns at most `limit` (any of them when there are more: a walk is bounded, not exhaustive).
     - `relations_in(chunks)`: for (source, chunk id) pairs, the relations written inside each chunk.
     - `counts()` gives (entities, relations); `clear()` drops everything.
     """
 
     def replace_file(self, source: str, graph: CodeGraph) -> None: ...
 
-    def named(self, keys: Sequence[str]) -> list[CodeEntity]: ...
+    def named(self, keys: Sequence[str], limit: int) -> list[CodeEntity]: ...
 
     def entities(self, entity_ids: Sequence[str]) -> dict[str, CodeEntity]: ...
 
-    def relations_to(self, keys: Sequence[str]) -> list[Relation]: ...
+    def relations_to(self, keys: Sequence[str], limit: int) -> list[Relation]: ...
 
-    def relations_from(self, entity_ids: Sequence[str]) -> list[Relation]: ...
+    def relations_from(self, entity_ids: Sequence[str], limit: int) -> list[Relation]: ...
 
     def relations_in(self, chunks: Sequence[tuple[str, str]]) -> dict[str, list[Relation]]: ...
 

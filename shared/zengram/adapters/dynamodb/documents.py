@@ -14,6 +14,7 @@ own (keys `pk`/`sk`, no GSI; separate from the memories' table). Items:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -253,12 +254,14 @@ class DynamoDBGraphStore:
         if any(deltas.values()):
             self._table.write([self._table.add_counts(**deltas)])
 
-    def named(self, keys: Sequence[str]) -> list[CodeEntity]:
+    def named(self, keys: Sequence[str], limit: int) -> list[CodeEntity]:
         found: dict[str, CodeEntity] = {}
         for key in dict.fromkeys(key.lower() for key in keys):
             for item in self._table.partition(f"GNAME#{key}"):
                 entity = CodeEntity.model_validate_json(_data(item))
                 found[entity.id] = entity
+                if len(found) >= limit:
+                    return sorted(found.values(), key=lambda entity: entity.id)
         return sorted(found.values(), key=lambda entity: entity.id)
 
     def entities(self, entity_ids: Sequence[str]) -> dict[str, CodeEntity]:
@@ -269,17 +272,15 @@ class DynamoDBGraphStore:
         entities = [CodeEntity.model_validate_json(_data(item)) for item in self._table.get_many(keys)]
         return {entity.id: entity for entity in entities}
 
-    def relations_to(self, keys: Sequence[str]) -> list[Relation]:
-        return [Relation.model_validate_json(_data(item)) for key in dict.fromkeys(key.lower() for key in keys)
-                for item in self._table.partition(f"GREF#{key}")]
+    def relations_to(self, keys: Sequence[str], limit: int) -> list[Relation]:
+        items = (item for key in dict.fromkeys(key.lower() for key in keys) for item in self._table.partition(
+            f"GREF#{key}"))
+        return [Relation.model_validate_json(_data(item)) for item in itertools.islice(items, limit)]
 
-    def relations_from(self, entity_ids: Sequence[str]) -> list[Relation]:
-        relations: list[Relation] = []
-        for entity_id in dict.fromkeys(entity_ids):
-            source = entity_id.rpartition("::")[0]
-            relations += [Relation.model_validate_json(_data(item))
-                          for item in self._table.partition(f"GRAPH#{source}", f"R#{entity_id}{SEPARATOR}")]
-        return relations
+    def relations_from(self, entity_ids: Sequence[str], limit: int) -> list[Relation]:
+        items = (item for entity_id in dict.fromkeys(entity_ids) for item in self._table.partition(
+            f"GRAPH#{entity_id.rpartition('::')[0]}", f"R#{entity_id}{SEPARATOR}"))
+        return [Relation.model_validate_json(_data(item)) for item in itertools.islice(items, limit)]
 
     def relations_in(self, chunks: Sequence[tuple[str, str]]) -> dict[str, list[Relation]]:
         wanted: dict[str, set[str]] = {}

@@ -181,7 +181,11 @@ class EmbeddedChunkIndex:
         rows = np.flatnonzero(mask)
         if rows.size == 0:
             return []
-        scores = matrix.rows.vectors[rows] @ np.asarray(vector, dtype=np.float32)
+        query = np.asarray(vector, dtype=np.float32)
+        if rows.size * 4 < mask.size:  # a selective filter: copying the few rows beats scoring them all
+            scores = matrix.rows.vectors[rows] @ query
+        else:  # scoring the contiguous matrix in place avoids copying it
+            scores = (matrix.rows.vectors[: mask.size] @ query)[rows]
         take = min(k, rows.size)
         best = np.argpartition(-scores, take - 1)[:take] if take < rows.size else np.arange(rows.size)
         hits = [ChunkHit(matrix.ids[rows[i]], float(scores[i])) for i in best]
@@ -192,6 +196,13 @@ class EmbeddedChunkIndex:
         if not terms or k <= 0:
             return []
         match = " OR ".join(f'"{term}"' for term in terms)
+        if filters.is_empty():  # rank in FTS5 alone: joining every match to `chunks` first costs twice as much
+            ranked = self._db.connection().execute(
+                "SELECT rowid, -bm25(chunks_fts) AS score FROM chunks_fts WHERE chunks_fts MATCH ? "
+                "ORDER BY bm25(chunks_fts) LIMIT ?", (match, k)).fetchall()
+            ids = self._ids([row["rowid"] for row in ranked])
+            return [ChunkHit(ids[row["rowid"]], float(row["score"])) for row in ranked
+                    if row["rowid"] in ids and float(row["score"]) > 0]
         clauses, params = _sql_filters(filters)
         fetch = k if not filters.file_paths else k * _KEYWORD_FETCH_FACTOR
         rows = self._db.connection().execute(
@@ -201,6 +212,13 @@ class EmbeddedChunkIndex:
         if filters.file_paths:
             rows = [row for row in rows if matches_any(row["source"], list(filters.file_paths))]
         return [ChunkHit(row["id"], float(row["score"])) for row in rows[:k] if float(row["score"]) > 0]
+
+    def _ids(self, rowids: list[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        rows = self._db.connection().execute(
+            f"SELECT rowid, id FROM chunks WHERE rowid IN ({', '.join('?' for _ in rowids)})", rowids).fetchall()
+        return {row["rowid"]: row["id"] for row in rows}
 
     def _meta(self, key: str) -> str | None:
         row = self._db.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

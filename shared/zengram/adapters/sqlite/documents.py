@@ -178,16 +178,18 @@ class SQLiteGraphStore:
                 [(source, relation.source_entity, relation.target_key, relation.chunk_id, relation.model_dump_json())
                  for relation in graph.relations])
 
-    def named(self, keys: Sequence[str]) -> list[CodeEntity]:
+    def named(self, keys: Sequence[str], limit: int) -> list[CodeEntity]:
         found: dict[str, CodeEntity] = {}
         for batch in _batches(list(dict.fromkeys(key.lower() for key in keys))):
             marks = _placeholders(len(batch))
             rows = self._db.connection().execute(
-                f"SELECT data FROM graph_entities WHERE name_key IN ({marks}) OR qualified_key IN ({marks})",
-                [*batch, *batch]).fetchall()
+                f"SELECT data FROM graph_entities WHERE name_key IN ({marks}) OR qualified_key IN ({marks}) "
+                "ORDER BY id LIMIT ?", [*batch, *batch, limit - len(found)]).fetchall()
             for row in rows:
                 entity = CodeEntity.model_validate_json(row["data"])
                 found[entity.id] = entity
+            if len(found) >= limit:
+                break
         return sorted(found.values(), key=lambda entity: entity.id)
 
     def entities(self, entity_ids: Sequence[str]) -> dict[str, CodeEntity]:
@@ -200,11 +202,11 @@ class SQLiteGraphStore:
                 found[entity.id] = entity
         return found
 
-    def relations_to(self, keys: Sequence[str]) -> list[Relation]:
-        return self._relations("target_key", [key.lower() for key in keys])
+    def relations_to(self, keys: Sequence[str], limit: int) -> list[Relation]:
+        return self._relations("target_key", [key.lower() for key in keys], limit)
 
-    def relations_from(self, entity_ids: Sequence[str]) -> list[Relation]:
-        return self._relations("source_entity", entity_ids)
+    def relations_from(self, entity_ids: Sequence[str], limit: int) -> list[Relation]:
+        return self._relations("source_entity", entity_ids, limit)
 
     def relations_in(self, chunks: Sequence[tuple[str, str]]) -> dict[str, list[Relation]]:
         found: dict[str, list[Relation]] = {}
@@ -215,13 +217,15 @@ class SQLiteGraphStore:
             found[chunk_id] = [Relation.model_validate_json(row["data"]) for row in rows]
         return found
 
-    def _relations(self, column: str, values: Sequence[str]) -> list[Relation]:
+    def _relations(self, column: str, values: Sequence[str], limit: int) -> list[Relation]:
         relations: list[Relation] = []
         for batch in _batches(list(dict.fromkeys(values))):
             rows = self._db.connection().execute(
-                f"SELECT data FROM graph_relations WHERE {column} IN ({_placeholders(len(batch))}) ORDER BY rowid",
-                batch).fetchall()
+                f"SELECT data FROM graph_relations WHERE {column} IN ({_placeholders(len(batch))}) ORDER BY rowid "
+                "LIMIT ?", [*batch, limit - len(relations)]).fetchall()
             relations += [Relation.model_validate_json(row["data"]) for row in rows]
+            if len(relations) >= limit:
+                break
         return relations
 
     def counts(self) -> tuple[int, int]:

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from zengram.domain.documents.models import CodeEntity, EntityKind, Relation, RelationType, target_key
 from zengram.domain.text import STOP_WORDS
 
+# Bounds that keep a walk from a common name cheap: the best entities go on, the rest only score their chunks.
+SEEDS_MAX = 20
+FRONTIER_PER_HOP = 40
+RELATIONS_PER_HOP = 400
 MATCHING_HOP = 0.9
 OTHER_HOP = 0.45
 SEED = 1.0
@@ -53,21 +57,27 @@ def query_intent(query: str) -> Intent | None:
     return None
 
 
-def candidate_names(query: str) -> list[str]:
-    """Lower-cased names the query may mean: its identifiers (`compute_total`, `Cart.total` and `total`), and
-    adjacent plain words joined as identifiers are written (`compute total` → `compute_total`, `computetotal`)."""
-    names: list[str] = []
-    tokens = _IDENTIFIER.findall(query)
-    for token in tokens:
-        lowered = token.lower()
-        if lowered in STOP_WORDS or lowered in _INTENT_WORDS:
-            continue
-        names += [lowered.replace("::", "."), target_key(token)]
-    plain = [token.lower() for token in tokens if token.isalpha()]
-    for first, second in itertools.pairwise(plain):
-        if first not in STOP_WORDS and second not in STOP_WORDS:
-            names += [f"{first}_{second}", f"{first}{second}"]
-    return list(dict.fromkeys(name for name in names if len(name) > 1))
+def candidate_names(query: str) -> list[list[str]]:
+    """Lower-cased names the query may mean, most specific first, in tiers: identifiers as written in code
+    (`compute_total`, `Cart.total` and its `total`, `formatMoney`), then adjacent plain words joined the way
+    identifiers are (`compute total` → `compute_total`, `computetotal`), then plain words. The first tier that
+    names an entity is the one used, so "how are request headers parsed" does not start from every `request`."""
+    tokens = [token for token in _IDENTIFIER.findall(query)
+              if token.lower() not in STOP_WORDS and token.lower() not in _INTENT_WORDS]
+    written = [token for token in tokens if _looks_like_code(token)]
+    identifiers = [name for token in written for name in (token.lower().replace("::", "."), target_key(token))]
+    plain = [token.lower() for token in _IDENTIFIER.findall(query) if token.isalpha()]
+    joined = [name for first, second in itertools.pairwise(plain)
+              if first not in STOP_WORDS and second not in STOP_WORDS
+              for name in (f"{first}_{second}", f"{first}{second}")]
+    words = [token.lower() for token in tokens if token.isalpha() and len(token) > 2]
+    tiers = [list(dict.fromkeys(name for name in tier if len(name) > 1)) for tier in (identifiers, joined, words)]
+    return [tier for tier in tiers if tier]
+
+
+def _looks_like_code(token: str) -> bool:
+    return any(mark in token for mark in ("_", ".", "::")) or any(char.isdigit() for char in token) \
+        or any(char.isupper() for char in token[1:])
 
 
 @dataclass(frozen=True)
@@ -81,10 +91,10 @@ class GraphHit:
 class GraphReader:
     """What a walk reads from the graph store (the `GraphStore` port's methods)."""
 
-    named: Callable[[Sequence[str]], list[CodeEntity]]
+    named: Callable[[Sequence[str], int], list[CodeEntity]]
     entities: Callable[[Sequence[str]], dict[str, CodeEntity]]
-    relations_to: Callable[[Sequence[str]], list[Relation]]
-    relations_from: Callable[[Sequence[str]], list[Relation]]
+    relations_to: Callable[[Sequence[str], int], list[Relation]]
+    relations_from: Callable[[Sequence[str], int], list[Relation]]
 
 
 def walk(seeds: Sequence[CodeEntity], depth: int, intent: Intent | None, graph: GraphReader) -> list[GraphHit]:
@@ -108,7 +118,7 @@ def walk(seeds: Sequence[CodeEntity], depth: int, intent: Intent | None, graph: 
         by_key: dict[str, list[tuple[CodeEntity, float, tuple[str, ...]]]] = {}
         for entity, score, path in frontier.values():
             by_key.setdefault(entity.name_key, []).append((entity, score, path))
-        for relation in graph.relations_to(sorted(by_key)):
+        for relation in graph.relations_to(sorted(by_key), RELATIONS_PER_HOP):
             for entity, score, path in by_key.get(relation.target_key, []):
                 if relation.source_entity == entity.id:
                     continue
@@ -116,8 +126,9 @@ def walk(seeds: Sequence[CodeEntity], depth: int, intent: Intent | None, graph: 
                 step = (*path, f"<-{relation.type.value}-", relation.source_name)
                 reach(relation.chunk_id, hop, step)
                 _keep(reached, relation.source_entity, hop, step)
-        outgoing = graph.relations_from(sorted(frontier))
-        targets = graph.named(sorted({relation.target_key for relation in outgoing})) if outgoing else []
+        outgoing = graph.relations_from(sorted(frontier), RELATIONS_PER_HOP)
+        targets = graph.named(sorted({relation.target_key for relation in outgoing}), RELATIONS_PER_HOP) \
+            if outgoing else []
         by_name: dict[str, list[CodeEntity]] = {}
         for target in targets:
             by_name.setdefault(target.name_key, []).append(target)
@@ -130,7 +141,8 @@ def walk(seeds: Sequence[CodeEntity], depth: int, intent: Intent | None, graph: 
                 step = (*path, f"-{relation.type.value}->", target.qualified_name)
                 reach(target.chunk_id, hop, step)
                 _keep(reached, target.id, hop, step)
-        fresh = [entity_id for entity_id in reached if entity_id not in visited]
+        fresh = sorted((entity_id for entity_id in reached if entity_id not in visited),
+                       key=lambda entity_id: (-reached[entity_id][0], entity_id))[:FRONTIER_PER_HOP]
         found = graph.entities(fresh) if fresh else {}
         # A module is where a walk stops: everything in a file is two hops apart through it.
         frontier = {entity_id: (found[entity_id], *reached[entity_id]) for entity_id in fresh

@@ -9,8 +9,8 @@ from datetime import datetime
 from zengram.domain.documents import fusion
 from zengram.domain.documents.files import matches_any
 from zengram.domain.documents.fusion import Fused, LegHit
-from zengram.domain.documents.graph import GraphReader, candidate_names, query_intent, walk
-from zengram.domain.documents.models import Chunk, IndexCounts, IndexedFolder, IndexJobStatus
+from zengram.domain.documents.graph import SEEDS_MAX, GraphReader, candidate_names, query_intent, walk
+from zengram.domain.documents.models import Chunk, CodeEntity, IndexCounts, IndexedFolder, IndexJobStatus
 from zengram.domain.documents.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
 from zengram.domain.errors import FeatureUnavailable
 from zengram.ports import Embedder
@@ -119,7 +119,11 @@ class DocumentQueries:
     def _graph_hits(self, request: DocumentQuery, filters: ChunkFilters) -> list[LegHit]:
         if not self._graph_enabled:
             return []
-        seeds = self._graph.named(candidate_names(request.query))
+        seeds: list[CodeEntity] = []
+        for names in candidate_names(request.query):
+            seeds = self._graph.named(names, SEEDS_MAX)
+            if seeds:
+                break
         if not seeds:
             return []
         reader = GraphReader(named=self._graph.named, entities=self._graph.entities,
