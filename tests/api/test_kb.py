@@ -68,6 +68,19 @@ def test_health_needs_no_key_in_either_slash_form(kb: TestClient) -> None:
     assert kb.get("/health").json()["status"] == "ok"  # the memory API's own health is untouched
 
 
+def test_health_says_degraded_or_unhealthy_when_a_store_fails(kb: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    documents = kb.app.routes[-1].app.state.documents.get()  # type: ignore[attr-defined]
+
+    def down(*_: object) -> int:
+        raise ConnectionError("index down")
+
+    monkeypatch.setattr(documents.queries._index, "count", down)
+    assert kb.get("/kb/health").json()["status"] == "degraded"
+    monkeypatch.setattr(documents.queries._chunks, "counts", down)
+    body = kb.get("/kb/health/").json()
+    assert body["status"] == "unhealthy" and "ConnectionError" in body["message"]
+
+
 @pytest.mark.parametrize("path", ["/kb/health/status", "/kb/query/count", "/kb/index/jobs/", "/kb/index/folders"])
 def test_every_other_route_needs_the_key(kb: TestClient, path: str) -> None:
     assert kb.get(path).status_code == 401

@@ -82,6 +82,9 @@ def get_health(queries: QueriesDep) -> HealthResponse:
     except Exception as error:  # a store or index that cannot be reached: say so rather than fail
         return HealthResponse(status="unhealthy", message=f"Storage unavailable: {type(error).__name__}",
                               version=__version__, timestamp=now)
+    if not queries.search_index_reachable():
+        return HealthResponse(status="degraded", message="The search index is unavailable; queries will fail",
+                              version=__version__, timestamp=now)
     if state.indexing_in_progress:
         return HealthResponse(status="indexing", message=f"Indexing in progress ({state.progress_percent:.1f}%)",
                               version=__version__, timestamp=now)

@@ -55,6 +55,14 @@ class DocumentQueries:
         """An index is ready once a job completed since the last reset (it may hold no chunks)."""
         return self._jobs.ready_since() is not None
 
+    def search_index_reachable(self) -> bool:
+        """Whether the vector/keyword index answers (the records may be fine while it is down)."""
+        try:
+            self._index.count()
+        except Exception:
+            return False
+        return True
+
     def status(self) -> IndexStatus:
         counts = self._chunks.counts()
         entities, relations = self._graph.counts() if self._graph_enabled else (0, 0)
