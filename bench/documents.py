@@ -101,7 +101,7 @@ def run(arguments: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(work / "data", ignore_errors=True)
     settings = Settings(data_dir=work / "data", documents_allowed_roots=[str(corpus)], api_key="bench")
     container = build_documents_container(settings, embedder=embedder_for(arguments.embedder))
-    load_before = load_average()
+    load_before, begun_at = load_average(), datetime.now(UTC).isoformat(timespec="seconds")
     try:
         started = time.perf_counter()
         queued = container.indexing.enqueue(str(corpus), IndexOperation.INDEX, IndexOptions())
@@ -138,7 +138,8 @@ def run(arguments: argparse.Namespace) -> dict[str, Any]:
                                    "mean_hits": round(hits / len(timings), 2)}
     finally:
         container.close()
-    return {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": platform.platform(),
+    return {"started": begun_at, "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": platform.platform(),
             "load_average_before": load_before, "load_average_after": load_average(),
             "embedder": arguments.embedder, "indexing": asdict(indexing), "queries": queries}
 
@@ -154,7 +155,7 @@ def main() -> None:
     out = DATA_DIR / f"documents-{results['date'][:10]}-{arguments.embedder}.json"
     out.write_text(json.dumps(results, indent=2))
     indexing = results["indexing"]
-    print(f"\n{results['date']}  load {format_load(results['load_average_before'])} → "
+    print(f"\n{results['started']} → {results['date']}  load {format_load(results['load_average_before'])} → "
           f"{format_load(results['load_average_after'])}  embedder {results['embedder']}")
     print(f"indexing: {indexing['files']} files ({indexing['documents']} indexed), {indexing['chunks']} chunks, "
           f"{indexing['entities']} entities, {indexing['relationships']} relationships in {indexing['seconds']} s "
