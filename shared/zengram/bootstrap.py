@@ -19,8 +19,18 @@ from zengram.settings import Settings
 
 if TYPE_CHECKING:
     from zengram.ports import ApiKeyStore, ClientStore, EntityStore, RateLimiter, ResearchRunner
+    from zengram.ports_documents import (
+        ChunkIndex,
+        ChunkStore,
+        DocumentSource,
+        GraphStore,
+        IndexJobLauncher,
+        IndexJobStore,
+    )
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
+    from zengram.services.documents.indexing import DocumentIndexing
+    from zengram.services.documents.query import DocumentQueries
     from zengram.services.entities import EntityService
     from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
@@ -369,3 +379,129 @@ class ContainerProvider:
             if self._container is not None:
                 self._container.close()
                 self._container = None
+
+
+# -- the document knowledge base (/kb) -----------------------------------------------------------------------
+
+@dataclass
+class DocumentsContainer:
+    """The document knowledge base's services, wired for one host."""
+
+    settings: Settings
+    indexing: DocumentIndexing
+    queries: DocumentQueries
+    embedder: Embedder
+    launcher: IndexJobLauncher
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        self.launcher.close()
+        for close in reversed(self.closers):
+            close()
+
+
+def build_documents_container(settings: Settings, *, embedder: Embedder | None = None, clock: Clock | None = None,
+                              recover: bool = False) -> DocumentsContainer:
+    """Records where the memories' records live (SQLite file / DynamoDB table of its own), chunk vectors and
+    keywords where the memories' index lives (embedded file / OpenSearch alias of its own), folders from the local
+    disk or S3, jobs on a worker thread or a Step Functions state machine. `embedder` is the memories' when the
+    host has built it (the same model either way: `build_embedder`); file text is scrubbed of credentials with the
+    memories' scrubber key before it is chunked. `recover` (single-process hosts) fails jobs a previous process
+    left running and restarts queued ones."""
+    from zengram.adapters.pdf import PypdfTextExtractor
+    from zengram.adapters.system import SystemClock
+    from zengram.adapters.treesitter import TreeSitterCodeParser
+    from zengram.services.documents.indexing import DocumentIndexing, IndexingConfig
+    from zengram.services.documents.parsing import FileParser
+    from zengram.services.documents.query import DocumentQueries
+
+    clock = clock or SystemClock()
+    embedder = embedder or build_embedder(settings)
+    closers: list[Callable[[], None]] = []
+    chunks, graph, jobs, store_type = _document_stores(settings, closers)
+    index = _chunk_index(settings, closers)
+    launcher = _index_job_launcher(settings)
+    config = IndexingConfig(batch_files=settings.documents_batch_files,
+                            max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
+                            graph_enabled=settings.documents_graph_enabled)
+    parser = FileParser(TreeSitterCodeParser(), PypdfTextExtractor(), scrub=build_scrubber(settings).scrub)
+    indexing = DocumentIndexing(chunks, graph, jobs, index, embedder, _document_sources(settings), parser, clock,
+                                launcher, config)
+    queries = DocumentQueries(chunks, graph, jobs, index, embedder, graph_enabled=settings.documents_graph_enabled,
+                              graph_store_type=store_type)
+    container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers)
+    if recover:
+        indexing.recover()
+    return container
+
+
+def _document_stores(settings: Settings, closers: list[Callable[[], None]]) -> tuple[
+        ChunkStore, GraphStore, IndexJobStore, str]:
+    if settings.record_store == "dynamodb":
+        from zengram.adapters.dynamodb.documents import DynamoDBDocumentTables
+
+        tables = DynamoDBDocumentTables(settings.documents_dynamodb_table, region=settings.aws_region,
+                                        create=settings.dynamodb_create_table)
+        return tables.chunks, tables.graph, tables.jobs, "dynamodb"
+    from zengram.adapters.sqlite.documents import (
+        SQLiteChunkStore,
+        SQLiteGraphStore,
+        SQLiteIndexJobStore,
+        open_document_database,
+    )
+
+    database = open_document_database(settings.documents_path)
+    closers.append(database.close)
+    return SQLiteChunkStore(database), SQLiteGraphStore(database), SQLiteIndexJobStore(database), "sqlite"
+
+
+def _chunk_index(settings: Settings, closers: list[Callable[[], None]]) -> ChunkIndex:
+    if settings.search_index == "opensearch":
+        from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
+
+        if not settings.opensearch_url:
+            raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
+        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
+        opensearch = OpenSearchChunkIndex(
+            settings.opensearch_url, alias=settings.documents_opensearch_alias, auth=settings.opensearch_auth,
+            username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
+            aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
+            timeout=settings.opensearch_timeout)
+        closers.append(opensearch.close)
+        return opensearch
+    from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex
+
+    embedded = EmbeddedChunkIndex(settings.documents_index_path)
+    closers.append(embedded.close)
+    return embedded
+
+
+def _document_sources(settings: Settings) -> list[DocumentSource]:
+    """S3 folders under the s3:// roots; local folders under the other roots. Without any root, the embedded host
+    (SQLite records) allows the folder it starts in, and the AWS host nothing."""
+    from pathlib import Path
+
+    roots = settings.documents_allowed_roots
+    s3_roots = tuple(root for root in roots if root.startswith("s3://"))
+    local_roots = [root for root in roots if not root.startswith("s3://")]
+    sources: list[DocumentSource] = []
+    if s3_roots:
+        from zengram.adapters.s3 import S3DocumentSource
+
+        sources.append(S3DocumentSource(s3_roots, region=settings.aws_region))
+    from zengram.adapters.system.files import LocalDocumentSource
+
+    if not roots and settings.record_store == "sqlite":
+        local_roots = [str(Path.cwd())]
+    sources.append(LocalDocumentSource(local_roots))
+    return sources
+
+
+def _index_job_launcher(settings: Settings) -> IndexJobLauncher:
+    if settings.documents_state_machine_arn:
+        from zengram.adapters.stepfunctions.documents import StepFunctionsIndexLauncher
+
+        return StepFunctionsIndexLauncher(settings.documents_state_machine_arn, region=settings.aws_region)
+    from zengram.adapters.system.index_worker import ThreadIndexWorker
+
+    return ThreadIndexWorker()

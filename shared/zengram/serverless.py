@@ -6,12 +6,13 @@ for what the first request needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
+from zengram.api.middleware import OPEN_PATHS
 from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
 from zengram.domain.errors import ZengramError
 from zengram.settings import Settings
@@ -45,8 +46,9 @@ def lambda_container() -> Container:
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 
-def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
-    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key)
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
+    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
+                      open_paths=open_paths)
 
 
 def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:

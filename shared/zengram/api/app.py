@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
@@ -22,6 +22,7 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
+    open_paths: Collection[str] = OPEN_PATHS,
     **fastapi_options: Any,
 ) -> FastAPI:
     app = FastAPI(
@@ -43,7 +44,7 @@ def create_app(
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
-    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_paths=open_paths)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app
 

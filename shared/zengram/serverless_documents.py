@@ -1,0 +1,66 @@
+"""The document knowledge base on Lambda: the /kb API function and the indexing state machine's step function.
+
+Nothing here reads the environment or opens a connection at import time; containers build on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI
+
+from zengram.api import kb
+from zengram.api.middleware import OPEN_PATHS
+from zengram.bootstrap import DocumentsContainer, build_documents_container
+from zengram.serverless import create_function_app
+from zengram.settings import Settings
+
+# A batch stops taking new files when its invocation has less than this left (one large file must still fit).
+BATCH_TIME_RESERVE_MS = 120_000
+
+
+def documents_provider() -> kb.Lazy[DocumentsContainer]:
+    return kb.Lazy(lambda: build_documents_container(Settings()), close=DocumentsContainer.close)
+
+
+def create_documents_function_app(provider: kb.Lazy[DocumentsContainer] | None = None) -> FastAPI:
+    """The kb application mounted at /kb behind the same key check as every function."""
+    app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())
+    app.mount(kb.BASE_PATH, kb.create_kb_app(provider or documents_provider()))
+    return app
+
+
+def documents_step_handler(provider: kb.Lazy[DocumentsContainer]) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """A Task state of the documents state machine. Events: `{"step": "plan" | "batch" | "finish" | "fail",
+    "job_id": …}` (and `error`/`cause` for fail). Answers carry `job_id`, `wait` and `done` for the Choice states."""
+    from aws_lambda_powertools import Logger
+
+    logger = Logger()
+
+    @logger.inject_lambda_context
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        step, job_id = str(event.get("step")), str(event.get("job_id"))
+        indexing = provider.get().indexing
+        logger.info("documents step", extra={"step": step, "job_id": job_id})
+        if step == "plan":
+            started = indexing.plan(job_id)
+            waiting = not started and indexing.is_waiting(job_id)
+            return {"job_id": job_id, "wait": waiting, "done": not started and not waiting}
+        if step == "batch":
+            result = indexing.run_batch(
+                job_id, keep_going=lambda: context.get_remaining_time_in_millis() > BATCH_TIME_RESERVE_MS)
+            return {"job_id": job_id, "wait": False, "done": result.done,
+                    "files_processed": result.job.progress.files_processed}
+        if step == "finish":
+            job = indexing.finish(job_id)
+            return {"job_id": job_id, "wait": False, "done": True, "status": job.status.value}
+        if step == "fail":
+            error = f"{event.get('error', 'failed')}: {str(event.get('cause', ''))[:500]}"
+            job = indexing.fail(job_id, error)
+            return {"job_id": job_id, "wait": False, "done": True, "status": job.status.value}
+        raise ValueError(f"unknown documents step {step!r}")
+
+    entry_point: Callable[[dict[str, Any], Any], dict[str, Any]] = handler
+    return entry_point
+
