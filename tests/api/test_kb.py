@@ -94,6 +94,36 @@ def test_a_bearer_token_works_on_the_memory_api_too(kb: TestClient) -> None:
     assert kb.get("/stats", headers=BEARER).status_code == 200
 
 
+def test_scoped_keys_as_bearer_tokens_act_by_their_role_and_need_global(kb: TestClient, root: Path) -> None:
+    """The Agent Brain CLI sends a scoped key as a bearer token: the key's role decides (read: query and status;
+    write: index; admin: reset), and only keys whose clients include `global` see the shared documents."""
+
+    def minted(role: str, clients: list[str] | None) -> dict[str, str]:
+        created = kb.post("/admin/keys", json={"name": role, "role": role, "clients": clients}, headers=BEARER)
+        assert created.status_code == 201, created.text
+        return {"Authorization": f"Bearer {created.json()['key']}"}
+
+    reader, writer = minted("read", ["global"]), minted("write", ["acme", "global"])
+    tenant_only = minted("write", ["acme"])
+    folder = {"folder_path": str(root / "sample")}
+
+    refused = kb.post("/kb/index", json=folder, headers=reader)
+    assert (refused.status_code, refused.json()["error"]) == (403, "role: this API key is read; POST /kb/index "
+                                                                   "needs write")
+    outsider = kb.post("/kb/index", json=folder, headers=tenant_only)
+    assert outsider.status_code == 403 and outsider.json()["error"].startswith("client_id: the document knowledge")
+    assert kb.get("/kb/query/count", headers=tenant_only).status_code == 403
+
+    queued = kb.post("/kb/index", json=folder, headers=writer)
+    assert queued.status_code == 202, queued.text
+    assert wait_for(kb, queued.json()["job_id"])["status"] == "done"
+    answer = kb.post("/kb/query", json={"query": "invoice total", "similarity_threshold": 0}, headers=reader)
+    assert answer.status_code == 200 and answer.json()["results"]
+    assert kb.delete("/kb/index", headers=writer).json()["error"] == "role: this API key is write; DELETE /kb/index " \
+                                                                     "needs admin"
+    assert kb.get("/kb/query/count", headers=reader).json()["total_chunks"] > 0  # nothing was cleared
+
+
 def test_query_is_503_until_an_index_is_ready(kb: TestClient) -> None:
     response = kb.post("/kb/query/", json={"query": "invoice"}, headers=BEARER)
     assert response.status_code == 503

@@ -2,7 +2,8 @@
 `/docs` and `/openapi.json` then live at `/kb/health`, `/kb/docs`…, apart from the memory API's).
 
 The API key is checked by the host application's middleware (one check for every route of the process);
-`open_paths` tells it which of these paths need none: health, and the OpenAPI pages (they show no data).
+`open_paths` tells it which of these paths need none: health, and the OpenAPI pages (they show no data). The
+caller's role and scope are checked here, by `authorize_documents` (the role table is ROUTE_ROLES, docs/keys.md).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram import __version__
+from zengram.api.access import authorize_documents
 from zengram.api.errors import describe_validation_errors
 from zengram.api.kb.routes import ROUTERS
 from zengram.bootstrap import DocumentsContainer
@@ -65,12 +67,17 @@ def create_kb_app(documents: Lazy[DocumentsContainer]) -> FastAPI:
         description="Index folders of documents and code; query them by vector, BM25, hybrid, graph or multi "
                     "retrieval. Send the API key as `Authorization: Bearer <key>` or `x-api-key`.",
         redirect_slashes=False,
+        dependencies=[Depends(_authorize)],
     )
     app.state.documents = documents
     for router in ROUTERS:
         app.include_router(router)
     _install_error_handlers(app)
     return app
+
+
+def _authorize(request: Request) -> None:
+    authorize_documents(request, BASE_PATH, open_paths())
 
 
 def _error(status_code: int, message: str) -> JSONResponse:
