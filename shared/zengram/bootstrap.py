@@ -466,7 +466,8 @@ def _chunk_index(settings: Settings, closers: list[Callable[[], None]]) -> Chunk
             settings.opensearch_url, alias=settings.documents_opensearch_alias, auth=settings.opensearch_auth,
             username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
             aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
-            timeout=settings.opensearch_timeout)
+            timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
+            retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget)
         closers.append(opensearch.close)
         return opensearch
     from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex

@@ -1,5 +1,6 @@
-"""The `ChunkIndex` contract on every adapter: the embedded index always, OpenSearch when OPENSEARCH_URL names a
-cluster (see tests/contract/backend_opensearch.py for the same variables)."""
+"""The `ChunkIndex` contract on every adapter: the embedded index, and OpenSearch on a real engine (the session's
+test node, tests/opensearch_node.py, or the cluster OPENSEARCH_URL names, with the variables of
+tests/contract/backend_opensearch.py)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChunkIndex
     if request.param == "embedded":
         built: Any = EmbeddedChunkIndex(tmp_path / "chunks.sqlite3")
     else:
-        url = os.environ.get("OPENSEARCH_URL")
-        if not url:
-            pytest.skip("OPENSEARCH_URL not set: no OpenSearch server on this machine; request-level tests in "
-                        "tests/documents/test_opensearch_chunk_index.py cover the adapter")
         from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
+
+        from tests.opensearch_node import opensearch_url
+
+        url = opensearch_url()
 
         built = OpenSearchChunkIndex(url, alias=f"zengram-docs-contract-{uuid.uuid4().hex[:12]}", refresh="wait_for",
                                      auth=os.environ.get("OPENSEARCH_AUTH", "none"),  # type: ignore[arg-type]

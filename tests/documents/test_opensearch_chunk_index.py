@@ -1,7 +1,7 @@
-"""The OpenSearch `ChunkIndex` at the HTTP level: the real adapter and opensearch-py against the recording fake
-(tests/opensearch_fake.py). What it proves: the index and alias it creates, the exact bulk and search bodies
-(filters inside the k-NN clause), score parsing, retries. Ranking itself needs a real cluster: the contract suite
-(test_chunk_index_contract.py) runs against one when OPENSEARCH_URL is set."""
+"""The documents' OpenSearch `ChunkIndex` where a fault must be injected or a request seen: the real adapter and
+opensearch-py against the recording fake (tests/opensearch_fake.py). What only this shows: the exact create, bulk
+and search bodies (filters inside the k-NN clause), and retries on 429. Everything else runs against a real
+engine: tests/opensearch/test_documents_engine.py and the contract suite (test_chunk_index_contract.py)."""
 
 from __future__ import annotations
 
@@ -108,18 +108,6 @@ def test_a_rejected_bulk_item_is_retried(fake: FakeOpenSearch, index: OpenSearch
     fake.fail_item("chunk_1", (429, "es_rejected_execution_exception"))
     index.upsert([chunk("chunk_1")])
     assert len(fake.requests_to("POST", "_bulk")) == 2 and index.count() == 1
-
-
-def test_a_missing_index_is_recreated_on_write(fake: FakeOpenSearch, index: OpenSearchChunkIndex) -> None:
-    fake.drop_everything()
-    index.upsert([chunk("chunk_1")])
-    assert fake.aliases == {ALIAS: CONCRETE} and index.count() == 1
-
-
-def test_clear_drops_the_index(fake: FakeOpenSearch, index: OpenSearchChunkIndex) -> None:
-    index.clear()
-    assert fake.indices == {} and index.model_id is None and index.count() == 0
-    assert index.vector_search(unit(1), ChunkFilters(), 3) == []
 
 
 def test_a_whole_request_failing_is_retried(fake: FakeOpenSearch, index: OpenSearchChunkIndex) -> None:

@@ -27,6 +27,7 @@ from zengram.adapters.opensearch.client import (
     RetryPolicy,
     build_client,
     error_type_of,
+    failure,
     is_index_missing,
 )
 from zengram.adapters.opensearch.mapping import Binding, binding_from_mapping
@@ -108,13 +109,13 @@ class OpenSearchChunkIndex:
                  username: str | None = None, password: str | None = None, aws_region: str | None = None,
                  aws_service: AwsService = "es", aws_credentials: Any | None = None, refresh: str = "false",
                  client: Any | None = None, timeout: float = 10.0, max_attempts: int = 5,
-                 retry_delay: float = 0.2) -> None:
+                 retry_delay: float = 0.2, retry_budget: float | None = None) -> None:
         if aws_service == "aoss":
             raise ValueError("the document index needs an OpenSearch domain: Serverless collections assign document "
                              "ids themselves, and chunk ids must be the document ids")
         self._alias = alias
         self._refresh = None if refresh == "false" else refresh
-        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay)
+        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget)
         self._owns_client = client is None
         self._client: Any = client if client is not None else build_client(ClientOptions(
             url=url, auth=auth, username=username, password=password, aws_region=aws_region,
@@ -163,7 +164,7 @@ class OpenSearchChunkIndex:
 
     def count(self) -> int:
         try:
-            response = self._request("count", lambda: self._client.count(index=self._alias))
+            response = self._request("count", lambda: self._client.count(index=self._alias), is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return 0
@@ -172,9 +173,10 @@ class OpenSearchChunkIndex:
 
     def clear(self) -> None:
         try:
-            names = sorted(self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias)))
+            names = sorted(self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias),
+                                         _is_not_found))
         except Exception as error:
-            if getattr(error, "status_code", None) != 404:
+            if not _is_not_found(error):
                 raise
             names = []
         if names:
@@ -183,13 +185,24 @@ class OpenSearchChunkIndex:
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _request(self, operation: str, request: Callable[[], Any]) -> Any:
-        return self._retry.call(operation, request)
+    def _request(self, operation: str, request: Callable[[], Any],
+                 handled: Callable[[BaseException], bool] = lambda _: False) -> Any:
+        """Runs a request with retries. Errors the caller `handled` reach it as opensearch-py raised them; any other
+        client error becomes the port's `IndexRejected` when it refuses this very request, else an
+        `OpenSearchIndexError` (503 at the API); never a bare client exception (a 500)."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        try:
+            return self._retry.call(operation, request)
+        except OpenSearchException as error:
+            if handled(error):
+                raise
+            raise failure(operation, error) from error
 
     def _search(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
-            response: dict[str, Any] = self._request(operation, lambda: self._client.search(index=self._alias,
-                                                                                            body=body))
+            response: dict[str, Any] = self._request(
+                operation, lambda: self._client.search(index=self._alias, body=body), is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return {}
@@ -198,7 +211,8 @@ class OpenSearchChunkIndex:
 
     def _read_binding(self) -> Binding | None:
         try:
-            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias))
+            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias),
+                                     is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return None
@@ -212,7 +226,7 @@ class OpenSearchChunkIndex:
         name = concrete_index_name(self._alias, binding.dimension)
         try:
             self._request("create index", lambda: self._client.indices.create(
-                index=name, body=index_body(self._alias, binding)))
+                index=name, body=index_body(self._alias, binding)), _already_exists)
         except Exception as error:
             if error_type_of(error) != "resource_already_exists_exception":
                 raise
@@ -257,7 +271,7 @@ class OpenSearchChunkIndex:
         params = {"require_alias": "true", **({"refresh": self._refresh} if self._refresh else {})}
         try:
             response = self._request("bulk", lambda: self._client.bulk(body=ndjson(actions), index=self._alias,
-                                                                       params=params))
+                                                                       params=params), is_index_missing)
         except Exception as error:
             if not is_index_missing(error):
                 raise
@@ -268,3 +282,11 @@ class OpenSearchChunkIndex:
             raise BulkWriteError({action.memory_id: "OpenSearch answered a different number of bulk items"
                                   for action in actions})
         return [(action, *judge(action, item)) for action, item in zip(actions, items, strict=True)]
+
+
+def _already_exists(error: BaseException) -> bool:
+    return error_type_of(error) == "resource_already_exists_exception"
+
+
+def _is_not_found(error: BaseException) -> bool:
+    return getattr(error, "status_code", None) == 404
