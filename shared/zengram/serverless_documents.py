@@ -12,7 +12,8 @@ from fastapi import FastAPI
 
 from zengram.api import kb
 from zengram.api.middleware import OPEN_PATHS
-from zengram.bootstrap import DocumentsContainer, build_documents_container
+from zengram.bootstrap import ContainerProvider, DocumentsContainer, build_documents_container
+from zengram.ports import Embedder
 from zengram.serverless import create_function_app
 from zengram.settings import Settings
 
@@ -20,14 +21,18 @@ from zengram.settings import Settings
 BATCH_TIME_RESERVE_MS = 120_000
 
 
-def documents_provider() -> kb.Lazy[DocumentsContainer]:
-    return kb.Lazy(lambda: build_documents_container(Settings()), close=DocumentsContainer.close)
+def documents_provider(embedder: Callable[[], Embedder] | None = None) -> kb.Lazy[DocumentsContainer]:
+    """`embedder`: the memories' embedder, when the function has built one (same settings, same model)."""
+    return kb.Lazy(lambda: build_documents_container(Settings(), embedder=embedder() if embedder else None),
+                   close=DocumentsContainer.close)
 
 
 def create_documents_function_app(provider: kb.Lazy[DocumentsContainer] | None = None) -> FastAPI:
-    """The kb application mounted at /kb behind the same key check as every function."""
+    """The kb application mounted at /kb behind the same key check as every function. The function's container
+    (built to verify scoped keys) lends the documents its embedder, so the two never load a model twice."""
     app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())
-    app.mount(kb.BASE_PATH, kb.create_kb_app(provider or documents_provider()))
+    memories: ContainerProvider = app.state.provider
+    app.mount(kb.BASE_PATH, kb.create_kb_app(provider or documents_provider(lambda: memories.get().embedder)))
     return app
 
 

@@ -320,3 +320,32 @@ def test_a_restart_fails_running_jobs_and_resumes_queued_ones(kb: DocumentsConta
     assert kb.indexing.job(crashed.id).status is IndexJobStatus.FAILED
     assert kb.indexing.job(queued.id).status is IndexJobStatus.DONE
     assert os.path.basename(kb.queries.status().indexed_folders[0].folder_path) == "sample"
+
+
+def test_credentials_in_indexed_files_are_scrubbed_before_anything_stores_them(kb: DocumentsContainer,
+                                                                               root: Path) -> None:
+    """A private key longer than a chunk and an AWS key pair: no chunk holds them, the indexes cannot find them, and
+    the keyed placeholders (the memories' scrubber key) say what was there; the text around them stays."""
+    from tests.data.credential_corpus import AWS_KEY_ID, AWS_SECRET, pem_body
+
+    private_key = pem_body("kb-deploy-key", lines=12)  # ~780 characters: cut by any 300-character chunking
+    folder = root / "secrets"
+    folder.mkdir()
+    (folder / "deploy.md").write_text(
+        "# Deploy\n\nThe bastion key, pasted by mistake:\n\n-----BEGIN RSA PRIVATE KEY-----\n"
+        f"{private_key}\n-----END RSA PRIVATE KEY-----\n\nThen run the release script.\n", encoding="utf-8")
+    (folder / "settings.py").write_text(
+        f'AWS_ACCESS_KEY_ID = "{AWS_KEY_ID}"\nAWS_SECRET_ACCESS_KEY = "{AWS_SECRET}"\n\n\n'
+        "def region() -> str:\n    return 'eu-west-1'\n", encoding="utf-8")
+    index(kb, folder, chunk_size=300, chunk_overlap=50, include_code=True)
+
+    texts = [chunk.text for chunk in kb.indexing._chunks.get_chunks(every_chunk_id(kb, folder)).values()]
+    stored = "\n".join(texts)
+    secrets = [AWS_KEY_ID, AWS_SECRET, *private_key.splitlines()]
+    assert not [secret for secret in secrets if secret in stored]
+    assert "[REDACTED:private-key:" in stored and "[REDACTED:aws-access-key-id:" in stored
+    assert "Then run the release script." in stored and "def region() -> str:" in stored
+    for secret in (AWS_KEY_ID, private_key.splitlines()[5]):
+        results = kb.queries.query(DocumentQuery(query=secret, mode=QueryMode.BM25, top_k=20)).results
+        assert not any(secret in result.text for result in results)
+    assert ask(kb, "release script", QueryMode.BM25)  # the rest is searchable as ever

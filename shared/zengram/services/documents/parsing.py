@@ -1,8 +1,13 @@
-"""One file's bytes → its chunks (with metadata) and its code graph, by format."""
+"""One file's bytes → its chunks (with metadata) and its code graph, by format.
+
+The text is scrubbed of credentials before it is split (docs/documents.md#credentials-in-indexed-files): a secret
+in an indexed file is never stored, embedded, indexed or served back, and a secret that a chunk boundary would
+cut in two is still found whole."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from zengram.domain.documents.chunking import Piece, split_markdown, split_pages, split_plain
@@ -27,9 +32,12 @@ class UnreadableFile(ValueError):
 
 
 class FileParser:
-    def __init__(self, code: CodeParser | None, pdf: PdfTextExtractor | None) -> None:
+    def __init__(self, code: CodeParser | None, pdf: PdfTextExtractor | None,
+                 scrub: Callable[[str], str] | None = None) -> None:
+        """`scrub` (the credential scrubber's `scrub`) rewrites each file's text, or each PDF page's, first."""
         self._code = code
         self._pdf = pdf
+        self._scrub = scrub or (lambda text: text)
 
     def parse(self, source: str, kind: FileKind, content: bytes, options: IndexOptions) -> ParsedFile:
         size, overlap = options.chunk_size, options.chunk_overlap
@@ -38,11 +46,11 @@ class FileParser:
             if self._pdf is None:
                 raise UnreadableFile("no PDF reader configured")
             try:
-                pieces = split_pages(self._pdf.pages(content), size, overlap)
+                pieces = split_pages([self._scrub(page) for page in self._pdf.pages(content)], size, overlap)
             except ValueError as error:
                 raise UnreadableFile(str(error)) from error
         else:
-            text = _decode(content)
+            text = self._scrub(_decode(content))
             if kind.format == "markdown":
                 pieces = split_markdown(text, size, overlap)
             elif kind.format == "code" and self._code is not None and kind.language in self._code.languages:
