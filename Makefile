@@ -17,6 +17,9 @@ AGENT_BRAIN_STAMP := $(AGENT_BRAIN_VENV)/.installed
 AGENT_BRAIN_CLI := agent-brain-cli==10.7.0
 AGENT_BRAIN_DEPS := 'click>=8.1,<9' 'httpx>=0.28,<0.29' 'psutil>=6,<7' 'pydantic>=2.10,<3' 'pyyaml>=6,<7' \
 	'rich>=13.9,<14' 'tomlkit>=0.13,<0.14' 'mcp>=1.2,<2'
+# mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
 
 # LocalStack (host mode, Python >= 3.12) runs the Step Functions tests that moto cannot (StartSyncExecution).
 LOCALSTACK_VENV := .venv-localstack
@@ -27,7 +30,7 @@ LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versio
 # The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
 STAGE ?= dev
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall package lock deploy delete \
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -64,6 +67,12 @@ $(LOCALSTACK_STAMP): infra/localstack-constraints.txt
 	fi
 
 localstack: $(LOCALSTACK_STAMP)
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
 
 install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP) $(AGENT_BRAIN_STAMP)
 
@@ -110,6 +119,10 @@ bench-documents: $(STAMP)
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
 
+# mem0 OSS vs our HTTP API vs an exact numpy scan, one LoCoMo run (bench/peers/README.md); ARGS='--conversations conv-26'
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python -m bench.peers --peers-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
 
@@ -137,5 +150,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
 		infra/opensearch-node/target

@@ -1,7 +1,8 @@
 """The document knowledge base's ports: one protocol per concern, each with the contract every adapter keeps.
 
-Contract suites: tests/contract/test_document_stores.py (chunks, files, folders, jobs, graph on SQLite and DynamoDB)
-and tests/contract/test_chunk_index.py (embedded and, with OPENSEARCH_URL, OpenSearch).
+Contract suites: tests/documents/test_service.py runs the whole service on each record backend (chunks, files,
+folders, jobs, graph on SQLite and DynamoDB; tests/documents/backends.py), and
+tests/documents/test_chunk_index_contract.py the `ChunkIndex` contract on the embedded index and a real OpenSearch.
 """
 
 from __future__ import annotations
@@ -196,6 +197,10 @@ class ChunkIndex(Protocol):
     def count(self) -> int: ...
 
     def clear(self) -> None: ...
+
+    def close(self) -> None:
+        """Releases what the index holds (its file, its client); nothing is called on it afterwards."""
+        ...
 
 
 @dataclass(frozen=True)

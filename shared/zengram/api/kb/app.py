@@ -20,10 +20,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram import __version__
 from zengram.api.access import authorize_documents
-from zengram.api.errors import describe_validation_errors
+from zengram.api.errors import status_of
 from zengram.api.kb.routes import ROUTERS
 from zengram.bootstrap import DocumentsContainer
 from zengram.domain.errors import ZengramError
+from zengram.domain.validation import describe_validation_errors
 
 logger = logging.getLogger(__name__)
 BASE_PATH = "/kb"
@@ -101,7 +102,7 @@ def _describe(errors: Sequence[Any]) -> str:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZengramError)
     async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
-        return _error(exc.status_code, str(exc))
+        return _error(status_of(exc), str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
