@@ -221,3 +221,22 @@ def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
             "/index/jobs/{job_id}", "/index/folders"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
+
+
+def test_documents_are_embedded_by_the_memories_embedder_instance(tmp_path: Path, root: Path) -> None:
+    """One model in memory per process: the embedded server's document knowledge base borrows the memories'
+    embedder (the CoalescingEmbedder over ONNX MiniLM by default) rather than building its own."""
+    from starlette.routing import Mount
+
+    settings = kb_settings(tmp_path / "data", [root])
+    container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
+    try:
+        app = build_embedded_app(settings, container)
+        mounted = next(route.app for route in app.routes if isinstance(route, Mount) and route.path == "/kb")
+        documents = mounted.state.documents  # type: ignore[attr-defined]
+        try:
+            assert documents.get().embedder is container.embedder
+        finally:
+            documents.close()
+    finally:
+        container.close()
