@@ -1,11 +1,14 @@
 """Sample data for the dashboard test: two clients, a fact superseded twice and corroborated, events and decisions
-naming technologies (so the entity graph has edges), a status, and searches that count as accesses. Written
+naming technologies (so the entity graph has edges), a status, searches that count as accesses, and three
+small documents indexed in the document base (/kb). Written
 through the public API over a clock the test moves, so the memories span three weeks up to now."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
@@ -26,7 +29,32 @@ def sample_clock() -> TickingClock:
     return TickingClock(datetime.now(UTC) - FIRST_DAY)
 
 
-def seed(base_url: str, admin_key: str, clock: TickingClock) -> Sample:
+DOCUMENTS = {
+    "runbooks/postgres.txt": "Failover of the Acme PostgreSQL primary: promote the replica, then repoint pgbouncer.",
+    "runbooks/kafka.txt": "Kafka consumer lag alerts page the on-call engineer after ten minutes of growth.",
+    "adr/0007-redis.txt": "Decision record: Redis holds the Acme session cache; Memcached is retired.",
+}
+
+
+def write_documents(folder: Path) -> Path:
+    for name, text in DOCUMENTS.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text + "\n")
+    return folder
+
+
+def index_documents(api: httpx.Client, folder: Path) -> None:
+    """POST /kb/index, then waits for the job (the deadline only bounds a hung run; nothing asserts on time)."""
+    queued = api.post("/kb/index", json={"folder_path": str(folder)})
+    assert queued.status_code == 202, queued.text
+    deadline = time.monotonic() + 120
+    while (job := api.get(f"/kb/index/jobs/{queued.json()['job_id']}").json())["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.1)
+    assert job["status"] == "done", job
+
+
+def seed(base_url: str, admin_key: str, clock: TickingClock, documents: Path) -> Sample:
     with httpx.Client(base_url=base_url, headers={"x-api-key": admin_key}, timeout=30) as api:
         def store(content: str, **fields: object) -> str:
             response = api.post("/memory", json={"type": "event", "content": content, "source_agent": "claude-code",
@@ -67,6 +95,7 @@ def seed(base_url: str, admin_key: str, clock: TickingClock) -> Sample:
         clock.advance(days=5)
         events.append(store("Globex asked to move Stripe webhooks to Kafka", client_id="globex"))
         events.append(store("Weekly review of Kafka and PostgreSQL costs with Jane Doe", client_id="acme-corp"))
+        index_documents(api, documents)
         created = api.post("/admin/keys", json={"name": "acme reader", "role": "read", "clients": ["acme-corp"]})
         assert created.status_code == 201, created.text
         return Sample(chain, corroborated, events, created.json()["key"])

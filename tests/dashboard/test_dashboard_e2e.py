@@ -23,8 +23,8 @@ from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
-from tests.dashboard.sample_data import Sample, sample_clock, seed
-from tests.dashboard.standins import SUBJECT, chat_standin, documents_standin
+from tests.dashboard.sample_data import Sample, sample_clock, seed, write_documents
+from tests.dashboard.standins import SUBJECT, chat_standin
 from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.support import API_KEY, HashingEmbedder
 
@@ -85,14 +85,16 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory, _scripted_llm_server: Sc
     executable = chromium_path()
     from playwright.sync_api import sync_playwright
 
+    documents = write_documents(tmp_path_factory.mktemp("documents"))
     settings = settings_with_llm(Settings(data_dir=tmp_path_factory.mktemp("dashboard") / "data", api_key=API_KEY,
-                                          rate_limit_enabled=False), _scripted_llm_server)
+                                          rate_limit_enabled=False, documents_allowed_roots=[str(documents)]),
+                                 _scripted_llm_server)
     clock = sample_clock()
     container = build_container(settings, embedder=HashingEmbedder(), clock=clock)
     shots = os.environ.get("ZENGRAM_DASHBOARD_SHOTS")
     try:
         with BackgroundServer(build_embedded_app(settings, container)) as server, sync_playwright() as playwright:
-            sample = seed(server.url, API_KEY, clock)
+            sample = seed(server.url, API_KEY, clock, documents)
             browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
             try:
                 yield Dashboard(server.url, sample, browser, Path(shots) if shots else None)
@@ -195,17 +197,32 @@ def test_the_overview_shows_counts_and_index_health(dashboard: Dashboard, page: 
     assert page.inner_text("[data-testid=index-health] .badge") == "ok"
     assert rows(page, "[data-testid=top-entities] tbody tr") == 10
     tabs = page.locator("header nav a").all_inner_texts()
-    assert tabs == ["Overview", "Search", "Briefing", "Entities", "Consolidation", "Clients", "Keys"]
+    assert tabs == ["Overview", "Search", "Briefing", "Entities", "Consolidation", "Clients", "Keys", "Documents"]
     assert_drawn(screenshot(page, dashboard, "overview"), min_colours=40, min_inked=0.05)
 
 
-def test_without_the_documents_and_chat_layers_their_tabs_stay_away(dashboard: Dashboard, page: Any) -> None:
+def test_without_the_chat_layer_its_tab_stays_away(dashboard: Dashboard, page: Any) -> None:
     sign_in(page, dashboard)
-    page.wait_for_selector("header nav a[data-tab=keys]")  # the admin probe has answered
-    for view in ("documents", "chat"):  # the API answers 404 to their probes: no tab, and no view by address
-        page.goto(f"{dashboard.url}/dashboard/#/{view}")
-        page.wait_for_selector("main >> text=No such view here.")
-    assert not {"Documents", "Chat"} & set(page.locator("header nav a").all_inner_texts())
+    page.wait_for_selector("header nav a[data-tab=documents]")  # the probes have answered
+    page.goto(f"{dashboard.url}/dashboard/#/chat")  # this API answers 404 to the chat probe: no tab, no view
+    page.wait_for_selector("main >> text=No such view here.")
+    assert "Chat" not in page.locator("header nav a").all_inner_texts()
+
+
+def test_documents_status_folders_jobs_and_a_query(dashboard: Dashboard, page: Any) -> None:
+    sign_in(page, dashboard)
+    open_tab(page, "documents")
+    page.wait_for_selector("[data-testid=kb-folders] tbody tr")
+    assert "total_documents\t3" in page.inner_text("[data-testid=kb-status]")
+    assert rows(page, "[data-testid=kb-jobs] tbody tr") == 1
+    assert "done" in page.inner_text("[data-testid=kb-jobs]")
+    page.fill("[data-testid=kb-query] input[name=query]", "PostgreSQL failover replica")
+    page.select_option("[data-testid=kb-query] select[name=mode]", "bm25")
+    page.click("[data-testid=kb-query] button[type=submit]")
+    page.wait_for_selector("[data-testid=kb-results] tbody tr")
+    first = page.locator("[data-testid=kb-results] tbody tr").first.inner_text()
+    assert "postgres.txt" in first and "promote the replica" in first
+    assert_drawn(screenshot(page, dashboard, "documents"), min_colours=20, min_inked=0.03)
 
 
 def test_search_with_filters_shows_the_scores_then_the_memory_history(dashboard: Dashboard, page: Any) -> None:
@@ -304,35 +321,18 @@ def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashbo
     page.wait_for_selector("main >> text=No such view here.")
 
 
-def test_documents_and_chat_tabs_appear_where_the_api_answers(dashboard: Dashboard, page: Any,
-                                                              tmp_path: Path) -> None:
-    kb_queries: list[dict[str, Any]] = []
+def test_the_chat_tab_appears_where_the_api_answers(dashboard: Dashboard, page: Any, tmp_path: Path) -> None:
     chat_calls: list[dict[str, Any]] = []
     settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
     container = build_container(settings, embedder=HashingEmbedder())
     app = build_embedded_app(settings, container)
-    app.mount("/kb", documents_standin(kb_queries))  # behind the same key check as the API
-    app.mount("/api/v1", chat_standin(chat_calls))
+    app.mount("/api/v1", chat_standin(chat_calls))  # behind the same key check as the API
     try:
         with BackgroundServer(app) as server:
             page.goto(f"{server.url}/dashboard/")
             page.fill("input[name=key]", API_KEY)
             page.click("[data-testid=signin] button[type=submit]")
             page.wait_for_selector("header nav a[data-tab=chat]")
-            page.wait_for_selector("header nav a[data-tab=documents]")
-
-            open_tab(page, "documents")
-            page.wait_for_selector("[data-testid=kb-folders] tbody tr")
-            assert "total_chunks\t7" in page.inner_text("[data-testid=kb-status]")
-            assert rows(page, "[data-testid=kb-jobs] tbody tr") == 1
-            page.fill("[data-testid=kb-query] input[name=query]", "Acme PostgreSQL failover")
-            page.select_option("[data-testid=kb-query] select[name=mode]", "bm25")
-            page.click("[data-testid=kb-query] button[type=submit]")
-            page.wait_for_selector("[data-testid=kb-results] tbody tr")
-            assert kb_queries[-1]["mode"] == "bm25" and kb_queries[-1]["top_k"] == 5
-            results = page.inner_text("[data-testid=kb-results]")
-            assert "runbooks/postgres.md" in results and "kafka.md" not in results
-            assert_drawn(screenshot(page, dashboard, "documents"), min_colours=20, min_inked=0.03)
 
             open_tab(page, "chat")
             page.wait_for_selector("[data-testid=prompts-table] tbody tr")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
@@ -22,12 +22,14 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
-    open_prefixes: Sequence[str] = (),
     *,
+    open_paths: Collection[str] = OPEN_PATHS,
+    open_prefixes: Sequence[str] = (),
     on_request_id: Callable[[str], None] | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
-    """`open_prefixes`: paths served without a key besides /health (the embedded host's static dashboard).
+    """`open_paths` are served without a key, and so is everything under `open_prefixes` (the embedded host's
+    static dashboard).
     `on_request_id` hears each request's id as soon as it is decided (the Lambda host makes it the log lines'
     correlation id)."""
     app = FastAPI(
@@ -49,7 +51,8 @@ def create_app(
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
-    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_prefixes=open_prefixes)
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_paths=open_paths,
+                       open_prefixes=open_prefixes)
     app.add_middleware(RequestIdMiddleware, on_request_id=on_request_id)  # added last = outermost: a 401 has it too
     return app
 
