@@ -76,8 +76,8 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
 
     app = create_app(ROUTERS, provider, expected_key=lambda: key, open_paths=OPEN_PATHS | kb.open_paths(),
                      open_prefixes=(DASHBOARD_PREFIX,), lifespan=lifespan)
-    app.mount(kb.BASE_PATH, kb.create_kb_app(documents))
     mount_dashboard(app)
+    app.mount(kb.BASE_PATH, kb.create_kb_app(documents))
     return app
 
 
