@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.entities import EntityService
+    from zengram.services.health import HealthService
     from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
     from zengram.services.research import ResearchService, ResearchSteps
@@ -266,6 +267,12 @@ class Container:
     @property
     def counters(self) -> RecordCounters:
         return self.backend.counters
+
+    @cached_property
+    def health(self) -> HealthService:
+        from zengram.services.health import HealthService
+
+        return HealthService(self.records, self.index, self.embedder)
 
     @cached_property
     def reflect(self) -> ReflectService:

@@ -419,6 +419,9 @@ class EntityStore(Protocol):
       consistent reads see it).
     - `stats` counts every registered entity, by type, and names the `top` most mentioned.
     - `set_type` changes the registered type (None for an unknown key).
+    - `remove_unlinked(key)` removes an entity no memory is linked to any more (from the listing and the stats'
+      counts) and returns True; an entity still linked (a memory named it meanwhile) or unknown stays as it is
+      (False). A memory naming it later registers it anew.
     """
 
     def set_mentions(self, memory_id: str, memory_created_at: datetime, entities: Sequence[EntityRef],
@@ -439,6 +442,8 @@ class EntityStore(Protocol):
     def stats(self, top: int = 10) -> EntityStats: ...
 
     def set_type(self, key: str, new_type: EntityType) -> EntityRecord | None: ...
+
+    def remove_unlinked(self, key: str) -> bool: ...
 
 
 @runtime_checkable

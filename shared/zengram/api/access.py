@@ -33,6 +33,8 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/entities/{name}"): Role.READ,
     ("GET", "/entities/{name}/memories"): Role.READ,
     ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant
+    ("DELETE", "/entities/{name}"): Role.ADMIN,  # likewise
+    ("POST", "/entities/{name}/merge"): Role.ADMIN,
     ("GET", "/clients"): Role.READ,
     ("GET", "/clients/{client_id}"): Role.READ,
     ("PUT", "/clients/{client_id}"): Role.WRITE,

@@ -10,6 +10,7 @@ from zengram.bootstrap import Container, ContainerProvider
 from zengram.services.clients import ClientService
 from zengram.services.consolidation import ConsolidationService
 from zengram.services.entities import EntityService
+from zengram.services.health import HealthService
 from zengram.services.keys import KeyService
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
@@ -86,3 +87,10 @@ def get_key_service(container: Annotated[Container, Depends(get_container)]) -> 
 
 
 KeyServiceDep = Annotated[KeyService, Depends(get_key_service)]
+
+
+def get_health_service(container: Annotated[Container, Depends(get_container)]) -> HealthService:
+    return container.health
+
+
+HealthServiceDep = Annotated[HealthService, Depends(get_health_service)]

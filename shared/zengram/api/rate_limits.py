@@ -67,7 +67,8 @@ def enforce_rate_limit(request: Request) -> Iterator[None]:
         yield
         return
     if retry_after is not None:
-        raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after)
+        raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after,
+                          limit=limit.limit, window_seconds=limit.window_seconds)
     if limit.bucket != HEAVY_BUCKET:
         yield
         return

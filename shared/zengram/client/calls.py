@@ -88,9 +88,11 @@ class SearchOptions(TypedDict, total=False):
     knowledge_category: str | None
     entity: str | None
     limit: int | None
-    format: str | None
+    format: str | None  # compact | index | full; none: the whole record, text under `text`
     include_superseded: bool | None
     at_time: Timestamp | None
+    read_only: bool | None
+    track_access: bool | None
 
 
 class QueryOptions(TypedDict, total=False):
@@ -125,6 +127,7 @@ class ExportOptions(TypedDict, total=False):
     type: str | None
     since: Timestamp | None
     active_only: bool | None
+    order: str | None  # newest (the server's default) | oldest
     limit: int | None
     offset: int | None
 
