@@ -23,6 +23,7 @@ from zengram.ports import (
     ApiKeyStore,
     ClientStore,
     Clock,
+    CollectionStore,
     ConsolidationWrites,
     Embedder,
     EntityStore,
@@ -42,6 +43,7 @@ from zengram.settings import Settings
 if TYPE_CHECKING:
     from zengram.ports import ResearchRunner
     from zengram.services.clients import ClientService
+    from zengram.services.collections import CollectionService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.entities import EntityService
     from zengram.services.health import HealthService
@@ -64,6 +66,7 @@ class RecordBackend:
     counters: RecordCounters
     consolidation: ConsolidationWrites
     clients: ClientStore
+    collections: CollectionStore
     keys: ApiKeyStore
     jobs: JobStore
     rate_limiter: RateLimiter
@@ -85,6 +88,7 @@ def build_sqlite_backend(settings: Settings, clock: Clock) -> RecordBackend:
     the data folder (so its writes never queue behind record writes)."""
     from zengram.adapters.sqlite import SQLiteRecordStore
     from zengram.adapters.sqlite.clients import SQLiteClientStore
+    from zengram.adapters.sqlite.collections import SQLiteCollectionStore
     from zengram.adapters.sqlite.entities import SQLiteEntityStore
     from zengram.adapters.sqlite.jobs import SQLiteJobStore
     from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
@@ -93,12 +97,13 @@ def build_sqlite_backend(settings: Settings, clock: Clock) -> RecordBackend:
     path = settings.records_path
     records = SQLiteRecordStore(path)
     clients, keys, jobs = SQLiteClientStore(path), SQLiteApiKeyStore(path), SQLiteJobStore(path)
+    collections = SQLiteCollectionStore(path)
     rate_limiter = SQLiteRateLimiter(path, clock)
     entities = SQLiteEntityStore(settings.data_dir / "entities.sqlite3")
     return RecordBackend(records=records, outbox=records, counters=records, consolidation=records, clients=clients,
-                         keys=keys, jobs=jobs, rate_limiter=rate_limiter, entities=entities,
-                         close=_closing(records.close, clients.close, keys.close, jobs.close, rate_limiter.close,
-                                        entities.close))
+                         collections=collections, keys=keys, jobs=jobs, rate_limiter=rate_limiter, entities=entities,
+                         close=_closing(records.close, clients.close, collections.close, keys.close, jobs.close,
+                                        rate_limiter.close, entities.close))
 
 
 def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | None = None) -> RecordBackend:
@@ -106,6 +111,7 @@ def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | No
     caller's own (tests); by default one honouring the region and AWS_ENDPOINT_URL."""
     from zengram.adapters.dynamodb import DynamoDBRecordStore
     from zengram.adapters.dynamodb.clients import DynamoDBClientStore
+    from zengram.adapters.dynamodb.collections import DynamoDBCollectionStore
     from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
     from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
     from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
@@ -119,7 +125,8 @@ def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | No
         records.ensure_table()
     return RecordBackend(
         records=records, outbox=records, counters=records, consolidation=records,
-        clients=DynamoDBClientStore(table, client=shared), keys=DynamoDBApiKeyStore(table, client=shared),
+        clients=DynamoDBClientStore(table, client=shared), collections=DynamoDBCollectionStore(table, client=shared),
+        keys=DynamoDBApiKeyStore(table, client=shared),
         jobs=DynamoDBJobStore(table, client=shared), rate_limiter=DynamoDBRateLimiter(table, clock, client=shared),
         entities=DynamoDBEntityStore(table, client=shared), close=shared.close,
     )
@@ -251,6 +258,7 @@ class Container:
     stats: StatsService = field(kw_only=True)
     entities: EntityService = field(kw_only=True)
     keys: KeyService = field(kw_only=True)
+    collections: CollectionService = field(kw_only=True)
 
     def close(self) -> None:
         for close in reversed(self.closers):
@@ -307,6 +315,7 @@ def build_container(
     """
     from zengram.adapters.system import SystemClock
     from zengram.services.clients import ClientService
+    from zengram.services.collections import CollectionService
     from zengram.services.entities import EntityService
     from zengram.services.entity_links import EntityLinker
     from zengram.services.index_guard import GuardedIndex
@@ -321,7 +330,7 @@ def build_container(
     scrubber = build_scrubber(settings)
     clients = ClientService(backend.clients, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
     links = EntityLinker(backend.entities, known_clients=clients.known_clients,
-                         cache_seconds=settings.client_cache_seconds)
+                         cache_seconds=settings.client_cache_seconds, writer_entities=settings.writer_entities)
     index_sync = IndexSync(backend.records, backend.outbox, index, embedder, settings.context_policy(), clock=clock,
                            park_after=settings.index_repair_attempts)
     memory = MemoryService(
@@ -340,6 +349,7 @@ def build_container(
         stats=build_stats_service(settings, backend, index, clock),
         entities=EntityService(links, backend.entities, backend.records, memory, clock),
         keys=KeyService(backend.keys, clock),
+        collections=CollectionService(backend.collections, index, embedder, clock),
     )
     try:
         if check_index:

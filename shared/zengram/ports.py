@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel
 
 from zengram.domain.clients import ClientFingerprint
+from zengram.domain.collections import Collection
 from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 from zengram.domain.jobs import Job, LockState
 from zengram.domain.keys import ApiKey
@@ -300,6 +301,25 @@ class ClientStore(Protocol):
     def delete(self, client_id: str) -> bool: ...
 
     def list_all(self) -> list[ClientFingerprint]: ...
+
+
+@runtime_checkable
+class CollectionStore(Protocol):
+    """The collection registry (`zengram.domain.collections`), kept in the record store's backend.
+
+    Contract:
+    - `create` registers a collection and returns True; a name already registered is left as it is (False).
+    - `get` of an unknown name is None; `delete` returns whether one was registered.
+    - `list_all` returns every registered collection ordered by name.
+    """
+
+    def create(self, collection: Collection) -> bool: ...
+
+    def get(self, name: str) -> Collection | None: ...
+
+    def delete(self, name: str) -> bool: ...
+
+    def list_all(self) -> list[Collection]: ...
 
 
 @runtime_checkable

@@ -218,6 +218,11 @@ class Settings(BaseSettings):
                     "(conversation 1.2, plain 1).",
     )
 
+    writer_entities: bool = Field(
+        default=True,
+        description="Link every memory to its own client (unless global) and agent as entities (types client and "
+                    "agent), as upstream Zengram does; off: only the entities its text names.",
+    )
     client_cache_seconds: float = Field(
         default=30.0, ge=0,
         description="How long a process reuses the client fingerprint list for client_id auto-resolution "

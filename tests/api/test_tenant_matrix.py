@@ -137,7 +137,7 @@ limited_read("GET", "/memory/query", "/memory/query", {"type": "events", "limit"
 limited_read("GET", "/briefing", "/briefing", {"since": SINCE, "include": "all", "format": "full", "limit": 500},
              lambda body: clients_in([entry for bucket in ("events", "facts_updated", "status_changes", "decisions")
                                       for entry in body.get(bucket, [])]) | set(body["summary"]["mentioned_clients"]))
-limited_read("GET", "/export", "/export", {"active_only": "false"}, lambda body: clients_in(body["data"]))
+limited_read("GET", "/export", "/export", {"active_only": "false"}, lambda body: clients_in(body["memories"]))
 limited_read("GET", "/entities/{name}/memories", "/entities/PostgreSQL/memories", {"limit": 100},
              lambda body: clients_in(body["memories"]))
 
@@ -206,7 +206,7 @@ def stats(world: World, caller: str) -> None:
     response = world.call(caller, "GET", "/stats")
     assert response.status_code == 200
     body = response.json()
-    exported = world.admin("GET", "/export", params={"active_only": "false", "limit": 5000}).json()["data"]
+    exported = world.admin("GET", "/export", params={"active_only": "false", "limit": 5000}).json()["memories"]
     mine = [record for record in exported if record["client_id"] in SCOPES[caller]]
     assert body["total_memories"] == sum(1 for record in mine if record["deleted_at"] is None)
     assert body["deleted"] == sum(1 for record in mine if record["deleted_at"] is not None)

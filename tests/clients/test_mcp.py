@@ -106,7 +106,7 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
         seen["restore"] = payload(await call("brain_restore", {"memory_id": old["id"]}))
         seen["delete"] = payload(await call("brain_delete", {"memory_id": new["id"], "reason": "outdated"}))
         seen["export"] = payload(await call("brain_export", {"client_id": "acme", "active_only": False}))
-        seen["import"] = payload(await call("brain_import", {"data": seen["export"]["data"],
+        seen["import"] = payload(await call("brain_import", {"data": seen["export"]["memories"],
                                                              "operator_approved": True}))
         seen["stats"] = payload(await call("brain_stats", {}))
         seen["entity_stats"] = payload(await call("brain_entities", {"action": "stats"}))

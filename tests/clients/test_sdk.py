@@ -96,11 +96,11 @@ def test_export_pages_and_import_needs_approval(brain: BrainClient) -> None:
 
     pages = list(brain.export_all(limit=2))
     with pytest.raises(ForbiddenError) as refused:
-        brain.import_(pages[0].data)
-    again = brain.import_(pages[0].data, operator_approved=True)
+        brain.import_(pages[0].memories)
+    again = brain.import_(pages[0].memories, operator_approved=True)
 
-    assert [len(page.data) for page in pages] == [2, 2, 1]
-    assert [record["id"] for page in pages for record in page.data] == ids
+    assert [len(page.memories) for page in pages] == [2, 2, 1]
+    assert [record["id"] for page in pages for record in page.memories] == ids
     assert refused.value.error.startswith("operator_approved:")
     assert (again.imported, again.skipped) == (0, 2)
 
@@ -158,7 +158,7 @@ def test_async_client_beyond_search(live_server: BackgroundServer) -> None:
             briefing = await brain.briefing("2000-01-01T00:00:00Z")
             await brain.put_client("acme", name="Acme")
             return {"restored": restored.superseded, "new": new.id, "deleted": deleted.deleted_by,
-                    "pages": [len(page.data) for page in pages], "briefing": briefing.summary.total,
+                    "pages": [len(page.memories) for page in pages], "briefing": briefing.summary.total,
                     "clients": [client.client_id for client in (await brain.list_clients()).clients],
                     "status": (await brain.consolidation_status()).is_running,
                     "entities": (await brain.entity_stats()).total}

@@ -35,6 +35,10 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant
     ("DELETE", "/entities/{name}"): Role.ADMIN,  # likewise
     ("POST", "/entities/{name}/merge"): Role.ADMIN,
+    ("GET", "/collections"): Role.READ,
+    ("GET", "/collections/{name}"): Role.READ,
+    ("POST", "/collections"): Role.ADMIN,  # upstream's registry is one for every tenant
+    ("DELETE", "/collections/{name}"): Role.ADMIN,
     ("GET", "/clients"): Role.READ,
     ("GET", "/clients/{client_id}"): Role.READ,
     ("PUT", "/clients/{client_id}"): Role.WRITE,

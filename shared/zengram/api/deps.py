@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from zengram.bootstrap import Container, ContainerProvider
 from zengram.services.clients import ClientService
+from zengram.services.collections import CollectionService
 from zengram.services.consolidation import ConsolidationService
 from zengram.services.entities import EntityService
 from zengram.services.health import HealthService
@@ -94,3 +95,10 @@ def get_health_service(container: Annotated[Container, Depends(get_container)]) 
 
 
 HealthServiceDep = Annotated[HealthService, Depends(get_health_service)]
+
+
+def get_collection_service(container: Annotated[Container, Depends(get_container)]) -> CollectionService:
+    return container.collections
+
+
+CollectionServiceDep = Annotated[CollectionService, Depends(get_collection_service)]
