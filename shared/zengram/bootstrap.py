@@ -340,16 +340,17 @@ def build_container(
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links,
     )
     llm = language_model or build_language_model(settings)
+    stats = build_stats_service(settings, backend, index, clock)
     container = Container(
         settings, backend, index, embedder, memory,
         KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),
         closers=[backend.close, index.close, lambda: executor.shutdown(wait=False)],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
-        stats=build_stats_service(settings, backend, index, clock),
+        stats=stats,
         entities=EntityService(links, backend.entities, backend.records, memory, clock),
         keys=KeyService(backend.keys, clock),
-        collections=CollectionService(backend.collections, index, embedder, clock),
+        collections=CollectionService(backend.collections, stats, embedder, clock),
     )
     try:
         if check_index:

@@ -7,8 +7,9 @@ from datetime import datetime
 
 from zengram.domain.collections import DEFAULT_COLLECTION, Collection, CollectionDraft
 from zengram.domain.errors import Conflict, Forbidden, IndexUnavailable, InvalidInput, NotFound
-from zengram.domain.outbox import describe_error
-from zengram.ports import Clock, CollectionStore, Embedder, SearchIndex
+from zengram.domain.keys import TenantScope
+from zengram.ports import Clock, CollectionStore, Embedder
+from zengram.services.stats import StatsService
 
 
 @dataclass(frozen=True)
@@ -28,12 +29,12 @@ class CollectionCounts:
 
 
 class CollectionService:
-    """The default collection holds every memory (its counts are the search index's); registered ones hold none,
-    as upstream's memory routes never write to them either."""
+    """The default collection holds every memory (its counts are /stats's: memories stored, documents indexed, of
+    the caller's clients); registered ones hold none, as upstream's memory routes never write to them either."""
 
-    def __init__(self, store: CollectionStore, index: SearchIndex, embedder: Embedder, clock: Clock) -> None:
+    def __init__(self, store: CollectionStore, stats: StatsService, embedder: Embedder, clock: Clock) -> None:
         self._store = store
-        self._index = index
+        self._stats = stats
         self._embedder = embedder
         self._clock = clock
 
@@ -49,16 +50,15 @@ class CollectionService:
             raise Conflict(f"Collection '{draft.name}' already exists")
         return collection
 
-    def counts(self, name: str) -> CollectionCounts:
+    def counts(self, name: str, scope: TenantScope = TenantScope.EVERYONE) -> CollectionCounts:
         if name != DEFAULT_COLLECTION:
             if self._store.get(name) is None:
                 raise NotFound("Collection not found")
             return CollectionCounts(name, 0, 0)
-        try:
-            indexed = self._index.count()
-        except Exception as error:
-            raise IndexUnavailable(f"the search index cannot be counted: {describe_error(error)}") from error
-        return CollectionCounts(name, indexed, indexed)
+        stored, indexed = self._stats.totals(scope)
+        if indexed is None:
+            raise IndexUnavailable("the search index cannot be counted; GET /stats reports why")
+        return CollectionCounts(name, stored, indexed)
 
     def delete(self, name: str, *, approved: bool) -> None:
         if not approved:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Path, Query
 
+from zengram.api.access import ScopeDep
 from zengram.api.deps import CollectionServiceDep
 from zengram.api.schemas import (
     COLLECTION_NOT_FOUND,
@@ -43,8 +44,9 @@ def create_collection(draft: CollectionDraft, collections: CollectionServiceDep)
 
 
 @router.get("/collections/{name}", response_model=CollectionCountsBody, responses=COLLECTION_NOT_FOUND)
-def get_collection(name: CollectionName, collections: CollectionServiceDep) -> CollectionCountsBody:
-    counts = collections.counts(name)
+def get_collection(name: CollectionName, collections: CollectionServiceDep, scope: ScopeDep) -> CollectionCountsBody:
+    """`points_count`: memories stored; `vectors_count`: memories indexed (of the API key's clients)."""
+    counts = collections.counts(name, scope)
     return CollectionCountsBody(name=counts.name, points_count=counts.points_count,
                                 vectors_count=counts.vectors_count)
 
