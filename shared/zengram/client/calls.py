@@ -157,13 +157,15 @@ def json_object(payload: Any) -> JsonObject:
 
 
 def error_text(response: httpx.Response) -> str:
-    """The server's `error` field; the raw body (or the reason phrase) when it sent something else."""
+    """The server's `error` field (with its `message`, where an error code comes with words, as upstream's
+    `research_disabled` does); the raw body (or the reason phrase) when it sent something else."""
     try:
         payload = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         return response.text.strip() or response.reason_phrase
     if isinstance(payload, dict) and isinstance(payload.get("error"), str):
-        return str(payload["error"])
+        message = payload.get("message")
+        return f"{payload['error']}: {message}" if isinstance(message, str) else str(payload["error"])
     return response.text.strip()
 
 
