@@ -80,7 +80,7 @@ Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits), Wi
 
 # Upstream Zengram refuses text that carries an agent framework's tool-call tags: a model that leaked its own
 # call syntax into an argument would otherwise store it as memory (and replay it into later prompts).
-_CONTROL_MARKUP = re.compile(r"</?\s*(tool_call|function|arguments?|parameters?|params?|args?)\b", re.IGNORECASE)
+_CONTROL_MARKUP = re.compile(r"</?\s*(tool_call|function|arguments?|parameters?|params?|args?)(?![a-z])", re.IGNORECASE)
 CONTROL_MARKUP_MESSAGE = "contains tool-call control markup; retry with clean argument text"
 
 
