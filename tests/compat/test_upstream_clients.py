@@ -1,6 +1,6 @@
 """Upstream Zengram's own clients against our server: each test replays the requests its MCP server
 (mcp-server/src/index.js @083d040), Python SDK (sdk/python/zengram @0f60452) or TypeScript SDK (sdk/typescript
-@3c219c6) send, as ../shared/spec/zengram-v4-wire.md reads them, and checks the fields those clients read."""
+@3c219c6) send, as docs/spec/zengram-v4-wire.md reads them, and checks the fields those clients read."""
 
 from __future__ import annotations
 
