@@ -9,9 +9,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
+from zengram.domain.context import (
+    CONTEXT_TYPES,
+    ContextPolicy,
+    Neighbours,
+    context_of,
+    same_thread,
+    stored_order,
+    thread_key,
+    with_context,
+)
 from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
-from zengram.domain.models import Memory, RecordQuery, shifted, utc_now
+from zengram.domain.models import Memory, shifted, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
@@ -60,81 +69,57 @@ class IndexSync:
               upcoming: Sequence[Memory] = ()) -> dict[str, IndexTexts]:
         """What to index for each memory: keyword text and embedding text, with context when enabled.
 
-        Context is the memories stored just before each one in the same thread (client and agent): the
-        earlier ones of this batch (`recent`), and (`from_store`) those in the record store; and, with
-        `next_turns`, those stored just after it: later ones of this batch or of `upcoming`, and stored ones.
-        `new`: these memories are being stored now, so the thread's newest stored memories are their
-        predecessors (and they have no stored followers yet).
+        Context is each event's nearest events in its thread (`context_of`), found among the earlier ones of
+        this batch (`recent`), the later ones of this batch or of `upcoming` (with `next_turns`), and (with
+        `from_store`) its neighbours in the record store: a bounded read per event, whatever the length of the
+        thread. `new`: these memories are being stored now, so they have no stored followers yet.
         """
         policy = self._context
         if not policy.enabled:
             return {m.id: IndexTexts(m.index_text(), m.index_text()) for m in memories}
-        stored = self._threads(memories, newest=new) if from_store else {}
         found: dict[str, IndexTexts] = {}
         recent = {} if recent is None else recent
         later_pool = [*memories, *upcoming] if policy.next_turns else []
         for memory in memories:
             key = thread_key(memory)
-            pool = [*recent.get(key, []), *stored.get(key, [])]
-            earlier = {p.id: p for p in pool if p.created_at <= memory.created_at
-                       and same_thread(memory, p, policy.window)}
-            previous = _oldest_first(earlier.values())[-policy.turns:] if policy.turns else []
-            later = {p.id: p for p in [*later_pool, *stored.get(key, [])] if p.created_at > memory.created_at
-                     and same_thread(p, memory, policy.window)}
-            following = _oldest_first(later.values())[: policy.next_turns]
-            text = with_context(memory, previous, following)
+            stored = self._stored_neighbours(memory, following=not new) if from_store else Neighbours()
+            context = context_of(memory, [*recent.get(key, []), *stored.previous, *later_pool, *stored.following],
+                                 policy)
+            text = with_context(memory, context.previous, context.following)
             found[memory.id] = IndexTexts(text, text if policy.embed else memory.index_text())
             recent[key] = [*recent.get(key, [])[-policy.turns:], memory] if policy.turns else []
         return found
 
-    def _threads(self, memories: Sequence[Memory], *, newest: bool = False, before: bool = False, page: int = 500,
-                 pages: int = 20) -> dict[tuple[str, str], list[Memory]]:
-        """Each thread's live stored events from `window` before its earliest memory here on, one paged
-        query per thread; `newest`: only the thread's last few (all a memory being stored now needs);
-        `before`: surely including the `next_turns` stored just before the earliest memory."""
-        oldest: dict[tuple[str, str], Memory] = {}
-        for memory in memories:
-            key = thread_key(memory)
-            if memory.type in CONTEXT_TYPES and (key not in oldest or memory.created_at < oldest[key].created_at):
-                oldest[key] = memory
-        found: dict[tuple[str, str], list[Memory]] = {}
-        for key, first in oldest.items():
-            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=shifted(first.created_at, -self._context.window),
-                                limit=self._context.turns + 1 if newest else page)
-            if newest:
-                found[key] = self._store.query(query)
-                continue
-            found[key] = []
-            for number in range(pages):
-                batch = self._store.query(query.model_copy(update={"offset": number * page}))
-                found[key] += batch
-                # Newest first: once a page reaches back past the earliest memory, the rest is in hand.
-                older = sum(m.created_at < first.created_at for m in batch)
-                if len(batch) < page or older > (self._context.next_turns if before else 0):
-                    break
-        return found
+    def _stored_neighbours(self, memory: Memory, *, following: bool = True, before: int | None = None,
+                           after: int | None = None) -> Neighbours:
+        """`memory`'s nearest stored events (by default as many as its own context takes), none for a
+        memory that takes no context."""
+        if memory.type not in CONTEXT_TYPES:
+            return Neighbours()
+        policy = self._context
+        return self._store.thread_neighbours(
+            memory, before=policy.turns if before is None else before,
+            after=(policy.next_turns if after is None else after) if following else 0)
 
     def _followers(self, memories: Sequence[Memory]) -> list[Memory]:
         """Live events whose indexed context includes one of these (to re-index after a change): the
         `turns` after each, and the `next_turns` before it."""
         policy = self._context
         changed = {m.id for m in memories}
-        stored = self._threads(memories, before=policy.next_turns > 0)
         followers: dict[str, Memory] = {}
         for memory in memories:
-            thread = [f for f in stored.get(thread_key(memory), []) if f.id not in changed]
-            later = [f for f in thread if f.created_at >= memory.created_at and same_thread(f, memory, policy.window)]
-            for follower in _oldest_first(later)[: policy.turns]:
-                followers[follower.id] = follower
-            earlier = [p for p in thread if p.created_at <= memory.created_at
-                       and same_thread(memory, p, policy.window)]
-            for predecessor in _oldest_first(earlier)[-policy.next_turns:] if policy.next_turns else []:
-                followers[predecessor.id] = predecessor
+            stored = self._stored_neighbours(memory, before=policy.next_turns, after=policy.turns)
+            for follower in stored.following:
+                if follower.id not in changed and same_thread(follower, memory, policy.window):
+                    followers[follower.id] = follower
+            for predecessor in stored.previous:
+                if predecessor.id not in changed and same_thread(memory, predecessor, policy.window):
+                    followers[predecessor.id] = predecessor
         return list(followers.values())
 
     def _predecessors(self, created: Sequence[Memory]) -> list[Memory]:
-        """Stored events whose following context now includes one of these freshly stored ones."""
+        """Stored events whose following context now includes one of these freshly stored ones: the
+        `next_turns` stored just before the earliest of each thread (the later ones follow it in the batch)."""
         policy = self._context
         events = [m for m in created if m.type in CONTEXT_TYPES]
         if not policy.next_turns or not events:
@@ -142,13 +127,10 @@ class IndexSync:
         new = {m.id for m in events}
         found: dict[str, Memory] = {}
         for memories in _by_thread(events).values():
-            first = min(memories, key=lambda m: (m.created_at, m.id))
-            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=shifted(first.created_at, -policy.window),
-                                limit=policy.next_turns + len(memories) + 1)
-            earlier = [p for p in self._store.query(query) if p.id not in new and p.created_at <= first.created_at
-                       and same_thread(first, p, policy.window)]
-            found.update((p.id, p) for p in _oldest_first(earlier)[-policy.next_turns:])
+            first = min(memories, key=stored_order)
+            stored = self._stored_neighbours(first, before=policy.next_turns, after=0)
+            found.update((p.id, p) for p in stored.previous
+                         if p.id not in new and same_thread(first, p, policy.window))
         return list(found.values())
 
     def ensure_compatible(self) -> None:
@@ -411,10 +393,6 @@ def _document(memory: Memory, vector: Vectors, text: str | None = None) -> Index
         vector=vector,
         attributes=IndexAttributes.of(memory),
     )
-
-
-def _oldest_first(memories: Iterable[Memory]) -> list[Memory]:
-    return sorted(memories, key=lambda m: (m.created_at, m.id))
 
 
 def _by_thread(memories: Iterable[Memory]) -> dict[tuple[str, str], list[Memory]]:
