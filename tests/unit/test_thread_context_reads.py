@@ -80,8 +80,9 @@ def test_a_write_reads_the_same_few_records_however_long_its_thread(tmp_path: Pa
         long = counter.during(lambda: c.memory.store(_draft(LONG_THREAD)))
         assert long == short
         assert "query" not in long and "iter_all" not in long
-        # Its own context (2 before), the turn before it (1 before), that one's context anew (2 before, 1 after).
-        assert long["thread_neighbours"] == 6
+        # One read for its own context and that of the turn before it, which gains it as its next turn: the 3
+        # turns before it (2 of its own context; the one just before and that one's 2 before).
+        assert long["thread_neighbours"] == 3
         hits = c.memory.search(SearchRequest(q=f"word{LONG_THREAD}", client_id="c1")).hits
         assert {hit.memory.content for hit in hits[:2]} == {_draft(LONG_THREAD).content,
                                                             _draft(LONG_THREAD - 1).content}

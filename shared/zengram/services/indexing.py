@@ -117,21 +117,38 @@ class IndexSync:
                     followers[predecessor.id] = predecessor
         return list(followers.values())
 
-    def _predecessors(self, created: Sequence[Memory]) -> list[Memory]:
-        """Stored events whose following context now includes one of these freshly stored ones: the
-        `next_turns` stored just before the earliest of each thread (the later ones follow it in the batch)."""
+    def embedding_texts(self, memories: Sequence[Memory]) -> list[str]:
+        """What to embed for memories being stored now: each one's own text; with `embed`, its text with the
+        context it has now (neighbours read from the store)."""
+        if not self._context.embed:
+            return [memory.index_text() for memory in memories]
+        texts = self.texts(memories, new=True)
+        return [texts[memory.id].embedding for memory in memories]
+
+    def _new_context(self, created: Sequence[Memory]) -> tuple[dict[str, str], dict[str, tuple[Memory, str]]]:
+        """Keyword texts for freshly stored memories, and for the stored events whose following context now
+        includes one of them (by id: the event and its new text).
+
+        One bounded read per thread serves both: the events stored before the thread's earliest new one (as
+        many as its own context and its predecessors' contexts take) and any stored just after it.
+        """
         policy = self._context
-        events = [m for m in created if m.type in CONTEXT_TYPES]
-        if not policy.next_turns or not events:
-            return []
-        new = {m.id for m in events}
-        found: dict[str, Memory] = {}
-        for memories in _by_thread(events).values():
-            first = min(memories, key=stored_order)
-            stored = self._stored_neighbours(first, before=policy.next_turns, after=0)
-            found.update((p.id, p) for p in stored.previous
-                         if p.id not in new and same_thread(first, p, policy.window))
-        return list(found.values())
+        texts = {memory.id: memory.index_text() for memory in created}
+        predecessors: dict[str, tuple[Memory, str]] = {}
+        if not policy.enabled:
+            return texts, predecessors
+        for thread in _by_thread(m for m in created if m.type in CONTEXT_TYPES).values():
+            first, new = min(thread, key=stored_order), {m.id for m in thread}
+            stored = self._store.thread_neighbours(first, before=policy.turns + policy.next_turns,
+                                                   after=policy.next_turns)
+            earlier = [m for m in stored.previous if m.id not in new]
+            pool = [*earlier, *thread, *(m for m in stored.following if m.id not in new)]
+            for memory in thread:
+                texts[memory.id] = _context_text(memory, pool, policy)
+            for predecessor in earlier[-policy.next_turns:] if policy.next_turns else []:
+                if same_thread(first, predecessor, policy.window):
+                    predecessors[predecessor.id] = (predecessor, _context_text(predecessor, pool, policy))
+        return texts, predecessors
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model (EmbeddingMismatch); binds a fresh one to ours.
@@ -149,19 +166,22 @@ class IndexSync:
             )
         self._compatible = True
 
-    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]],
-                       texts: dict[str, IndexTexts] | None = None) -> bool:
-        """Indexes freshly stored memories whose vectors (and, optionally, texts) are already computed."""
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
+        """Indexes freshly stored memories whose vectors are already computed (`embedding_texts`), with their
+        context; the stored events just before them gain them as following context."""
         if not pairs:
             return True
         memories = [memory for memory, _ in pairs]
-        keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
+        texts, predecessors = self._new_context(memories)
         indexed = self._attempt(memories, lambda: self._index.upsert(
-            [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
-        predecessors = self._predecessors(memories)
-        if predecessors:  # their following context now includes these; a failure only leaves it stale
-            # Only a full re-index brings a record in line; a keyword-text refresh leaves its mark alone.
-            self._attempt(predecessors, lambda: self._refresh_context(predecessors), mark=self._context.embed)
+            [_document(m, v, texts[m.id]) for m, v in pairs]))
+        if predecessors:  # a failure only leaves their context stale
+            before = [memory for memory, _ in predecessors.values()]
+            if self._context.embed:  # their vectors hold the context too: only a re-embedding brings them in line
+                self._attempt(before, lambda: self._upsert_embedded(before))
+            else:  # their vectors are their own text's: the keyword text alone changes (a refresh keeps the mark)
+                self._attempt(before, lambda: self._index.set_texts(
+                    {memory_id: text for memory_id, (_, text) in predecessors.items()}), mark=False)
         return indexed
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
@@ -378,6 +398,11 @@ class IndexSync:
         if mark:
             self._store.mark_indexed({memory.id: memory.revision for memory in memories})
         return True
+
+
+def _context_text(memory: Memory, pool: Sequence[Memory], policy: ContextPolicy) -> str:
+    context = context_of(memory, pool, policy)
+    return with_context(memory, context.previous, context.following)
 
 
 @dataclass(frozen=True)
