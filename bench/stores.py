@@ -125,7 +125,7 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
     vectors = VectorCache(data_dir / f"vectors-{runtime}.sqlite3", build_embedder(settings_for(path)))
     container = open_container(path, vectors)
     try:
-        already = container.store.count()
+        already = container.records.count()
         start = min(already // SEED_BATCH * SEED_BATCH, size)
         if already:
             log(f"  {name}: resuming at {start:,} ({already:,} records present)")
@@ -144,7 +144,7 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
                     f"  ETA {format_duration(eta)}  ({vectors.hits:,} cached vectors used)")
                 last_report = now
         seconds = time.perf_counter() - began
-        count = container.store.count()
+        count = container.records.count()
     finally:
         container.close()
         vectors.close()

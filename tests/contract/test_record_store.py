@@ -423,6 +423,10 @@ def test_query_oldest_first_with_deleted_memories(record_store: RecordStore) -> 
     assert [m.id for m in record_store.query(newest)] == [third.id, second.id, first.id]
 
 
+def test_the_adapter_is_a_record_store(record_store: RecordStore) -> None:
+    assert isinstance(record_store, RecordStore)
+
+
 def _thread(record_store: RecordStore, count: int, **fields: Any) -> list[Memory]:
     turns = [make_memory(f"turn {n}", at=T0 + timedelta(seconds=n), **fields) for n in range(count)]
     for turn in turns:

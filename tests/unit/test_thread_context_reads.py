@@ -26,7 +26,7 @@ class ReadCounter:
 
     def __init__(self, container: Container, monkeypatch: pytest.MonkeyPatch) -> None:
         self.read: dict[str, int] = {}
-        store = container.store
+        store = container.records
         for name in ("get", "get_many", "query", "iter_all", "thread_neighbours", "find_active_duplicate"):
             monkeypatch.setattr(store, name, self._counting(name, getattr(store, name)))
 
@@ -97,7 +97,7 @@ def test_changing_or_deleting_a_turn_of_a_long_thread_reads_only_its_neighbours(
         for start in range(0, LONG_THREAD, 200):
             c.memory.store_many([_draft(n) for n in range(start, start + 200)])
         counter = ReadCounter(c, monkeypatch)
-        target = next(m for m in c.store.iter_all() if m.content == _draft(300).content)
+        target = next(m for m in c.records.iter_all() if m.content == _draft(300).content)
         changed = counter.during(lambda: c.memory.update(target.id, MemoryPatch(content="turn 300 rewritten")))
         deleted = counter.during(lambda: c.memory.delete(target.id, by="test", reason=None))
         for reads in (changed, deleted):

@@ -23,7 +23,7 @@ from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavail
 from zengram.domain.models import Memory, shifted, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
-from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
+from zengram.ports import Clock, Embedder, IndexOutbox, RecordStore, SearchIndex
 
 if TYPE_CHECKING:
     from zengram.ports import Vectors
@@ -53,10 +53,11 @@ class IndexSync:
     `park_after`: failed repair attempts after which a record is parked (None: never parked).
     """
 
-    def __init__(self, store: RecordStore, index: SearchIndex, embedder: Embedder,
+    def __init__(self, records: RecordStore, outbox: IndexOutbox, index: SearchIndex, embedder: Embedder,
                  context: ContextPolicy | None = None, *, clock: Clock | None = None,
                  park_after: int | None = None) -> None:
-        self._store = store
+        self._records = records
+        self._outbox = outbox
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
@@ -97,7 +98,7 @@ class IndexSync:
         if memory.type not in CONTEXT_TYPES:
             return Neighbours()
         policy = self._context
-        return self._store.thread_neighbours(
+        return self._records.thread_neighbours(
             memory, before=policy.turns if before is None else before,
             after=(policy.next_turns if after is None else after) if following else 0)
 
@@ -139,7 +140,7 @@ class IndexSync:
             return texts, predecessors
         for thread in _by_thread(m for m in created if m.type in CONTEXT_TYPES).values():
             first, new = min(thread, key=stored_order), {m.id for m in thread}
-            stored = self._store.thread_neighbours(first, before=policy.turns + policy.next_turns,
+            stored = self._records.thread_neighbours(first, before=policy.turns + policy.next_turns,
                                                    after=policy.next_turns)
             earlier = [m for m in stored.previous if m.id not in new]
             pool = [*earlier, *thread, *(m for m in stored.following if m.id not in new)]
@@ -195,7 +196,7 @@ class IndexSync:
     def repair(self, limit: int = 500) -> RepairReport:
         """Re-indexes one batch of records whose last change did not reach the index (see `repair_until_clean`)."""
         report = RepairReport()
-        self._repair(self._store.pending_index(limit), report)
+        self._repair(self._outbox.pending_index(limit), report)
         return report
 
     def repair_until_clean(self, keep_going: Callable[[], bool], batch: int = 500) -> RepairReport:
@@ -210,7 +211,7 @@ class IndexSync:
         report = RepairReport()
         tried: set[str] = set()  # failed records go to the back of the queue: met again, the sweep is done
         while keep_going():
-            pending = [memory for memory in self._store.pending_index(batch) if memory.id not in tried]
+            pending = [memory for memory in self._outbox.pending_index(batch) if memory.id not in tried]
             if not pending:
                 break
             tried.update(memory.id for memory in pending)
@@ -222,7 +223,7 @@ class IndexSync:
     def retry_parked(self) -> int:
         """Puts every parked record back in the repair queue with no attempts counted (once the cause is fixed);
         returns how many. The next sweep tries them again."""
-        return self._store.requeue_parked(self._now())
+        return self._outbox.requeue_parked(self._now())
 
     def _repair(self, memories: Sequence[Memory], report: RepairReport) -> None:
         if not memories:
@@ -250,12 +251,12 @@ class IndexSync:
                 if report.stopped:
                     return
             return
-        self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+        self._outbox.mark_indexed({memory.id: memory.revision for memory in memories})
         report.indexed += len(memories)
 
     def _count_failure(self, memory: Memory, error: BaseException, report: RepairReport) -> None:
         reason = describe_error(error)
-        outcome = self._store.record_index_failure(memory.id, memory.revision, reason, self._now(),
+        outcome = self._outbox.record_index_failure(memory.id, memory.revision, reason, self._now(),
                                                    self._park_after)
         report.failed += 1
         if outcome is not None and outcome.parked:
@@ -279,7 +280,7 @@ class IndexSync:
         done = 0
         recent: dict[tuple[str, str], list[Memory]] = {}  # context carried from batch to batch
         held: list[Memory] = []  # events whose following context may still come in a later batch
-        for batch in _batches(self._store.iter_all(), EMBED_BATCH):
+        for batch in _batches(self._records.iter_all(), EMBED_BATCH):
             ready, held = self._ready([*held, *(m for m in batch if not m.is_deleted)], batch[-1].created_at)
             refused = self._rebuild(ready, recent=recent, upcoming=held)
             self._settle([*ready, *(m for m in batch if m.is_deleted)], refused)
@@ -313,10 +314,10 @@ class IndexSync:
 
     def _settle(self, memories: Sequence[Memory], refused: dict[str, str]) -> None:
         """Marks a rebuild's records indexed, but for the refused ones: those get a failed attempt counted."""
-        self._store.mark_indexed({m.id: m.revision for m in memories if m.id not in refused})
+        self._outbox.mark_indexed({m.id: m.revision for m in memories if m.id not in refused})
         for memory in memories:
             if memory.id in refused:
-                self._store.record_index_failure(memory.id, memory.revision, refused[memory.id], self._now(),
+                self._outbox.record_index_failure(memory.id, memory.revision, refused[memory.id], self._now(),
                                                  self._park_after)
                 logger.warning("reindex: memory %s refused by the index: %s", memory.id, refused[memory.id])
 
@@ -396,7 +397,7 @@ class IndexSync:
             logger.exception("search index write failed; %d record(s) left pending for repair", len(memories))
             return False
         if mark:
-            self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+            self._outbox.mark_indexed({memory.id: memory.revision for memory in memories})
         return True
 
 

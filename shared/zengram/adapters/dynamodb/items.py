@@ -119,12 +119,12 @@ def content_guard_key(memory: Memory) -> Item:
 
 
 def label_guard_key(memory: Memory) -> Item | None:
-    """Held by the one active fact with this (client_id, key), or status with this (client_id, subject)."""
-    if memory.type is MemoryType.FACT and memory.key is not None:
-        return _guard_key("KEY", memory.client_id, memory.key)
-    if memory.type is MemoryType.STATUS and memory.subject is not None:
-        return _guard_key("SUBJECT", memory.client_id, memory.subject)
-    return None
+    """Held by the one active memory with this `Memory.label` in its client: a fact's key (`KEY#`), a status's
+    subject (`SUBJECT#`)."""
+    if memory.label is None:
+        return None
+    kind, label = memory.label
+    return _guard_key(kind.upper(), memory.client_id, label)
 
 
 def guard_item(key: Item, memory_id: str) -> Item:
