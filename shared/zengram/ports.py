@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from zengram.domain.clients import ClientFingerprint
 from zengram.domain.collections import Collection
+from zengram.domain.context import Neighbours
 from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 from zengram.domain.jobs import Job, LockState
 from zengram.domain.keys import ApiKey
@@ -94,6 +95,12 @@ class RecordStore(Protocol):
       together with every other filter (`client_id` included).
     - `iter_all` yields every memory (deleted ones only with `include_deleted`) oldest first, lazily; with
       `client_ids`, only those clients' memories.
+    - `thread_neighbours(memory, before=, after=)` returns the live events (active, not deleted, type event) of
+      `memory`'s thread (same `client_id` and `source_agent`) nearest to it in stored order (`created_at` as
+      stored, to the millisecond, then id): at most `before` that sort before `memory` and at most `after` that
+      sort after it, each list oldest first; `memory` itself (which need not be stored) is never among them.
+      Bounded work whatever the thread's length: one indexed read of at most `before` items and one of at
+      most `after` (DynamoDB: a sparse GSI, eventually consistent like every GSI read).
     - `import_memory` writes a memory exactly as given (its id, every field, `revision` included) and marks
       it awaiting indexing, atomically, or changes nothing, as `lifecycle.import_outcome` decides: an existing
       id → DUPLICATE_ID; for an *active* memory, another active memory with the same
@@ -136,6 +143,8 @@ class RecordStore(Protocol):
     def record_access(self, memory_ids: Sequence[str], at: datetime) -> None: ...
 
     def query(self, query: RecordQuery) -> list[Memory]: ...
+
+    def thread_neighbours(self, memory: Memory, *, before: int, after: int) -> Neighbours: ...
 
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
                  client_ids: Sequence[str] | None = None) -> Iterator[Memory]: ...

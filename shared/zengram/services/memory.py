@@ -142,18 +142,16 @@ class MemoryService:
         # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
         fresh = [m for m in memories
                  if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
-        texts = self.index_sync.texts(fresh, new=True)
-        vectors = dict(zip((m.id for m in fresh), self._embedder.embed([texts[m.id].embedding for m in fresh]),
+        vectors = dict(zip((m.id for m in fresh), self._embedder.embed(self.index_sync.embedding_texts(fresh)),
                            strict=True))
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o for o in outcomes if o.kind is WriteKind.CREATED]
         self._link_entities([o.memory for o in created])
         late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
         if late:
-            texts.update(self.index_sync.texts(late, new=True))
-            vectors.update(zip((m.id for m in late), self._embedder.embed([texts[m.id].embedding for m in late]),
+            vectors.update(zip((m.id for m in late), self._embedder.embed(self.index_sync.embedding_texts(late)),
                                strict=True))
-        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created], texts)
+        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created])
         superseded = [o.superseded for o in created if o.superseded is not None]
         if superseded:
             indexed = self.index_sync.refresh_attributes(superseded) and indexed
