@@ -30,7 +30,7 @@ LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versio
 # The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
 STAGE ?= dev
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -115,6 +115,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Write cost at 1k/10k/100k (one thread, across clients), concurrent clients, import; #18's targets.
+bench-writes: $(STAMP)
+	$(BIN)/python -m bench.writes $(ARGS)
 
 # MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
 bench-embedder: $(STAMP)
