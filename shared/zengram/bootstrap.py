@@ -182,7 +182,7 @@ def build_client_store(settings: Settings, store: RecordStore) -> ClientStore:
     return SQLiteClientStore(settings.records_path)
 
 
-def build_key_store(settings: Settings, store: RecordStore) -> ApiKeyStore:
+def build_key_store(settings: Settings, store: RecordStore | None) -> ApiKeyStore:
     """Scoped API keys (their hashes) live where the records do: the same DynamoDB table, or the same SQLite file."""
     if settings.record_store == "dynamodb":
         from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
@@ -192,6 +192,14 @@ def build_key_store(settings: Settings, store: RecordStore) -> ApiKeyStore:
     from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
 
     return SQLiteApiKeyStore(settings.records_path)
+
+
+def build_key_service(settings: Settings) -> KeyService:
+    """Just what verifying a scoped key needs, without a container: the API Gateway authorizer's."""
+    from zengram.adapters.system import SystemClock
+    from zengram.services.keys import KeyService
+
+    return KeyService(build_key_store(settings, store=None), SystemClock())
 
 
 def build_rate_limiter(settings: Settings, store: RecordStore, clock: Clock) -> RateLimiter:

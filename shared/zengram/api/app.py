@@ -11,7 +11,13 @@ from zengram import __version__
 from zengram.api.access import authenticator, authorize
 from zengram.api.errors import install_error_handlers
 from zengram.api.json_guard import JsonDepthMiddleware
-from zengram.api.middleware import OPEN_PATHS, ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
+from zengram.api.middleware import (
+    OPEN_PATHS,
+    ApiKeyMiddleware,
+    BodySizeLimitMiddleware,
+    RequestIdMiddleware,
+    VerifiedCaller,
+)
 from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
 
@@ -22,8 +28,11 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
+    verified_caller: VerifiedCaller | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
+    """`verified_caller`: how the host names a caller it verified before the app (the AWS authorizer); others
+    are verified here, with `expected_key` (the bootstrap key) and the container's key store."""
     app = FastAPI(
         title="Zengram",
         version=__version__,
@@ -43,7 +52,7 @@ def create_app(
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
-    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, verified_caller=verified_caller)
     app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
     return app
 

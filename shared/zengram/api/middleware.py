@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zengram.api.errors import error_response
 from zengram.domain.errors import ZengramError
-from zengram.domain.keys import Principal
+from zengram.domain.keys import Principal, presented_key
 
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
@@ -57,27 +57,37 @@ class RequestIdMiddleware:
             await error_response(500, "internal server error")(scope, receive, send_with_id)
 
 
-class ApiKeyMiddleware:
-    """Refuses any request without a valid `x-api-key` before routing or body parsing, and leaves the caller's
-    `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
+# The caller a host already verified before the request reached the app (the API Gateway authorizer), or None.
+VerifiedCaller = Callable[[Scope], Principal | None]
 
-    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None]) -> None:
+
+class ApiKeyMiddleware:
+    """Refuses any request without a valid key (`x-api-key`, `Authorization: Bearer` or `x-mnexium-key`) before
+    routing or body parsing, and leaves the caller's `Principal` in the request state for the routes
+    (`zengram.api.access`). A caller `verified_caller` names (on AWS: the authorizer's verdict) is not checked
+    again. The key is never logged."""
+
+    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None],
+                 verified_caller: VerifiedCaller | None = None) -> None:
         self.app = app
         self._authenticate = authenticate
+        self._verified_caller = verified_caller
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("x-api-key")
-        if not given:
-            await error_response(401, "missing x-api-key header")(scope, receive, send)
-            return
-        try:  # a scoped key is one store read: off the event loop
-            principal = await run_in_threadpool(self._authenticate, given)
-        except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
-            await error_response(error.status_code, str(error))(scope, receive, send)
-            return
+        principal = self._verified_caller(scope) if self._verified_caller else None
+        if principal is None:
+            given = presented_key(Headers(scope=scope))
+            if not given:
+                await error_response(401, "missing x-api-key header")(scope, receive, send)
+                return
+            try:  # a scoped key is one store read: off the event loop
+                principal = await run_in_threadpool(self._authenticate, given)
+            except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
+                await error_response(error.status_code, str(error))(scope, receive, send)
+                return
         if principal is None:
             await error_response(401, "invalid API key")(scope, receive, send)
             return
