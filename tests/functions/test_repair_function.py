@@ -59,7 +59,7 @@ def test_scheduled_event_repairs_pending_records(lambda_environment: str, minilm
     assert emitted_metrics(capsys.readouterr().out) == {"RecordsRepaired": [25.0], "IndexFailures": [0.0],
                                                         "RecordsParked": [0.0], "PendingIndex": [0.0]}
     checker = build_container(Settings(), embedder=minilm)
-    assert checker.store.pending_index(100) == []
+    assert checker.outbox.pending_index(100) == []
     assert checker.index.count() == 25
     checker.close()
 

@@ -76,13 +76,17 @@ def test_randomness_is_reseeded_after_each_restore(restore_hooks: list[Any]) -> 
     assert second_restore != first_restore
 
 
-def test_the_tracer_is_built_once_on_first_use() -> None:
-    calls: list[str] = []
-    traced = serverless.LazilyTraced(lambda event, context: calls.append("handled") or {"statusCode": 200})
-    assert traced._traced is None
-    assert traced({}, None) == {"statusCode": 200}
-    built = traced._traced
-    assert built is not None and traced.build() is built and calls == ["handled"]
+def test_a_lazy_handler_is_built_once_on_first_use_or_when_primed() -> None:
+    builds: list[str] = []
+
+    def build() -> serverless.LambdaHandler:
+        builds.append("built")
+        return lambda event, context: {"statusCode": 200}
+
+    handler = serverless.lazily(build)
+    assert builds == []
+    assert handler({}, None) == {"statusCode": 200} and handler({}, None) == {"statusCode": 200}
+    assert builds == ["built"] and handler.built() is handler.built()
 
 
 def test_importing_a_function_does_not_import_the_xray_sdk() -> None:
@@ -101,15 +105,20 @@ def test_priming_an_http_function_builds_its_container_and_answers_nothing(
     monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "snap-start")
     environment = {"BRAIN_API_KEY": "k", "ZENGRAM_DATA_DIR": str(tmp_path), "ZENGRAM_EMBEDDER": "bedrock",
                    "ZENGRAM_EMBEDDING_DIMENSIONS": "1024", "AWS_REGION": "eu-west-1",
-                   "POWERTOOLS_TRACE_DISABLED": "true"}
+                   "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_NAMESPACE": "ZengramTest"}
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
+    from zengram.adapters.aws_lambda import metrics
     from zengram.api.routers import memory
 
+    # A fresh execution environment: priming builds its Powertools objects, which later tests must not inherit.
+    monkeypatch.setattr(serverless, "OBSERVABILITY", serverless.LambdaObservability())
+    monkeypatch.setattr(metrics, "_shared", None)
     app = serverless.create_function_app([memory.router])
-    serverless.http_handler(app)
+    handler = serverless.http_handler(app)
+    assert handler._built is not None  # Powertools' decorators and Mangum, before the first request
     container = app.state.provider._container
     assert container is not None and type(container.embedder).__name__ == "BedrockEmbedder"
     from zengram.adapters.system import SystemClock
 
-    assert container.store.stats(SystemClock().now(), 0.98).total == 0
+    assert container.counters.stats(SystemClock().now(), 0.98).total == 0
