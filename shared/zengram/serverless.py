@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,6 +25,7 @@ from fastapi import APIRouter, FastAPI
 from starlette.types import Scope
 
 from zengram.api.app import create_app
+from zengram.api.middleware import OPEN_PATHS
 from zengram.bootstrap import Container, ContainerProvider, build_container, build_key_service, build_language_model
 from zengram.domain.errors import FeatureUnavailable
 from zengram.domain.keys import Principal, authenticate, bearer_token, presented_key
@@ -134,9 +135,10 @@ def lambda_container() -> Container:
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 
-def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
     return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
-                      verified_caller=caller_from_authorizer, on_request_id=OBSERVABILITY.set_correlation_id)
+                      open_paths=open_paths, verified_caller=caller_from_authorizer,
+                      on_request_id=OBSERVABILITY.set_correlation_id)
 
 
 def caller_from_authorizer(scope: Scope) -> Principal | None:

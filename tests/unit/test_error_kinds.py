@@ -45,5 +45,5 @@ def test_every_kind_has_a_status_and_every_error_class_a_kind() -> None:
 
 def test_the_domain_names_no_http_status() -> None:
     domain = REPO_ROOT / "shared" / "zengram" / "domain"
-    offenders = [path.name for path in Path(domain).glob("*.py") if "status_code" in path.read_text()]
+    offenders = [path.name for path in Path(domain).rglob("*.py") if "status_code" in path.read_text()]
     assert offenders == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
@@ -76,17 +76,18 @@ VerifiedCaller = Callable[[Scope], Principal | None]
 class ApiKeyMiddleware:
     """Refuses any request without a valid key (`x-api-key`, `Authorization: Bearer` or `x-mnexium-key`) before
     routing or body parsing, and leaves the caller's `Principal` in the request state for the routes
-    (`zengram.api.access`). A caller `verified_caller` names (on AWS: the authorizer's verdict) is not checked
-    again. The key is never logged."""
+    (`zengram.api.access`); `open_paths` need none. A caller `verified_caller` names (on AWS: the authorizer's
+    verdict) is not checked again. The key is never logged."""
 
     def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None],
-                 verified_caller: VerifiedCaller | None = None) -> None:
+                 open_paths: Collection[str] = OPEN_PATHS, verified_caller: VerifiedCaller | None = None) -> None:
         self.app = app
         self._authenticate = authenticate
+        self._open_paths = frozenset(open_paths)
         self._verified_caller = verified_caller
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in self._open_paths:
             await self.app(scope, receive, send)
             return
         principal = self._verified_caller(scope) if self._verified_caller else None
