@@ -32,7 +32,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-writes bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -109,6 +109,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Write cost at 1k/10k/100k (one thread, across clients), concurrent clients, import; #18's targets.
+bench-writes: $(STAMP)
+	$(BIN)/python -m bench.writes $(ARGS)
 
 # MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
 bench-embedder: $(STAMP)

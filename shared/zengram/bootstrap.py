@@ -23,6 +23,7 @@ from zengram.ports import (
     ApiKeyStore,
     ClientStore,
     Clock,
+    CollectionStore,
     ConsolidationWrites,
     Embedder,
     EntityStore,
@@ -50,11 +51,13 @@ if TYPE_CHECKING:
         IndexJobStore,
     )
     from zengram.services.clients import ClientService
+    from zengram.services.collections import CollectionService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.documents.indexing import DocumentIndexing
     from zengram.services.documents.query import DocumentQueries
     from zengram.services.entities import EntityService
     from zengram.services.entity_links import EntityLinker
+    from zengram.services.health import HealthService
     from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
     from zengram.services.research import ResearchService, ResearchSteps
@@ -75,6 +78,7 @@ class RecordBackend:
     counters: RecordCounters
     consolidation: ConsolidationWrites
     clients: ClientStore
+    collections: CollectionStore
     keys: ApiKeyStore
     jobs: JobStore
     rate_limiter: RateLimiter
@@ -96,6 +100,7 @@ def build_sqlite_backend(settings: Settings, clock: Clock) -> RecordBackend:
     the data folder (so its writes never queue behind record writes)."""
     from zengram.adapters.sqlite import SQLiteRecordStore
     from zengram.adapters.sqlite.clients import SQLiteClientStore
+    from zengram.adapters.sqlite.collections import SQLiteCollectionStore
     from zengram.adapters.sqlite.entities import SQLiteEntityStore
     from zengram.adapters.sqlite.jobs import SQLiteJobStore
     from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
@@ -104,12 +109,13 @@ def build_sqlite_backend(settings: Settings, clock: Clock) -> RecordBackend:
     path = settings.records_path
     records = SQLiteRecordStore(path)
     clients, keys, jobs = SQLiteClientStore(path), SQLiteApiKeyStore(path), SQLiteJobStore(path)
+    collections = SQLiteCollectionStore(path)
     rate_limiter = SQLiteRateLimiter(path, clock)
     entities = SQLiteEntityStore(settings.data_dir / "entities.sqlite3")
     return RecordBackend(records=records, outbox=records, counters=records, consolidation=records, clients=clients,
-                         keys=keys, jobs=jobs, rate_limiter=rate_limiter, entities=entities,
-                         close=_closing(records.close, clients.close, keys.close, jobs.close, rate_limiter.close,
-                                        entities.close))
+                         collections=collections, keys=keys, jobs=jobs, rate_limiter=rate_limiter, entities=entities,
+                         close=_closing(records.close, clients.close, collections.close, keys.close, jobs.close,
+                                        rate_limiter.close, entities.close))
 
 
 def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | None = None) -> RecordBackend:
@@ -117,6 +123,7 @@ def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | No
     caller's own (tests); by default one honouring the region and AWS_ENDPOINT_URL."""
     from zengram.adapters.dynamodb import DynamoDBRecordStore
     from zengram.adapters.dynamodb.clients import DynamoDBClientStore
+    from zengram.adapters.dynamodb.collections import DynamoDBCollectionStore
     from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
     from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
     from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
@@ -130,7 +137,8 @@ def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | No
         records.ensure_table()
     return RecordBackend(
         records=records, outbox=records, counters=records, consolidation=records,
-        clients=DynamoDBClientStore(table, client=shared), keys=DynamoDBApiKeyStore(table, client=shared),
+        clients=DynamoDBClientStore(table, client=shared), collections=DynamoDBCollectionStore(table, client=shared),
+        keys=DynamoDBApiKeyStore(table, client=shared),
         jobs=DynamoDBJobStore(table, client=shared), rate_limiter=DynamoDBRateLimiter(table, clock, client=shared),
         entities=DynamoDBEntityStore(table, client=shared), close=shared.close,
     )
@@ -171,7 +179,7 @@ def build_minilm_embedder(settings: Settings) -> Embedder:
     from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
     minilm = build_runtime(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
-                           cache_dir=settings.minilm_graph_dir)
+                           cache_dir=settings.minilm_graph_dir, parallel_runs=settings.minilm_parallel_passes)
     return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
 
 
@@ -262,6 +270,7 @@ class Container:
     stats: StatsService = field(kw_only=True)
     entities: EntityService = field(kw_only=True)
     keys: KeyService = field(kw_only=True)
+    collections: CollectionService = field(kw_only=True)
 
     def close(self) -> None:
         for close in reversed(self.closers):
@@ -278,6 +287,12 @@ class Container:
     @property
     def counters(self) -> RecordCounters:
         return self.backend.counters
+
+    @cached_property
+    def health(self) -> HealthService:
+        from zengram.services.health import HealthService
+
+        return HealthService(self.records, self.index, self.embedder)
 
     @cached_property
     def reflect(self) -> ReflectService:
@@ -312,6 +327,7 @@ def build_container(
     """
     from zengram.adapters.system import SystemClock
     from zengram.services.clients import ClientService
+    from zengram.services.collections import CollectionService
     from zengram.services.entities import EntityService
     from zengram.services.entity_links import EntityLinker
     from zengram.services.index_guard import GuardedIndex
@@ -326,7 +342,7 @@ def build_container(
     scrubber = build_scrubber(settings)
     clients = ClientService(backend.clients, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
     links = EntityLinker(backend.entities, known_clients=clients.known_clients,
-                         cache_seconds=settings.client_cache_seconds)
+                         cache_seconds=settings.client_cache_seconds, writer_entities=settings.writer_entities)
     index_sync = IndexSync(backend.records, backend.outbox, index, embedder, settings.context_policy(), clock=clock,
                            park_after=settings.index_repair_attempts)
     extras = build_retrieval_extras(settings, backend, links, clock)
@@ -337,15 +353,17 @@ def build_container(
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
     )
     llm = language_model or build_language_model(settings)
+    stats = build_stats_service(settings, backend, index, clock)
     container = Container(
         settings, backend, index, embedder, memory,
         KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),
         closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False)],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
-        stats=build_stats_service(settings, backend, index, clock),
+        stats=stats,
         entities=EntityService(links, backend.entities, backend.records, memory, clock),
         keys=KeyService(backend.keys, clock),
+        collections=CollectionService(backend.collections, stats, embedder, clock),
     )
     try:
         if check_index:

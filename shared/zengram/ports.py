@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel
 
 from zengram.domain.clients import ClientFingerprint
+from zengram.domain.collections import Collection
+from zengram.domain.context import Neighbours
 from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 from zengram.domain.jobs import Job, LockState
 from zengram.domain.keys import ApiKey
@@ -93,6 +95,12 @@ class RecordStore(Protocol):
       together with every other filter (`client_id` included).
     - `iter_all` yields every memory (deleted ones only with `include_deleted`) oldest first, lazily; with
       `client_ids`, only those clients' memories.
+    - `thread_neighbours(memory, before=, after=)` returns the live events (active, not deleted, type event) of
+      `memory`'s thread (same `client_id` and `source_agent`) nearest to it in stored order (`created_at` as
+      stored, to the millisecond, then id): at most `before` that sort before `memory` and at most `after` that
+      sort after it, each list oldest first; `memory` itself (which need not be stored) is never among them.
+      Bounded work whatever the thread's length: one indexed read of at most `before` items and one of at
+      most `after` (DynamoDB: a sparse GSI, eventually consistent like every GSI read).
     - `import_memory` writes a memory exactly as given (its id, every field, `revision` included) and marks
       it awaiting indexing, atomically, or changes nothing, as `lifecycle.import_outcome` decides: an existing
       id → DUPLICATE_ID; for an *active* memory, another active memory with the same
@@ -135,6 +143,8 @@ class RecordStore(Protocol):
     def record_access(self, memory_ids: Sequence[str], at: datetime) -> None: ...
 
     def query(self, query: RecordQuery) -> list[Memory]: ...
+
+    def thread_neighbours(self, memory: Memory, *, before: int, after: int) -> Neighbours: ...
 
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
                  client_ids: Sequence[str] | None = None) -> Iterator[Memory]: ...
@@ -303,6 +313,25 @@ class ClientStore(Protocol):
 
 
 @runtime_checkable
+class CollectionStore(Protocol):
+    """The collection registry (`zengram.domain.collections`), kept in the record store's backend.
+
+    Contract:
+    - `create` registers a collection and returns True; a name already registered is left as it is (False).
+    - `get` of an unknown name is None; `delete` returns whether one was registered.
+    - `list_all` returns every registered collection ordered by name.
+    """
+
+    def create(self, collection: Collection) -> bool: ...
+
+    def get(self, name: str) -> Collection | None: ...
+
+    def delete(self, name: str) -> bool: ...
+
+    def list_all(self) -> list[Collection]: ...
+
+
+@runtime_checkable
 class ApiKeyStore(Protocol):
     """Scoped API keys (`zengram.domain.keys.ApiKey`: salted hashes, never the keys), kept in the record store's
     backend (an `api_keys` table in SQLite, `KEYS` items in DynamoDB).
@@ -419,6 +448,9 @@ class EntityStore(Protocol):
       consistent reads see it).
     - `stats` counts every registered entity, by type, and names the `top` most mentioned.
     - `set_type` changes the registered type (None for an unknown key).
+    - `remove_unlinked(key)` removes an entity no memory is linked to any more (from the listing and the stats'
+      counts) and returns True; an entity still linked (a memory named it meanwhile) or unknown stays as it is
+      (False). A memory naming it later registers it anew.
     """
 
     def set_mentions(self, memory_id: str, memory_created_at: datetime, entities: Sequence[EntityRef],
@@ -439,6 +471,8 @@ class EntityStore(Protocol):
     def stats(self, top: int = 10) -> EntityStats: ...
 
     def set_type(self, key: str, new_type: EntityType) -> EntityRecord | None: ...
+
+    def remove_unlinked(self, key: str) -> bool: ...
 
 
 @runtime_checkable

@@ -57,11 +57,16 @@ def expected_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
 
 
+# Error statuses whose body carries fields besides `error`, as upstream Zengram's do.
+ERROR_EXTRAS = {429: ["limit", "window_seconds"]}
+
+
 def assert_error(response: httpx.Response, status: int, field: str | None = None) -> str:
-    """The response is `{"error": "..."}` with `status`; when `field` is given, the message names it first."""
+    """The response is `{"error": "..."}` with `status` (a 429 also with its `limit` and `window_seconds`); when
+    `field` is given, the message names it first."""
     assert response.status_code == status, response.text
     body = response.json()
-    assert list(body) == ["error"], body
+    assert list(body) == ["error", *ERROR_EXTRAS.get(status, [])], body
     message = body["error"]
     assert isinstance(message, str) and message.strip()
     if field is not None:

@@ -58,12 +58,14 @@ def test_empty_window_has_empty_buckets_and_summary(client: TestClient) -> None:
     store(client, "Acme kickoff call happened")
     body = brief(client, since="2027-01-01T00:00:00Z")
     assert body["summary"] == {
-        "total": 0, "returned": 0, "has_more": False,
-        "by_type": {"event": 0, "fact": 0, "decision": 0, "status": 0},
-        "active_agents": [], "mentioned_clients": [], "top_entities": [],
+        "total_entries": 0, "total_in_period": 0, "events": 0, "facts_updated": 0, "status_changes": 0,
+        "decisions": 0, "agents_active": [], "clients_mentioned": [], "entities_mentioned": [],
+        "returned": 0, "has_more": False, "by_type": {"event": 0, "fact": 0, "decision": 0, "status": 0},
     }
     assert body["events"] == body["facts_updated"] == body["status_changes"] == body["decisions"] == []
     assert body["since"] == "2027-01-01T00:00:00.000Z" and body["format"] == "compact"
+    assert body["requesting_agent"] == "unknown" and body["generated_at"].endswith("Z")
+    assert body["brain_stats"] == {"total_memories": 1, "vectors_count": 1}
 
 
 def test_buckets_summary_and_agent_exclusion(client: TestClient, clock: TickingClock) -> None:
@@ -84,20 +86,28 @@ def test_buckets_summary_and_agent_exclusion(client: TestClient, clock: TickingC
     assert bucket_ids(body, "status_changes") == [status["id"]]
     assert bucket_ids(body, "decisions") == [decision["id"]]
     assert body["agent"] == "claude-code"
+    assert body["requesting_agent"] == "claude-code"
     assert body["summary"] == {
-        "total": 4, "returned": 4, "has_more": False,
-        "by_type": {"event": 1, "fact": 1, "decision": 1, "status": 1},
-        "active_agents": ["codex", "cursor", "n8n"], "mentioned_clients": ["acme-corp", "globex"],
-        "top_entities": [{"name": "Next.js", "type": "technology", "mentions": 1},
-                         {"name": "Vercel", "type": "service", "mentions": 1}],
+        "total_entries": 4, "total_in_period": 5, "events": 1, "facts_updated": 1, "status_changes": 1,
+        "decisions": 1, "agents_active": ["codex", "cursor", "n8n"], "clients_mentioned": ["acme-corp", "globex"],
+        "entities_mentioned": [  # each memory's own client and agent too (upstream's writer entities)
+            {"name": "acme-corp", "type": "client", "count": 3}, {"name": "n8n", "type": "agent", "count": 2},
+            {"name": "codex", "type": "agent", "count": 1}, {"name": "cursor", "type": "agent", "count": 1},
+            {"name": "globex", "type": "client", "count": 1}, {"name": "Next.js", "type": "technology", "count": 1},
+            {"name": "Vercel", "type": "service", "count": 1}],
+        "returned": 4, "has_more": False, "by_type": {"event": 1, "fact": 1, "decision": 1, "status": 1},
     }
     everything = brief(client, since=since, agent="claude-code", include="all")
     assert set(bucket_ids(everything, "events")) == {event["id"], own["id"]}
-    assert everything["summary"]["active_agents"] == ["claude-code", "codex", "cursor", "n8n"]
+    assert everything["summary"]["agents_active"] == ["claude-code", "codex", "cursor", "n8n"]
     no_agent = brief(client, since=since)
-    assert no_agent["summary"]["total"] == 5
+    assert no_agent["summary"]["total_entries"] == 5
     only_globex = brief(client, since=since, client_id="globex")
-    assert only_globex["summary"]["total"] == 1 and bucket_ids(only_globex, "status_changes") == [status["id"]]
+    assert only_globex["summary"]["total_entries"] == 1
+    assert bucket_ids(only_globex, "status_changes") == [status["id"]]
+    corroborated = store(client, "Acme signed the renewal", source_agent="zapier", client_id="acme-corp", expect=200)
+    assert corroborated["corroborated"] is True  # a corroborating agent is active too (upstream: observed_by)
+    assert "zapier" in brief(client, since=since, agent="claude-code")["summary"]["agents_active"]
 
 
 def test_sorted_by_importance_then_recency(client: TestClient) -> None:
@@ -114,7 +124,7 @@ def test_limit_keeps_the_most_important_and_reports_more(client: TestClient) -> 
     critical = store(client, "Production is down for Acme", source_agent="n8n", importance="critical")
     body = brief(client, limit=2)
     assert bucket_ids(body, "events") == [critical["id"], low_priority[-1]]
-    assert body["summary"]["total"] == 4
+    assert body["summary"]["total_entries"] == 4
     assert body["summary"]["returned"] == 2 and body["summary"]["has_more"] is True
 
 
@@ -130,7 +140,10 @@ def test_formats(client: TestClient) -> None:
     assert bucket_ids(compact, "facts_updated") == [low_fact["id"]]  # ...other low-importance memories are not
     entry = compact["events"][0]
     assert len(entry["content"]) == 200 and entry["content"].endswith("…")
-    assert set(entry) == {"id", "type", "content", "source_agent", "client_id", "importance", "created_at"}
+    assert set(entry) == {"id", "type", "content", "source_agent", "client_id", "importance", "created_at",
+                          "truncated", "confidence"}
+    assert entry["truncated"] is True and entry["confidence"] == 1.0
+    assert compact["facts_updated"][0]["truncated"] is False
     assert compact["facts_updated"][0]["key"] == "office"
     assert compact["summary"]["by_type"]["event"] == 1
 
@@ -140,11 +153,13 @@ def test_formats(client: TestClient) -> None:
     assert record["content"] == long_text.strip() and record["content_hash"] and "observed_by" in record
 
     summary = brief(client, format="summary")
-    assert summary["summary"]["total"] == 3
-    headline = summary["facts_updated"][0]
-    assert headline == {"id": low_fact["id"], "headline": "Acme office is in Lyon", "importance": "low",
-                        "created_at": headline["created_at"]}
-    assert len(next(e for e in summary["events"] if e["id"] == long_event["id"])["headline"]) == 120
+    assert summary["summary"]["total_entries"] == 3
+    assert not {"events", "facts_updated", "status_changes", "decisions", "brain_stats"} & set(summary)
+    headline = summary["top_facts"][0]
+    assert headline == {"id": low_fact["id"], "headline": "Acme office is in Lyon", "source_agent": "n8n",
+                        "client_id": "global", "importance": "low", "created_at": headline["created_at"]}
+    assert len(next(e for e in summary["top_events"] if e["id"] == long_event["id"])["headline"]) == 120
+    assert summary["top_statuses"] == summary["top_decisions"] == []
 
 
 def test_superseded_and_deleted_memories_are_left_out(client: TestClient) -> None:
@@ -179,7 +194,7 @@ def test_a_window_larger_than_the_scan_reports_more_with_one_read(
 
     # When the window holds exactly the scan, nothing more is reported; one memory more, and it is
     exact, exact_reads = brief_reading()
-    assert exact["summary"]["total"] == 3 and exact["summary"]["has_more"] is False
+    assert exact["summary"]["total_entries"] == 3 and exact["summary"]["has_more"] is False
     newest = store(client, "Nightly job 3 finished", source_agent="n8n")["id"]
     over, over_reads = brief_reading()
 

@@ -22,6 +22,13 @@ from tests.support import API_KEY, HashingEmbedder, TickingClock
 
 
 @pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Entities of the text only: these tests are about extraction and the registry; the writers' own entities
+    (the default, as upstream) are tested in tests/compat/test_store_compat.py."""
+    return settings.model_copy(update={"writer_entities": False})
+
+
+@pytest.fixture
 def api(settings: Settings, hashing_container: Container) -> Iterator[TestClient]:
     """The embedded app with the cheap embedder: these tests are about entities, not about meaning."""
     with TestClient(build_embedded_app(settings, hashing_container), headers={"x-api-key": API_KEY}) as client:
@@ -268,8 +275,14 @@ def test_reclassify_dry_run_changes_nothing(api: TestClient) -> None:
     preview = reclassify(api, ("postgres", "system"), ("Nonexistium", "system"), ("Invoices", "system"))
 
     assert preview["dry_run"] is True
-    assert preview["changes"] == [{"entity": "PostgreSQL", "old_type": "technology", "new_type": "system",
-                                   "memories_affected": 1}]
+    assert preview["preview"] == [  # upstream's items: the change, then each name not found
+        {"name": "PostgreSQL", "old_type": "technology", "new_type": "system", "memories_affected": 1},
+        {"name": "Nonexistium", "old_type": None, "new_type": "system", "memories_affected": 0,
+         "error": "Entity not found"},
+        {"name": "Invoices", "old_type": None, "new_type": "system", "memories_affected": 0,
+         "error": "Entity not found"},
+    ]
+    assert preview["applied"] is False
     assert preview["not_found"] == ["Nonexistium", "Invoices"] and preview["memories_updated"] == 0
     assert "event_id" not in preview
     assert entity(api, "PostgreSQL")["type"] == "technology"
@@ -344,7 +357,7 @@ def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_co
     result = reclassify(api, ("postgres", "system"), dry_run=False)
 
     # Then
-    assert result["unchanged"] == ["PostgreSQL"] and result["changes"] == [] and "event_id" not in result
+    assert result["unchanged"] == ["PostgreSQL"] and result["applied"] == [] and "event_id" not in result
     assert result["memories_updated"] == 1
     assert entities_of(api, straggler) == entities_of(api, first) == [("PostgreSQL", "system")]
     assert hashing_container.outbox.pending_index(10) == []
@@ -353,7 +366,8 @@ def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_co
 def test_reclassify_of_the_current_type_is_unchanged(api: TestClient) -> None:
     store(api, "Docker everywhere")
     result = reclassify(api, ("Docker", "technology"), dry_run=False)
-    assert result["changes"] == [] and result["unchanged"] == ["Docker"] and "event_id" not in result
+    assert result["applied"] == [] and result["unchanged"] == ["Docker"] and "event_id" not in result
+    assert "preview" not in result
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -388,20 +402,21 @@ def test_briefing_names_the_most_mentioned_entities(api: TestClient) -> None:
     store(api, "Slack gets the GitHub Actions alerts", source_agent="n8n")
 
     summary = api.get("/briefing", params={"since": "2000-01-01T00:00:00Z", "agent": "claude-code"}).json()["summary"]
-    assert summary["top_entities"] == [
-        {"name": "GitHub Actions", "type": "service", "mentions": 3},
-        {"name": "Docker", "type": "technology", "mentions": 2},
-        {"name": "Slack", "type": "service", "mentions": 1},
+    assert summary["entities_mentioned"] == [
+        {"name": "GitHub Actions", "type": "service", "count": 3},
+        {"name": "Docker", "type": "technology", "count": 2},
+        {"name": "Slack", "type": "service", "count": 1},
     ]
 
 
 def test_import_keeps_exported_entities_and_links_them(api: TestClient, tmp_path: Path) -> None:
     created = store(api, "Payments run through Stripe and PostgreSQL")
     reclassify(api, ("PostgreSQL", "system"), dry_run=False)
-    exported = api.get("/export").json()["data"]
+    exported = api.get("/export").json()["memories"]
     original = next(record for record in exported if record["id"] == created["id"])
 
-    settings = Settings(data_dir=tmp_path / "other", api_key=API_KEY, rate_limit_enabled=False)
+    settings = Settings(data_dir=tmp_path / "other", api_key=API_KEY, rate_limit_enabled=False,
+                        writer_entities=False)
     container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
     try:
         with TestClient(build_embedded_app(settings, container), headers={"x-api-key": API_KEY}) as other:

@@ -23,7 +23,7 @@ def export(client: TestClient, **params: Any) -> dict[str, Any]:
     response = client.get("/export", params=params)
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
-    assert body["count"] == len(body["data"])
+    assert body["count"] == len(body["memories"])
     return body
 
 
@@ -56,7 +56,7 @@ def test_export_and_import_need_the_api_key(shared_client: TestClient) -> None:
                                     headers={"x-api-key": ""}), 401)
 
 
-def test_export_is_oldest_first_with_filters_and_paging(client: TestClient, clock: TickingClock) -> None:
+def test_export_is_newest_first_with_filters_and_paging(client: TestClient, clock: TickingClock) -> None:
     first = store(client, "Acme kickoff", client_id="acme-corp")
     fact = store(client, "Acme uses Next.js 14", type="fact", key="stack", client_id="acme-corp")
     other = store(client, "Globex kickoff", client_id="globex")
@@ -66,19 +66,23 @@ def test_export_is_oldest_first_with_filters_and_paging(client: TestClient, cloc
     assert client.request("DELETE", f"/memory/{gone['id']}").status_code == 200
 
     live = export(client)
-    assert [r["id"] for r in live["data"]] == [first["id"], other["id"], newer["id"]]
+    assert [r["id"] for r in live["memories"]] == [newer["id"], other["id"], first["id"]]
     assert live["has_more"] is False and live["offset"] == 0 and live["limit"] == 1000
-    assert live["data"][0] == get(client, first["id"])  # the full record shape
+    assert live["total"] == live["count"] == 3
+    assert live["filters"] == {"client_id": None, "type": None, "since": None, "active_only": True}
+    assert live["memories"][2] == get(client, first["id"])  # the full record shape
 
     everything = export(client, active_only="false", client_id="acme-corp")
-    assert [r["id"] for r in everything["data"]] == [first["id"], fact["id"], newer["id"], gone["id"]]
-    assert everything["data"][1]["superseded_by"] == newer["id"] and everything["data"][3]["deleted_at"]
+    assert [r["id"] for r in everything["memories"]] == [gone["id"], newer["id"], fact["id"], first["id"]]
+    assert everything["memories"][2]["superseded_by"] == newer["id"] and everything["memories"][0]["deleted_at"]
 
     page = export(client, active_only="false", limit=2, offset=1)
-    assert [r["id"] for r in page["data"]] == [fact["id"], other["id"]] and page["has_more"] is True
+    assert [r["id"] for r in page["memories"]] == [newer["id"], other["id"]] and page["has_more"] is True
     last = export(client, active_only="false", limit=2, offset=4)
-    assert [r["id"] for r in last["data"]] == [gone["id"]] and last["has_more"] is False
-    assert [r["id"] for r in export(client, type="fact", active_only="false")["data"]] == [fact["id"], newer["id"]]
+    assert [r["id"] for r in last["memories"]] == [first["id"]] and last["has_more"] is False
+    assert [r["id"] for r in export(client, type="fact", active_only="false")["memories"]] == [newer["id"], fact["id"]]
+    oldest = export(client, active_only="false", order="oldest")  # ours: stable paging while memories arrive
+    assert [r["id"] for r in oldest["memories"]] == [first["id"], fact["id"], other["id"], newer["id"], gone["id"]]
     since = clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     assert export(client, since=since)["count"] == 0
     assert export(client, since="2026-03-02T00:00:00Z")["count"] == 1
@@ -233,10 +237,10 @@ def test_export_import_round_trip_gives_identical_records(
     container = build_container(settings, embedder=minilm, clock=TickingClock())
     try:
         with TestClient(build_embedded_app(settings, container), headers={"x-api-key": API_KEY}) as empty:
-            result = import_(empty, original["data"])
+            result = import_(empty, original["memories"])
             assert result["imported"] == 5 and result["failed"] == result["skipped"] == 0
-            assert export(empty, active_only="false")["data"] == original["data"]
-            again = import_(empty, original["data"])
+            assert export(empty, active_only="false")["memories"] == original["memories"]
+            again = import_(empty, original["memories"])
             assert again["skipped"] == 5  # importing the same export twice changes nothing
     finally:
         container.close()

@@ -182,7 +182,7 @@ def test_an_imported_record_with_a_non_finite_number_fails_alone(api: TestClient
     results = response.json()["results"]
     assert [item["status"] for item in results] == ["imported", "failed", "failed"]
     assert results[1]["error"].startswith("metadata.s:") and results[2]["error"].startswith("confidence:")
-    assert [record["id"] for record in api.get("/export").json()["data"]] == ["good"]
+    assert [record["id"] for record in api.get("/export").json()["memories"]] == ["good"]
 
 
 # -- integers ----------------------------------------------------------------------------------------------------
@@ -204,7 +204,7 @@ def test_an_imported_counter_out_of_bounds_fails_alone_and_nothing_is_half_writt
     assert [item["status"] for item in result["results"]] == ["imported", "failed", "imported"]
     assert result["results"][1]["error"].startswith(f"{field}:")
     assert api.get("/memory/out-of-bounds").status_code == 404
-    assert {record["id"] for record in api.get("/export").json()["data"]} == {"first", "last"}
+    assert {record["id"] for record in api.get("/export").json()["memories"]} == {"first", "last"}
 
 
 def test_the_largest_counters_an_import_takes_round_trip(api: TestClient) -> None:

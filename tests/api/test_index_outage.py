@@ -87,7 +87,7 @@ def test_with_the_index_down_writes_are_stored_and_record_routes_answer(api: Tes
     assert get(api, stored["id"])["content"] == "Payroll export moved to Tuesdays"
     assert [row["id"] for row in query(api, type="decisions")["results"]] == [stored["id"]]
     exported = api.get("/export")
-    assert exported.status_code == 200 and [row["id"] for row in exported.json()["data"]] == [stored["id"]]
+    assert exported.status_code == 200 and [row["id"] for row in exported.json()["memories"]] == [stored["id"]]
     assert api.get("/briefing", params={"since": "2020-01-01T00:00:00Z"}).status_code == 200
 
 

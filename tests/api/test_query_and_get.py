@@ -128,11 +128,19 @@ def test_query_never_returns_deleted_memories(client: TestClient) -> None:
     assert query(client, type="facts", key="acme-tech-stack", include_superseded="true")["count"] == 0
 
 
+def test_type_is_optional_and_singular_types_are_taken_as_upstream(client: TestClient) -> None:
+    event = store(client, "Deployed v2.4 to production")
+    fact = store(client, "Acme uses Next.js 14", type="fact", key="acme-tech-stack")
+
+    untyped = query(client)
+    assert untyped["type"] == "events" and [row["id"] for row in untyped["results"]] == [event["id"]]
+    singular = query(client, type="fact")
+    assert singular["type"] == "facts" and [row["id"] for row in singular["results"]] == [fact["id"]]
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
-        ({}, "type"),
-        ({"type": "fact"}, "type"),
         ({"type": "memories"}, "type"),
         ({"type": "events", "key": "acme-tech-stack"}, "key"),
         ({"type": "facts", "subject": "deploy-pipeline"}, "subject"),

@@ -139,7 +139,9 @@ def test_default_budget_is_two_rounds(research_client: TestClient, llm_server: S
 def test_disabled_is_503_whatever_the_body(disabled_client: TestClient, llm_server: ScriptedLLMServer) -> None:
     for body in ({"topic": TOPIC}, {"max_iterations": 9}):
         response = disabled_client.post("/research", json=body)
-        assert assert_error(response, 503) == "research disabled: set RESEARCH_ENABLED=true"
+        assert response.status_code == 503
+        assert response.json() == {"error": "research_disabled", "message": "POST /research is disabled. Set "
+                                   "RESEARCH_ENABLED=true to enable agentic multi-hop retrieval."}  # upstream's
     assert llm_server.requests == []
 
 

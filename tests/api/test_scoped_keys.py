@@ -167,6 +167,12 @@ CALLS: dict[tuple[str, str], dict[str, Any]] = {
     ("GET", "/entities/{name}/memories"): {"path": "/entities/PostgreSQL/memories"},
     ("POST", "/entities/reclassify"): {"path": "/entities/reclassify", "json": {
         "reclassifications": [{"name": "PostgreSQL", "new_type": "system"}]}},
+    ("DELETE", "/entities/{name}"): {"path": "/entities/Nonexistium"},
+    ("POST", "/entities/{name}/merge"): {"path": "/entities/PostgreSQL/merge", "json": {"merge_from": "Nonexistium"}},
+    ("GET", "/collections"): {"path": "/collections"},
+    ("POST", "/collections"): {"path": "/collections", "json": {"name": "research"}},
+    ("GET", "/collections/{name}"): {"path": "/collections/shared_memories"},
+    ("DELETE", "/collections/{name}"): {"path": "/collections/nope", "params": {"operator_approved": "true"}},
     ("GET", "/clients"): {"path": "/clients"},
     ("GET", "/clients/{client_id}"): {"path": "/clients/acme"},
     ("PUT", "/clients/{client_id}"): {"path": "/clients/acme", "json": {"name": "Acme"}},

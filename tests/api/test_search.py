@@ -53,7 +53,6 @@ def corpus(shared_client: TestClient) -> list[dict[str, Any]]:
         ({"q": "deploy", "limit": -1}, "limit"),
         ({"q": "deploy", "limit": 101}, "limit"),
         ({"q": "deploy", "limit": "ten"}, "limit"),
-        ({"q": "deploy", "format": "xml"}, "format"),
         ({"q": "deploy", "type": "note"}, "type"),
         ({"q": "deploy", "category": "semantical"}, "category"),
         ({"q": "deploy", "knowledge_category": "finance"}, "knowledge_category"),
@@ -89,9 +88,9 @@ def test_the_response_echoes_the_query(shared_client: TestClient, corpus: list[d
     assert search(shared_client, "brand palette")["query"] == "brand palette"
 
 
-def test_an_empty_store_returns_no_results(client: TestClient) -> None:
+def test_an_empty_store_returns_no_results_after_the_key_term_retry(client: TestClient) -> None:
     assert search(client, "anything about Acme", format="full") == {
-        "query": "anything about Acme", "count": 0, "results": [],
+        "query": "anything about Acme", "expanded_query": "Acme", "count": 0, "results": [], "retry": True,
         "retrieval": {"multi_path": True, "paths": {"vector": 0, "keyword": 0}},
     }
 
@@ -99,16 +98,27 @@ def test_an_empty_store_returns_no_results(client: TestClient) -> None:
 # -- formats -------------------------------------------------------------------------------------------
 
 
-def test_compact_format_is_the_default_and_has_no_retrieval_block(
-    shared_client: TestClient, corpus: list[dict[str, Any]]
-) -> None:
-    body = search(shared_client, "billing database")
+def test_compact_format_has_no_retrieval_block(shared_client: TestClient, corpus: list[dict[str, Any]]) -> None:
+    body = search(shared_client, "billing database", format="compact")
 
     assert "retrieval" not in body
     hit = body["results"][0]
     assert {"id", "score", "effective_score", "type", "content", "source_agent", "client_id", "importance",
             "created_at"} <= set(hit)
-    assert "retrieval_sources" not in hit and "metadata" not in hit
+    assert "retrieval_sources" not in hit and "metadata" not in hit and "text" not in hit
+
+
+@pytest.mark.parametrize("form", [None, "xml", "default"])
+def test_the_default_shape_is_the_whole_record_with_its_text_under_text(
+    shared_client: TestClient, corpus: list[dict[str, Any]], form: str | None
+) -> None:
+    body = search(shared_client, "billing database", **({"format": form} if form else {}))
+
+    assert "retrieval" not in body
+    hit = body["results"][0]
+    assert hit["text"] == hit["content"] and hit["content"] == get(shared_client, hit["id"])["content"]
+    assert {"score", "effective_score", "confidence", "observed_by", "entities", "metadata"} <= set(hit)
+    assert "retrieval_sources" not in hit
 
 
 def test_compact_truncates_content_to_200_chars(client: TestClient) -> None:
@@ -116,7 +126,7 @@ def test_compact_truncates_content_to_200_chars(client: TestClient) -> None:
                  "and the on-call engineer rolled back the schema migration. ") * 4
     created = store(client, long_text)
 
-    hit = search(client, "Acme outage post-mortem")["results"][0]
+    hit = search(client, "Acme outage post-mortem", format="compact")["results"][0]
 
     assert hit["id"] == created["id"]
     assert len(hit["content"]) <= 200
@@ -129,7 +139,7 @@ def test_compact_keeps_short_content_whole(client: TestClient) -> None:
     text = "x" * 150 + " Acme"
     store(client, text)
 
-    assert search(client, "Acme")["results"][0]["content"] == text
+    assert search(client, "Acme", format="compact")["results"][0]["content"] == text
 
 
 def test_full_format_returns_whole_records_and_retrieval_sources(client: TestClient) -> None:
@@ -157,19 +167,20 @@ def test_full_format_reports_a_vector_only_hit(client: TestClient) -> None:
     assert hit["retrieval_sources"] == ["vector"]
 
 
-def test_index_format_returns_only_id_scores_type_and_preview(client: TestClient) -> None:
+def test_index_format_returns_upstreams_index_items(client: TestClient) -> None:
     long_text = "Initech renewal call: they want a 12% discount for a three-year commitment. " * 4
-    created = store(client, long_text, type="decision")
+    created = store(client, "\n" + long_text + "\nsecond line", type="decision", importance="high",
+                    client_id="initech")
 
     body = search(client, "Initech renewal discount", format="index")
 
     assert "retrieval" not in body
     hit = body["results"][0]
-    assert set(hit) == {"id", "score", "effective_score", "type", "preview"}
-    assert hit["id"] == created["id"]
-    assert hit["type"] == "decision"
-    assert len(hit["preview"]) <= 120
-    assert long_text.startswith(hit["preview"].rstrip("…").rstrip())
+    assert set(hit) == {"id", "effective_score", "type", "summary", "importance", "client_id", "created_at"}
+    assert (hit["id"], hit["type"], hit["importance"], hit["client_id"]) == (created["id"], "decision", "high",
+                                                                             "initech")
+    assert len(hit["summary"]) <= 80  # the first non-empty line, cut
+    assert long_text.startswith(hit["summary"].rstrip("…").rstrip())
 
 
 def test_scores_have_4_decimals_and_results_are_ranked_by_effective_score(
@@ -306,7 +317,7 @@ def test_search_excludes_superseded_by_default(client: TestClient, hosting_histo
 def test_include_superseded_returns_both_versions(
     client: TestClient, hosting_history: dict[str, Any], flag: str
 ) -> None:
-    body = search(client, "where does Acme host its app", include_superseded=flag, limit=100)
+    body = search(client, "where does Acme host its app", include_superseded=flag, limit=100, format="compact")
 
     by_id = {hit["id"]: hit for hit in body["results"]}
     assert set(by_id) == {hosting_history["old"], hosting_history["new"]}

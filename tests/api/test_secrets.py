@@ -234,7 +234,7 @@ def test_no_corpus_credential_comes_back_through_any_read(mechanics_client: Test
     reads.append(body_of(client.get("/briefing", params={"since": SINCE, "format": "full", "limit": 500})))
 
     everything = "\n".join(reads)
-    assert len(json.loads(reads[-2])["data"]) == 3 * len(POSITIVES)
+    assert len(json.loads(reads[-2])["memories"]) == 3 * len(POSITIVES)
     for credential in POSITIVES:
         assert json.dumps(credential.secret)[1:-1] not in everything, credential.detector
 

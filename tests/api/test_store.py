@@ -79,7 +79,7 @@ def test_the_stored_record_carries_every_field(client: TestClient) -> None:
     assert TIMESTAMP.match(record["created_at"])
 
 
-def test_defaults_client_global_episodic_medium(client: TestClient) -> None:
+def test_defaults_client_global_episodic_medium_general(client: TestClient) -> None:
     created = store(client, "Standup notes: the staging database was restored from last night's snapshot")
 
     record = get(client, created["id"])
@@ -87,8 +87,9 @@ def test_defaults_client_global_episodic_medium(client: TestClient) -> None:
     assert record["client_id"] == "global"
     assert record["category"] == "episodic"
     assert record["importance"] == "medium"
-    assert record["knowledge_category"] is None
+    assert record["knowledge_category"] == "general"  # upstream's default
     assert record["metadata"] == {}
+    assert record["valid_from"] is None  # an event's validity is its creation
 
 
 @pytest.mark.parametrize(
@@ -369,7 +370,9 @@ def test_another_agent_corroborates(client: TestClient) -> None:
     assert body["id"] == first["id"]
     assert body["observed_by"] == ["claude-code", "n8n"]
     assert body["observation_count"] == 2
-    assert "2 agents" in body["message"]
+    assert body["observed_by_count"] == 2 and body["deduplicated"] is True  # upstream's fields
+    assert body["message"] == "Duplicate content from a different agent — recorded as corroboration"
+    assert body["stored_in"] == {"vector": True, "structured_db": True}
     record = get(client, first["id"])
     assert record["observed_by"] == ["claude-code", "n8n"]
     assert record["observation_count"] == 2

@@ -137,8 +137,8 @@ limited_read("GET", "/memory/query", "/memory/query", {"type": "events", "limit"
              lambda body: clients_in(body["results"]))
 limited_read("GET", "/briefing", "/briefing", {"since": SINCE, "include": "all", "format": "full", "limit": 500},
              lambda body: clients_in([entry for bucket in ("events", "facts_updated", "status_changes", "decisions")
-                                      for entry in body.get(bucket, [])]) | set(body["summary"]["mentioned_clients"]))
-limited_read("GET", "/export", "/export", {"active_only": "false"}, lambda body: clients_in(body["data"]))
+                                      for entry in body.get(bucket, [])]) | set(body["summary"]["clients_mentioned"]))
+limited_read("GET", "/export", "/export", {"active_only": "false"}, lambda body: clients_in(body["memories"]))
 limited_read("GET", "/entities/{name}/memories", "/entities/PostgreSQL/memories", {"limit": 100},
              lambda body: clients_in(body["memories"]))
 
@@ -207,7 +207,7 @@ def stats(world: World, caller: str) -> None:
     response = world.call(caller, "GET", "/stats")
     assert response.status_code == 200
     body = response.json()
-    exported = world.admin("GET", "/export", params={"active_only": "false", "limit": 5000}).json()["data"]
+    exported = world.admin("GET", "/export", params={"active_only": "false", "limit": 5000}).json()["memories"]
     mine = [record for record in exported if record["client_id"] in SCOPES[caller]]
     assert body["total_memories"] == sum(1 for record in mine if record["deleted_at"] is None)
     assert body["deleted"] == sum(1 for record in mine if record["deleted_at"] is not None)
@@ -334,6 +334,27 @@ admin_only("POST", "/consolidate", "/consolidate", 503)  # no LLM here
 admin_only("GET", "/consolidate/job/{job_id}", "/consolidate/job/no-such-job", 404)
 admin_only("POST", "/entities/reclassify", "/entities/reclassify", 200,
            json={"reclassifications": [{"name": "PostgreSQL", "new_type": "system"}], "dry_run": True})
+admin_only("DELETE", "/entities/{name}", "/entities/Nonexistium", 404)
+admin_only("POST", "/entities/{name}/merge", "/entities/PostgreSQL/merge", 404, json={"merge_from": "Nonexistium"})
+admin_only("POST", "/collections", "/collections", 201, json={"name": "research"})
+admin_only("DELETE", "/collections/{name}", "/collections/nope", 404, params={"operator_approved": "true"})
+
+
+@row("GET", "/collections")
+def collection_list(world: World, caller: str) -> None:
+    """The registry's names (one for every tenant, like upstream's): no memory of anyone's."""
+    response = world.call(caller, "GET", "/collections")
+    assert response.status_code == 200 and response.json()["collections"][0]["name"] == "shared_memories"
+
+
+@row("GET", "/collections/{name}")
+def collection_counts(world: World, caller: str) -> None:
+    """The default collection's counts are the caller's own memories, as /stats's are."""
+    counts = world.call(caller, "GET", "/collections/shared_memories").json()
+    stats = world.call(caller, "GET", "/stats").json()
+    assert (counts["points_count"], counts["vectors_count"]) == (stats["total_memories"], stats["vectors_count"])
+
+
 admin_only("POST", "/admin/keys", "/admin/keys", 201, json={"name": "another", "role": "read", "clients": ["initech"]})
 admin_only("GET", "/admin/keys", "/admin/keys", 200)
 admin_only("DELETE", "/admin/keys/{key_id}", f"/admin/keys/{'0' * 32}", 404)

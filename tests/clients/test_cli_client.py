@@ -71,7 +71,7 @@ def test_read_commands_print_the_servers_json(live_server: BackgroundServer) -> 
 
     assert json.loads(search)["results"][0]["id"] == memory_id
     assert json.loads(got)["content"] == "The nightly backup finished"
-    assert json.loads(briefing)["summary"]["total"] == 1
+    assert json.loads(briefing)["summary"]["total_entries"] == 1
 
 
 def test_exit_codes(live_server: BackgroundServer) -> None:

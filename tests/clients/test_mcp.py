@@ -118,7 +118,7 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
         seen["restore"] = payload(await call("brain_restore", {"memory_id": old["id"]}))
         seen["delete"] = payload(await call("brain_delete", {"memory_id": new["id"], "reason": "outdated"}))
         seen["export"] = payload(await call("brain_export", {"client_id": "acme", "active_only": False}))
-        seen["import"] = payload(await call("brain_import", {"data": seen["export"]["data"],
+        seen["import"] = payload(await call("brain_import", {"data": seen["export"]["memories"],
                                                              "operator_approved": True}))
         seen["stats"] = payload(await call("brain_stats", {}))
         seen["entity_stats"] = payload(await call("brain_entities", {"action": "stats"}))
@@ -154,8 +154,8 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
     assert seen["new"]["supersedes"] == seen["old"]["id"]
     assert [hit["id"] for hit in seen["search"]["results"]] == [seen["new"]["id"]]
     assert seen["query"]["results"][0]["content"] == "Staging runs on Kubernetes 1.30"
-    assert seen["briefing"]["summary"]["total"] == 2  # the superseded fact is not news
-    assert seen["own"]["summary"]["total"] == 0  # the agent's own entries are left out
+    assert seen["briefing"]["summary"]["total_entries"] == 2  # the superseded fact is not news
+    assert seen["own"]["summary"]["total_entries"] == 0  # the agent's own entries are left out
     assert seen["update"]["updated_fields"] == ["importance"]
     assert seen["restore"]["superseded"] == [seen["new"]["id"]]
     assert seen["delete"]["deleted_by"] == "mcp-test"
@@ -173,7 +173,7 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
     assert seen["run"]["status"] == "succeeded" and seen["run"]["result"]["batches"] == 1
     assert seen["job"]["job_id"] == seen["run"]["job_id"] and seen["job"]["status"] == "succeeded"
     assert seen["status"]["is_running"] is False and seen["status"]["last_run_at"]
-    assert seen["reclassify"]["changes"][0]["old_type"] == "technology" and not seen["reclassify"]["dry_run"]
+    assert seen["reclassify"]["applied"][0]["old_type"] == "technology" and not seen["reclassify"]["dry_run"]
     assert seen["reclassified"]["type"] == "system"
     assert llm_server.pending == 0 and len(llm_server.requests) == 4  # reflect 1, research 2, consolidation 1
     callers = seen["docs"]["results"]

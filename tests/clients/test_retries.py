@@ -14,7 +14,8 @@ from zengram.client.retry import RetryPolicy, retry_after_seconds
 
 from tests.clients.conftest import SleepRecorder
 
-HEALTHY = {"status": "ok", "service": "zengram", "timestamp": "2026-12-01T06:00:00.000Z"}
+HEALTHY = {"status": "ok", "service": "zengram", "checks": {"records": "up", "search_index": "up", "embeddings": "up"},
+           "timestamp": "2026-12-01T06:00:00.000Z"}
 Step = httpx.Response | Exception
 
 

@@ -37,6 +37,7 @@ def _store(attribute: str) -> Any:
 ADAPTERS = {
     "record_store": _store("records"),
     "client_store": _store("clients"),
+    "collection_store": _store("collections"),
     "api_key_store": _store("keys"),
     "rate_limiter": _store("rate_limiter"),
     "job_store": _store("jobs"),

@@ -52,6 +52,7 @@ def _search_index(folder: Path, _clock: Clock) -> Iterator[Any]:
 ADAPTERS = {
     "record_store": _store("records"),
     "client_store": _store("clients"),
+    "collection_store": _store("collections"),
     "api_key_store": _store("keys"),
     "rate_limiter": _store("rate_limiter"),
     "job_store": _store("jobs"),

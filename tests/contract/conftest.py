@@ -25,7 +25,8 @@ from zengram.ports import Clock
 import tests.contract as contract_package
 
 Factory = Callable[[Path, Clock], AbstractContextManager[Any]]
-PORTS = ("record_store", "search_index", "client_store", "api_key_store", "rate_limiter", "job_store", "entity_store")
+PORTS = ("record_store", "search_index", "client_store", "collection_store", "api_key_store", "rate_limiter",
+         "job_store", "entity_store")
 
 
 def _backend_modules() -> list[ModuleType]:
@@ -51,6 +52,7 @@ def _port(name: str) -> Any:
 record_store = _port("record_store")
 search_index = _port("search_index")
 client_store = _port("client_store")
+collection_store = _port("collection_store")
 api_key_store = _port("api_key_store")
 rate_limiter = _port("rate_limiter")
 job_store = _port("job_store")

@@ -177,3 +177,25 @@ def test_concurrent_mentions_lose_no_increment(entity_store: EntityStore) -> Non
 
 def test_the_adapter_is_an_entity_store(entity_store: EntityStore) -> None:
     assert isinstance(entity_store, EntityStore)
+
+
+def test_an_entity_no_memory_names_any_more_can_be_removed(entity_store: EntityStore) -> None:
+    mention(entity_store, "m1", NEXT, ACME)
+    mention(entity_store, "m2", NEXT)
+
+    assert entity_store.remove_unlinked("next.js") is False  # still linked: stays
+    mention(entity_store, "m1", ACME)
+    mention(entity_store, "m2")
+    assert entity_store.remove_unlinked("next.js") is True
+
+    assert entity_store.get("next.js") is None
+    assert [entity.name for entity in entity_store.list_entities(None, 10, 0)] == ["acme-corp"]
+    stats = entity_store.stats()
+    assert (stats.total, stats.by_type) == (1, {"client": 1})
+    assert entity_store.related("acme-corp", 10) == []
+    assert entity_store.remove_unlinked("next.js") is False  # unknown now
+
+    mention(entity_store, "m3", NEXT)  # named again: registered anew
+    again = entity_store.get("next.js")
+    assert again is not None and again.mention_count == 1
+    assert entity_store.stats().total == 2

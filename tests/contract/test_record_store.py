@@ -425,3 +425,56 @@ def test_query_oldest_first_with_deleted_memories(record_store: RecordStore) -> 
 
 def test_the_adapter_is_a_record_store(record_store: RecordStore) -> None:
     assert isinstance(record_store, RecordStore)
+
+
+def _thread(record_store: RecordStore, count: int, **fields: Any) -> list[Memory]:
+    turns = [make_memory(f"turn {n}", at=T0 + timedelta(seconds=n), **fields) for n in range(count)]
+    for turn in turns:
+        record_store.create_or_corroborate(turn, max_observers=20)
+    return turns
+
+
+def test_thread_neighbours_are_the_nearest_live_events_of_the_thread_each_side(record_store: RecordStore) -> None:
+    turns = _thread(record_store, 8)
+    record_store.create_or_corroborate(make_memory("other agent", at=T0 + timedelta(seconds=4.5),
+                                                   source_agent="cursor"), max_observers=20)
+    record_store.create_or_corroborate(make_memory("other client", at=T0 + timedelta(seconds=4.5),
+                                                   client_id="globex"), max_observers=20)
+    record_store.create_or_corroborate(make_memory("a fact", type=MemoryType.FACT, at=T0 + timedelta(seconds=4.5)),
+                                       max_observers=20)
+    record_store.soft_delete(turns[3].id, "cc", None, T0 + timedelta(minutes=1))
+    record_store.supersede_by([turns[6].id], turns[0].id, T0 + timedelta(minutes=1))  # no longer active
+
+    found = record_store.thread_neighbours(turns[5], before=2, after=2)
+    assert [m.id for m in found.previous] == [turns[2].id, turns[4].id]  # oldest first; deleted 3 skipped
+    assert [m.id for m in found.following] == [turns[7].id]  # superseded 6 skipped, then the thread ends
+    assert found.previous[1] == record_store.get(turns[4].id)  # whole memories
+    assert record_store.thread_neighbours(turns[5], before=0, after=0) == record_store.thread_neighbours(
+        turns[0], before=3, after=0)
+    assert [m.id for m in record_store.thread_neighbours(turns[5], before=1, after=0).previous] == [turns[4].id]
+
+
+def test_thread_neighbours_of_a_memory_not_yet_stored(record_store: RecordStore) -> None:
+    turns = _thread(record_store, 4)
+    coming = make_memory("turn 1.5", at=T0 + timedelta(seconds=1.5))
+    found = record_store.thread_neighbours(coming, before=4, after=4)
+    assert [m.id for m in found.previous] == [turns[0].id, turns[1].id]
+    assert [m.id for m in found.following] == [turns[2].id, turns[3].id]
+    newest = make_memory("turn 9", at=T0 + timedelta(hours=1))
+    assert [m.id for m in record_store.thread_neighbours(newest, before=1, after=1).previous] == [turns[3].id]
+
+
+def test_thread_neighbours_sharing_a_timestamp_are_ordered_by_id(record_store: RecordStore) -> None:
+    same = sorted((make_memory(f"same moment {n}") for n in range(3)), key=lambda m: m.id)
+    for memory in same:
+        record_store.create_or_corroborate(memory, max_observers=20)
+    found = record_store.thread_neighbours(same[1], before=5, after=5)
+    assert ([m.id for m in found.previous], [m.id for m in found.following]) == ([same[0].id], [same[2].id])
+
+
+def test_a_restored_event_is_a_neighbour_again(record_store: RecordStore) -> None:
+    turns = _thread(record_store, 3)
+    record_store.supersede_by([turns[1].id], turns[0].id, T0 + timedelta(minutes=1))
+    assert [m.id for m in record_store.thread_neighbours(turns[2], before=1, after=0).previous] == [turns[0].id]
+    record_store.restore(turns[1].id, T0 + timedelta(minutes=2))
+    assert [m.id for m in record_store.thread_neighbours(turns[2], before=1, after=0).previous] == [turns[1].id]

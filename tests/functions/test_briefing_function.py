@@ -36,12 +36,17 @@ def test_briefing_events(provider: ContainerProvider) -> None:
     status, body = call("briefing/get_briefing.json")
     assert status == 200
     assert [entry["id"] for entry in body["decisions"]] == [other.memory.id] and body["events"] == []
-    assert body["summary"]["active_agents"] == ["n8n"]
-    assert body["summary"]["top_entities"] == [{"name": "Vercel", "type": "service", "mentions": 1}]
+    assert body["summary"]["agents_active"] == ["n8n"] and body["requesting_agent"] == "claude-code"
+    assert body["summary"]["entities_mentioned"] == [  # the memory's own client and agent too, as upstream
+        {"name": "acme-corp", "type": "client", "count": 1}, {"name": "n8n", "type": "agent", "count": 1},
+        {"name": "Vercel", "type": "service", "count": 1}]
+    assert body["brain_stats"] == {"total_memories": 2, "vectors_count": 2}
     status, body = call("briefing/get_briefing_summary_all.json")
-    assert status == 200 and body["summary"]["total"] == 2
-    assert body["events"][0] == {"id": own.memory.id, "headline": "I reviewed the Acme contract",
-                                 "importance": "medium", "created_at": body["events"][0]["created_at"]}
+    assert status == 200 and body["summary"]["total_entries"] == 2
+    assert body["top_events"][0] == {"id": own.memory.id, "headline": "I reviewed the Acme contract",
+                                     "source_agent": "claude-code", "client_id": "acme-corp", "importance": "medium",
+                                     "created_at": body["top_events"][0]["created_at"]}
+    assert "events" not in body and "brain_stats" not in body  # a summary briefing has the top_* lists instead
     assert type(provider.get().records).__name__ == "DynamoDBRecordStore"
 
 

@@ -17,7 +17,9 @@ from tests.functions.invoke import invoke, load_event
 
 
 @pytest.fixture
-def provider(lambda_environment: str) -> Iterator[ContainerProvider]:
+def provider(lambda_environment: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[ContainerProvider]:
+    # The text's entities only: these tests count them (the writers' own are tested in tests/compat).
+    monkeypatch.setenv("ZENGRAM_WRITER_ENTITIES", "false")
     fresh = fresh_container_for("entities")
     yield fresh
     fresh.close()
@@ -58,13 +60,14 @@ def test_list_stats_and_lookup_by_alias(stored_ids: list[str]) -> None:
 def test_reclassify_previews_then_applies(provider: ContainerProvider, stored_ids: list[str]) -> None:
     status, preview = call(load_event("entities/post_reclassify_dry_run.json"))
     assert status == 200, preview
-    assert preview["changes"] == [{"entity": "PostgreSQL", "old_type": "technology", "new_type": "system",
-                                   "memories_affected": 2}]
+    assert preview["preview"] == [{"name": "PostgreSQL", "old_type": "technology", "new_type": "system",
+                                   "memories_affected": 2}] and preview["applied"] is False
     entities = provider.get().entities
     assert entities.detail("PostgreSQL").entity.type is EntityType.TECHNOLOGY
 
     status, applied = call(load_event("entities/post_reclassify.json"))
     assert status == 200 and applied["memories_updated"] == 2 and applied["event_id"]
+    assert [item["name"] for item in applied["applied"]] == ["PostgreSQL"] and "preview" not in applied
     assert entities.detail("PostgreSQL").entity.type is EntityType.SYSTEM
     store = provider.get().records
     for memory_id in (stored_ids[0], stored_ids[2]):

@@ -40,7 +40,7 @@ def test_import_and_export_events(provider: ContainerProvider) -> None:
     assert provider.get().outbox.pending_index(10) == []  # indexed
 
     status, exported = call(load_event("export/get_export.json"))
-    assert status == 200 and exported["count"] == 2 and exported["data"][0]["id"] == IMPORTED_ID
+    assert status == 200 and exported["count"] == 2 and IMPORTED_ID in [m["id"] for m in exported["memories"]]
 
     status, again = call(load_event("export/post_import.json"))
     assert status == 200 and again["skipped"] == 2
@@ -73,11 +73,11 @@ def test_round_trip_through_an_empty_table(provider: ContainerProvider, monkeypa
         fresh = fresh_container_for("export")
         try:
             event = load_event("export/post_import.json")
-            event["body"] = json.dumps({"operator_approved": True, "data": original["data"]})
+            event["body"] = json.dumps({"operator_approved": True, "data": original["memories"]})
             status, result = call(event)
             assert status == 200 and result["imported"] == 5, result
             status, restored = call(export_all)
-            assert status == 200 and restored["data"] == original["data"]
+            assert status == 200 and restored["memories"] == original["memories"]
             assert fresh.get().records.get(stored[0].memory.id) == provider.get().records.get(stored[0].memory.id)
         finally:
             fresh.close()

@@ -82,7 +82,7 @@ def test_a_cold_container_without_opensearch_stores_and_serves_records(
     status, record = call("memory", "memory/get_memory.json", memory_id=stored["id"])
     assert status == 200 and record["content"] == "Acme Corp uses Next.js 14 with App Router"
     status, exported = call("export", "export/get_export.json")
-    assert status == 200 and [row["id"] for row in exported["data"]] == [stored["id"]]
+    assert status == 200 and [row["id"] for row in exported["memories"]] == [stored["id"]]
     status, stats = call("briefing", "briefing/get_stats.json")
     assert status == 200, stats
     assert stats["total_memories"] == 1 and "vectors_count" not in stats

@@ -196,7 +196,7 @@ def search_actions(stack: Evaluator, function: str) -> set[str]:
             if action.startswith(("es:", "aoss:"))}
 
 
-@pytest.mark.parametrize("function", ["ReflectFunction", "ResearchStepFunction", "BriefingFunction"])
+@pytest.mark.parametrize("function", ["ReflectFunction", "ResearchStepFunction", "BriefingFunction", "HealthFunction"])
 def test_readers_may_not_create_or_change_indexes(function: str) -> None:
     actions = search_actions(evaluator(), function)
     assert actions == {"es:ESHttpGet", "es:ESHttpHead", "es:ESHttpPost", "aoss:APIAccessAll"}
@@ -209,7 +209,7 @@ def test_writers_may_write(function: str) -> None:
     assert {"es:ESHttpPut", "es:ESHttpDelete"} <= search_actions(evaluator(), function)
 
 
-@pytest.mark.parametrize("function", ["HealthFunction", "ClientsFunction", "ResearchFunction"])
+@pytest.mark.parametrize("function", ["ClientsFunction", "ResearchFunction"])
 def test_functions_without_a_search_index_get_no_access_to_it(function: str) -> None:
     assert search_actions(evaluator(), function) == set()
 
@@ -292,7 +292,7 @@ def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only(para
     assert statement["Resource"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:openai-*"
     readers = {logical.removesuffix("Role") for logical, r in created(stack).items() if r["Type"] == "AWS::IAM::Role"
                and stack.ref("OpenAIKeyPolicy") in r["Properties"].get("ManagedPolicyArns", [])}
-    assert readers == {f"{name}Function" for name in ("Memory", "Briefing", "Export", "Entities", "Repair",
+    assert readers == {f"{name}Function" for name in ("Health", "Memory", "Briefing", "Export", "Entities", "Repair",
                                                      "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
                                                      *documents)}
     assert "OpenAIKeyPolicy" not in created(evaluator())

@@ -53,7 +53,7 @@ def test_a_blank_configured_key_counts_as_unset() -> None:
 def test_backfill_entities_extracts_what_older_memories_lack(tmp_path: Path, minilm: Embedder) -> None:
     # Given memories stored before extraction existed: no entities on the record, none in the registry
     data_dir = tmp_path / "data"
-    settings = Settings(data_dir=data_dir, api_key="k")
+    settings = Settings(data_dir=data_dir, api_key="k", writer_entities=False)  # the text's entities only
     old = build_container(settings, embedder=minilm, clock=TickingClock())
     legacy = [old.memory.store(MemoryDraft(type=MemoryType.EVENT, content=content, source_agent="ops")).memory
               for content in ("Moved the billing API to Next.js", "Lunch was late today")]
@@ -64,8 +64,9 @@ def test_backfill_entities_extracts_what_older_memories_lack(tmp_path: Path, min
 
     # When the backfill runs (twice: the second finds nothing left to do)
     runner = CliRunner()
-    first = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
-    second = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env={"BRAIN_API_KEY": "k"})
+    env = {"BRAIN_API_KEY": "k", "ZENGRAM_WRITER_ENTITIES": "false"}
+    first = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env=env)
+    second = runner.invoke(app, ["backfill-entities", "--data-dir", str(data_dir)], env=env)
 
     # Then the memory naming Next.js has it again, in the record, the registry and the search entity filter
     assert first.exit_code == 0, first.output

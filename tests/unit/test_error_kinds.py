@@ -24,6 +24,7 @@ EXPECTED = {
     errors.IndexRejected("refused"): 502,
     errors.ResearchFailed("timed out"): 502,
     errors.FeatureUnavailable("off"): 503,
+    errors.FeatureDisabled("research_disabled", "set RESEARCH_ENABLED=true"): 503,
     errors.LLMUnavailable(): 503,
     errors.IndexUnavailable("down"): 503,
     errors.EmbeddingMismatch("other model"): 503,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from zengram.adapters.minilm import (
     build_minilm_embedder,
     find_model_dir,
 )
+from zengram.adapters.minilm import onnx_embedder as onnx_module
+from zengram.adapters.minilm.onnx_embedder import Variant
 from zengram.ports import Embedder
 
 pytestmark = pytest.mark.slow
@@ -132,6 +135,28 @@ def test_small_token_budgets_split_batches_without_changing_results(runtime: Run
         small = OnnxMiniLMEmbedder(max_batch_tokens=256, cache_dir=graphs)
         large = OnnxMiniLMEmbedder(max_batch_tokens=8192, cache_dir=graphs)
     np.testing.assert_allclose(small.embed(texts), large.embed(texts), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("variant", ["fp32", "int8"])
+def test_a_call_of_several_passes_runs_them_on_parallel_threads_with_the_same_vectors(
+        variant: Variant, graphs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [case["text"] for case in CASES] + [f"note {i} about the billing service" for i in range(6)]
+    sequential = OnnxMiniLMEmbedder(variant=variant, cache_dir=graphs).embed(texts)
+    first_two_meet = threading.Barrier(2, timeout=30)  # passes only if two passes run at the same time
+    started: list[str] = []
+    run = onnx_module._run
+
+    def run_after_meeting(session: Any, sequences: Any) -> Any:
+        started.append(threading.current_thread().name)
+        if len(started) <= 2:
+            first_two_meet.wait()
+        return run(session, sequences)
+
+    monkeypatch.setattr(onnx_module, "_run", run_after_meeting)
+    parallel = OnnxMiniLMEmbedder(variant=variant, cache_dir=graphs, parallel_runs=2).embed(texts)
+    assert len(set(started[:2])) == 2 and len(started) > 2
+    tolerance = BATCH_TOLERANCE["onnx-int8" if variant == "int8" else "onnx"]
+    np.testing.assert_allclose(parallel, sequential, atol=tolerance, rtol=0)
 
 
 def test_text_beyond_256_tokens_is_truncated(embedder: Embedder) -> None:

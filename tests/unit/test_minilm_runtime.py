@@ -47,21 +47,21 @@ def graph_file(folder: Path, variant: str) -> Path:
     return path
 
 
-def test_auto_is_onnx_when_onnxruntime_is_installed() -> None:
-    assert resolve_runtime("auto") == "onnx"
+def test_auto_is_onnx_int8_when_onnxruntime_is_installed() -> None:
+    assert resolve_runtime("auto") == "onnx-int8"
     assert Settings().minilm_runtime == "auto"
 
 
-def test_the_default_embedder_is_onnx_behind_merged_passes(tmp_path: Path) -> None:
+def test_the_default_embedder_is_onnx_int8_behind_merged_passes(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data")
     embedder = build_embedder(settings)
     assert isinstance(embedder, CoalescingEmbedder)
-    assert isinstance(embedder.inner, OnnxMiniLMEmbedder) and embedder.inner.runtime == "onnx"
+    assert isinstance(embedder.inner, OnnxMiniLMEmbedder) and embedder.inner.runtime == "onnx-int8"
     embedder.embed([TEXT])
-    assert graph_file(tmp_path / "data" / "models", "fp32").stat().st_size > 80_000_000  # cached in the data dir
+    assert graph_file(tmp_path / "data" / "models", "int8").stat().st_size > 20_000_000  # cached in the data dir
 
 
-@pytest.mark.parametrize(("runtime", "expected"), [("numpy", "numpy"), ("onnx-int8", "onnx-int8")])
+@pytest.mark.parametrize(("runtime", "expected"), [("numpy", "numpy"), ("onnx", "onnx")])
 def test_a_chosen_runtime_is_used(tmp_path: Path, runtime: str, expected: str) -> None:
     embedder = build_embedder(Settings(data_dir=tmp_path, minilm_runtime=runtime))  # type: ignore[arg-type]
     assert isinstance(embedder, CoalescingEmbedder)

@@ -49,5 +49,6 @@ def test_a_patch_landing_while_reclassify_rewrites_a_memory_is_kept(
     after = brain.memory.get(memory.id)
     assert after.content == "We run PostgreSQL and Redis on our own hosts"
     assert {(ref.name, ref.type) for ref in after.entities} == {
-        ("PostgreSQL", EntityType.SYSTEM), ("Redis", EntityType.TECHNOLOGY)}
+        ("PostgreSQL", EntityType.SYSTEM), ("Redis", EntityType.TECHNOLOGY),
+        ("acme", EntityType.CLIENT), ("claude-code", EntityType.AGENT)}  # and the writers, as upstream
     assert after.revision == patched[0].revision  # nothing was left to rewrite

@@ -207,7 +207,7 @@ def test_disabled_research_refuses_before_any_work(hashing_container: Container)
     model = ScriptedModel()
     steps = steps_for(hashing_container, model)
     service = ResearchService(steps, InProcessResearchRunner(steps), enabled=False)
-    with pytest.raises(FeatureUnavailable, match="research disabled: set RESEARCH_ENABLED=true"):
+    with pytest.raises(FeatureUnavailable, match="research_disabled"):
         service.run(ResearchRequest(topic="anything"))
     assert model.prompts == []
 

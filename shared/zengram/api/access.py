@@ -34,6 +34,12 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/entities/{name}"): Role.READ,
     ("GET", "/entities/{name}/memories"): Role.READ,
     ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant
+    ("DELETE", "/entities/{name}"): Role.ADMIN,  # likewise
+    ("POST", "/entities/{name}/merge"): Role.ADMIN,
+    ("GET", "/collections"): Role.READ,
+    ("GET", "/collections/{name}"): Role.READ,
+    ("POST", "/collections"): Role.ADMIN,  # upstream's registry is one for every tenant
+    ("DELETE", "/collections/{name}"): Role.ADMIN,
     ("GET", "/clients"): Role.READ,
     ("GET", "/clients/{client_id}"): Role.READ,
     ("PUT", "/clients/{client_id}"): Role.WRITE,
@@ -66,7 +72,7 @@ def required_role(method: str, route_path: str) -> Role:
     return ROUTE_ROLES.get((method, route_path), Role.ADMIN)
 
 
-def get_principal(request: Request) -> Principal:
+def principal_of(request: Request) -> Principal:
     """The authenticated caller (the API key middleware put it there; every route but /health has one)."""
     principal: Principal | None = request.scope.get("state", {}).get("principal")
     if principal is None:  # a route reached without the middleware: refuse rather than assume anything
@@ -74,17 +80,22 @@ def get_principal(request: Request) -> Principal:
     return principal
 
 
+# The dependencies are `async def`, run inline: they only read the request (see zengram.api.deps).
+async def get_principal(request: Request) -> Principal:
+    return principal_of(request)
+
+
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
-def get_scope(principal: PrincipalDep) -> TenantScope:
+async def get_scope(principal: PrincipalDep) -> TenantScope:
     return principal.scope
 
 
 ScopeDep = Annotated[TenantScope, Depends(get_scope)]
 
 
-def authorize(request: Request) -> None:
+async def authorize(request: Request) -> None:
     """App-wide: a caller whose role is below the route's gets a 403 before anything is read or counted."""
     route_path = getattr(request.scope.get("route"), "path", None)
     if route_path is None or route_path == "/health":
@@ -94,7 +105,7 @@ def authorize(request: Request) -> None:
 
 def require_role(request: Request, route_path: str) -> Principal:
     """The caller, if its role reaches the one `route_path` (as written in ROUTE_ROLES) needs; else a 403."""
-    principal = get_principal(request)
+    principal = principal_of(request)
     needed = required_role(request.method, route_path)
     if not principal.may(needed):
         raise Forbidden(f"role: this API key is {principal.role.value}; {request.method} {route_path} needs "

@@ -4,13 +4,14 @@ together 1/hour, all settings. Runs as an app-wide dependency, after the API key
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
-from zengram.api.access import get_principal
-from zengram.api.deps import get_container
+from zengram.api.access import principal_of
+from zengram.api.deps import container_of
 from zengram.domain.errors import RateLimited
 from zengram.ports import RateLimiter
 from zengram.settings import Settings
@@ -45,36 +46,39 @@ def limit_for(method: str, path: str, settings: Settings) -> Limit | None:
     return Limit("writes", per_minute, 60, f"at most {per_minute} writes per minute")
 
 
-def enforce_rate_limit(request: Request) -> Iterator[None]:
+async def enforce_rate_limit(request: Request) -> AsyncIterator[None]:
     """Counts the request against its budget; raises RateLimited (429 + Retry-After) once it is spent.
     A heavy request that then fails (400, 503 without an LLM, 502...) is refunded: with one run an hour, a typo
-    or a missing provider must not cost the hour."""
+    or a missing provider must not cost the hour. Async, so a request with limits off never leaves the event
+    loop here; the counter's store is called on a worker thread."""
     if request.url.path.rstrip("/") in UNLIMITED_PATHS:
         yield  # before touching the container: /health must answer without a record store
         return
-    container = get_container(request)
+    container = container_of(request)
     settings = container.settings
     limit = limit_for(request.method, request.url.path, settings)
     if not settings.rate_limit_enabled or limit is None:
         yield
         return
-    key = get_principal(request).budget_key  # each API key its own budgets, counted under its id, never the key
+    key = principal_of(request).budget_key  # each API key its own budgets, counted under its id, never the key
     try:
-        retry_after = container.rate_limiter.hit(key, limit.bucket, limit.limit, limit.window_seconds)
+        retry_after = await run_in_threadpool(container.rate_limiter.hit, key, limit.bucket, limit.limit,
+                                              limit.window_seconds)
     except Exception:  # fail open: a counter that cannot be reached (throttled, down) must not stop the service
         logger.warning("rate limiter unavailable; %s %s let through uncounted", request.method, request.url.path,
                        exc_info=True)
         yield
         return
     if retry_after is not None:
-        raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after)
+        raise RateLimited(f"rate limit: {limit.description} per API key; retry in {retry_after} s", retry_after,
+                          limit=limit.limit, window_seconds=limit.window_seconds)
     if limit.bucket != HEAVY_BUCKET:
         yield
         return
     try:
         yield
     except Exception:
-        _refund(container.rate_limiter, key, limit)
+        await run_in_threadpool(_refund, container.rate_limiter, key, limit)
         raise
 
 

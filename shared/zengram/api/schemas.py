@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from zengram.domain.entities import EntityType
+from zengram.domain.entities import EntityRecord, EntityType, aliases_of, entity_key
 from zengram.domain.jobs import JobStatus, JobTrigger
 from zengram.domain.llm import LLMInfo as LLMInfo  # re-exported: the routers take response bodies from here
 from zengram.domain.models import ImportStatus, Memory, format_timestamp
@@ -19,6 +19,7 @@ from zengram.domain.scoring import ScoredMemory
 
 COMPACT_CHARS = 200
 PREVIEW_CHARS = 120
+SUMMARY_CHARS = 80
 
 
 def _is_none(value: object) -> bool:
@@ -38,8 +39,9 @@ class ErrorBody(BaseModel):
 
 
 class HealthBody(BaseModel):
-    status: str
+    status: Literal["ok", "degraded"]
     service: str
+    checks: dict[str, Literal["up", "down"]]  # records, search_index, embeddings
     timestamp: str
 
 
@@ -67,22 +69,26 @@ class DeduplicatedBody(BaseModel):
     type: str
     content_hash: str
     deduplicated: Literal[True] = True
+    message: str
+    stored_in: StoredIn
     observed_by: list[str]
     observation_count: int
-    message: str
 
 
 class CorroboratedBody(BaseModel):
-    """POST /memory: another agent stored the same content; its observation is counted (200)."""
+    """POST /memory: another agent stored the same content; its observation is counted (200). Upstream's fields
+    (`deduplicated`, `corroborated`, `observed_by_count`) and ours (`observed_by`, `observation_count`)."""
 
     id: str
     type: str
     content_hash: str
-    deduplicated: Literal[False] = False
+    deduplicated: Literal[True] = True
     corroborated: Literal[True] = True
+    observed_by_count: int  # agents named in `observed_by` (capped); `observation_count` counts every observation
+    message: str
+    stored_in: StoredIn
     observed_by: list[str]
     observation_count: int
-    message: str
 
 
 StoreOutcomeBody = StoredBody | DeduplicatedBody | CorroboratedBody
@@ -118,10 +124,12 @@ class CompactRecord(BaseModel):
 
 
 class HeadlineRecord(BaseModel):
-    """A memory as a headline (briefing `summary`): its first line, cut to 120 characters."""
+    """A memory as a headline (briefing `summary`'s top_* lists): its first line, cut to 120 characters."""
 
     id: str
     headline: str
+    source_agent: str
+    client_id: str
     importance: str
     created_at: str
 
@@ -129,8 +137,21 @@ class HeadlineRecord(BaseModel):
     def of(cls, memory: Memory) -> HeadlineRecord:
         text = memory.content.strip()
         headline = text.splitlines()[0] if text else memory.content
-        return cls(id=memory.id, headline=truncate(headline, PREVIEW_CHARS), importance=memory.importance.value,
+        return cls(id=memory.id, headline=truncate(headline, PREVIEW_CHARS), source_agent=memory.source_agent,
+                   client_id=memory.client_id, importance=memory.importance.value,
                    created_at=format_timestamp(memory.created_at))
+
+
+class BriefingItem(CompactRecord):
+    """A memory of a `compact` briefing: the compact record, whether its content was cut, and its confidence."""
+
+    truncated: bool
+    confidence: float
+
+    @classmethod
+    def of(cls, memory: Memory) -> BriefingItem:
+        return cls(**dict(CompactRecord.of(memory)), truncated=len(memory.content) > COMPACT_CHARS,
+                   confidence=round(memory.confidence, 3))
 
 
 class SearchScores(BaseModel):
@@ -139,33 +160,56 @@ class SearchScores(BaseModel):
     effective_score: float
 
 
-class PreviewSearchHit(SearchScores):
-    """A hit of `format=index`: scores, type and the first 120 characters."""
+class IndexSearchHit(BaseModel):
+    """A hit of `format=index` (upstream's): the ranking score and a one-line summary to pick from."""
 
+    id: str
+    effective_score: float
     type: str
-    preview: str
+    summary: str  # the first non-empty line, at most 80 characters
+    importance: str
+    client_id: str
+    created_at: str
+
+    @classmethod
+    def of(cls, hit: ScoredMemory) -> IndexSearchHit:
+        memory = hit.memory
+        first_line = next((line.strip() for line in memory.content.splitlines() if line.strip()), "")
+        return cls(id=memory.id, effective_score=hit.effective_score, type=memory.type.value,
+                   summary=truncate(first_line, SUMMARY_CHARS), importance=memory.importance.value,
+                   client_id=memory.client_id, created_at=format_timestamp(memory.created_at))
 
 
 class CompactSearchHit(CompactRecord, SearchScores):
-    """A hit of `format=compact` (the default): scores and the compact record."""
+    """A hit of `format=compact`: scores and the compact record."""
 
 
-class FullSearchHit(MemoryRecord, SearchScores):
-    """A hit of `format=full`: scores, the whole record, and the paths that found it."""
+class RecordSearchHit(MemoryRecord, SearchScores):
+    """A hit with no (or an unknown) `format`: scores and the whole record, its content also under `text`, the
+    field upstream Zengram's clients read."""
+
+    text: str
+
+
+class FullSearchHit(RecordSearchHit):
+    """A hit of `format=full`: the whole record and the paths that found it."""
 
     retrieval_sources: list[str]
 
 
-SearchHit = CompactSearchHit | FullSearchHit | PreviewSearchHit
+SearchHit = CompactSearchHit | FullSearchHit | RecordSearchHit | IndexSearchHit
 
 
 def search_hit(hit: ScoredMemory, form: str) -> SearchHit:
     memory, scores = hit.memory, {"id": hit.memory.id, "score": hit.score, "effective_score": hit.effective_score}
     if form == "index":
-        return PreviewSearchHit(**scores, type=memory.type.value, preview=truncate(memory.content, PREVIEW_CHARS))
+        return IndexSearchHit.of(hit)
+    if form == "compact":
+        return CompactSearchHit(**{**dict(CompactRecord.of(memory)), **scores})
+    record = {**dict(memory), **scores, "text": memory.content}
     if form == "full":
-        return FullSearchHit(**{**dict(memory), **scores}, retrieval_sources=hit.sources)
-    return CompactSearchHit(**{**dict(CompactRecord.of(memory)), **scores})
+        return FullSearchHit(**record, retrieval_sources=hit.sources)
+    return RecordSearchHit(**record)
 
 
 class TemporalBody(BaseModel):
@@ -208,8 +252,10 @@ class RetrievalBody(BaseModel):
 
 class SearchBody(BaseModel):
     query: str
+    expanded_query: str | None = left_out()  # the key terms searched when the query itself found nothing
     count: int
     results: list[SearchHit]
+    retry: Literal[True] | None = left_out()  # present when the results are the key-term retry's
     retrieval: RetrievalBody | None = left_out()
 
 
@@ -229,9 +275,11 @@ class UpdateBody(BaseModel):
 class DeleteBody(BaseModel):
     id: str
     deleted: bool
-    deleted_at: str
+    deleted_at: str  # when it was deleted (an earlier DELETE's time, for one deleted before)
     deleted_by: str
     reason: str | None = None
+    already_inactive: Literal[True] | None = left_out()  # it was deleted or superseded before this call
+    message: str | None = left_out()
 
 
 class RestoreBody(BaseModel):
@@ -259,49 +307,78 @@ def truncate(text: str, limit: int) -> str:
 class MentionBody(BaseModel):
     name: str
     type: EntityType
-    mentions: int
+    count: int  # memories of the briefing naming it
 
 
 class BriefingSummary(BaseModel):
-    total: int
+    """Upstream's counts and lists, and ours (`returned`, `has_more`, `by_type`)."""
+
+    total_entries: int  # memories the briefing covers (the agent's own and, compact, low-importance events left out)
+    total_in_period: int  # every memory written since `since`
+    events: int
+    facts_updated: int
+    status_changes: int
+    decisions: int
+    agents_active: list[str]
+    clients_mentioned: list[str]  # without `global`
+    entities_mentioned: list[MentionBody]  # the 15 named most
     returned: int
     has_more: bool
     by_type: dict[str, int]
-    active_agents: list[str]
-    mentioned_clients: list[str]
-    top_entities: list[MentionBody]
 
 
-BriefingEntry = CompactRecord | HeadlineRecord | MemoryRecord
+class BrainStats(BaseModel):
+    total_memories: int
+    vectors_count: int | None  # null while the search index cannot be counted
+
+
+BriefingEntry = BriefingItem | MemoryRecord
 
 
 def briefing_entry(memory: Memory, form: str) -> BriefingEntry:
-    """One memory of a briefing bucket: the whole record (`full`), a headline (`summary`) or compact."""
-    if form == "full":
-        return memory
-    if form == "summary":
-        return HeadlineRecord.of(memory)
-    return CompactRecord.of(memory)
+    """One memory of a briefing bucket: the whole record (`full`) or compact."""
+    return memory if form == "full" else BriefingItem.of(memory)
 
 
 class BriefingBody(BaseModel):
+    """GET /briefing. `compact` and `full` answer the four buckets and `brain_stats`; `summary` the top five
+    headlines of each type instead."""
+
     since: str
-    agent: str | None = left_out()
     format: str
+    requesting_agent: str  # `agent`, or "unknown"
+    generated_at: str
+    agent: str | None = left_out()
     summary: BriefingSummary
-    events: list[BriefingEntry]
-    facts_updated: list[BriefingEntry]
-    status_changes: list[BriefingEntry]
-    decisions: list[BriefingEntry]
+    events: list[BriefingEntry] | None = left_out()
+    facts_updated: list[BriefingEntry] | None = left_out()
+    status_changes: list[BriefingEntry] | None = left_out()
+    decisions: list[BriefingEntry] | None = left_out()
+    top_events: list[HeadlineRecord] | None = left_out()
+    top_facts: list[HeadlineRecord] | None = left_out()
+    top_statuses: list[HeadlineRecord] | None = left_out()
+    top_decisions: list[HeadlineRecord] | None = left_out()
+    brain_stats: BrainStats | None = left_out()
+
+
+class ExportFilters(BaseModel):
+    client_id: str | None
+    type: str | None
+    since: str | None
+    active_only: bool
 
 
 class ExportBody(BaseModel):
-    exported_at: str
-    count: int
-    offset: int
+    """GET /export: a page of whole records, newest first."""
+
+    memories: list[MemoryRecord]
+    total: int  # records in this page
     limit: int
+    offset: int
     has_more: bool
-    data: list[MemoryRecord]
+    exported_at: str
+    filters: ExportFilters
+    count: int  # = total (our earlier name)
 
 
 class ImportResultItem(BaseModel):
@@ -315,7 +392,8 @@ class ImportResultItem(BaseModel):
 class ImportBody(BaseModel):
     imported: int
     skipped: int
-    failed: int
+    errors: int  # records that failed (upstream's name)
+    failed: int  # = errors (our earlier name)
     indexed: bool
     results: list[ImportResultItem]
 
@@ -432,9 +510,11 @@ class DecayConfig(BaseModel):
 
 
 class StatsEntity(BaseModel):
-    name: str
-    type: str
+    canonical_name: str  # upstream's names
+    entity_type: str
     mention_count: int
+    name: str  # ours
+    type: str
 
 
 class StatsEntities(BaseModel):
@@ -530,11 +610,27 @@ class ConsolidationStatusBody(BaseModel):
 
 
 class EntityBody(BaseModel):
+    """An entity as upstream's registry rows give it (`id`, `canonical_name`, `entity_type`, …); `name` and
+    `type` repeat the name and type as our earlier clients read them. The id is the registry's key."""
+
+    id: str
+    canonical_name: str
+    entity_type: str
+    first_seen: str | None
+    last_seen: str | None
+    mention_count: int
+    aliases: list[str]
     name: str
     type: str
-    mention_count: int
-    first_seen: str | None = left_out()
-    last_seen: str | None = left_out()
+
+    @classmethod
+    def of(cls, entity: EntityRecord, aliases: list[str] | None = None) -> EntityBody:
+        return cls(id=entity_key(entity.name), canonical_name=entity.name, entity_type=entity.type.value,
+                   first_seen=format_timestamp(entity.first_seen) if entity.first_seen else None,
+                   last_seen=format_timestamp(entity.last_seen) if entity.last_seen else None,
+                   mention_count=entity.mention_count,
+                   aliases=aliases if aliases is not None else aliases_of(entity.name),
+                   name=entity.name, type=entity.type.value)
 
 
 class EntityListBody(BaseModel):
@@ -551,7 +647,6 @@ class RelatedEntityBody(BaseModel):
 
 
 class EntityDetailBody(EntityBody):
-    aliases: list[str]
     related: list[RelatedEntityBody]
 
 
@@ -561,23 +656,38 @@ class EntityStatsBody(BaseModel):
     top_mentioned: list[EntityBody]
 
 
+class MemoryLinkBody(BaseModel):
+    memory_id: str
+    role: str  # how the memory names the entity: always "mentioned" (extraction records no finer role)
+    created_at: str  # when the memory was written
+
+
 class EntityMemoriesBody(BaseModel):
+    """Upstream's `memory_links`, and the linked memories themselves in compact form (`memories`)."""
+
     entity: str
+    entity_type: str
     type: str
     count: int
+    memory_links: list[MemoryLinkBody]
     memories: list[CompactRecord]
 
 
-class ReclassifyChangeBody(BaseModel):
-    entity: str
-    old_type: str
+class ReclassifyItemBody(BaseModel):
+    name: str
+    old_type: str | None  # null for an entity not found
     new_type: str
     memories_affected: int
+    error: str | None = left_out()  # "Entity not found"
 
 
 class ReclassifyBody(BaseModel):
+    """Upstream's `{preview, applied, dry_run}` (a dry run previews and applies nothing; a real run answers what
+    it applied), and our details of the run."""
+
+    preview: list[ReclassifyItemBody] | None = left_out()
+    applied: list[ReclassifyItemBody] | Literal[False]
     dry_run: bool
-    changes: list[ReclassifyChangeBody]
     unchanged: list[str]
     not_found: list[str]
     memories_updated: int
@@ -585,4 +695,61 @@ class ReclassifyBody(BaseModel):
     event_id: str | None = left_out()
 
 
+class EntityDeletedBody(BaseModel):
+    deleted: Literal[True] = True
+    name: str
+    type: str
+    id: str
+    memories_updated: int  # memories that no longer name it
+
+
+class EntityMergedBody(BaseModel):
+    merged: Literal[True] = True
+    primary: str
+    absorbed: str
+    links_moved: int
+    alias_created: bool
+    memories_updated: int
+
+
 ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such entity"}}
+
+
+# -- /collections ---------------------------------------------------------------------------------------------
+
+
+class CollectionBody(BaseModel):
+    """A collection as listed: upstream's fields; the default one (`shared_memories`) holds every memory."""
+
+    name: str
+    is_default: bool
+    description: str | None
+    dimensions: int
+    created_at: str | None  # null for the default collection, which was never created by a call
+    exists_in_store: bool
+
+
+class CollectionListBody(BaseModel):
+    collections: list[CollectionBody]
+
+
+class CreatedCollectionBody(BaseModel):
+    name: str
+    dimensions: int
+    description: str | None
+    created_at: str
+
+
+class CollectionCountsBody(BaseModel):
+    name: str
+    points_count: int
+    vectors_count: int
+
+
+class CollectionDeletedBody(BaseModel):
+    deleted: Literal[True] = True
+    name: str
+
+
+COLLECTION_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such collection"}}

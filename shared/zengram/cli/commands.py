@@ -93,7 +93,7 @@ def search(
     for hit in answer.results:
         table.add_row(f"{hit['effective_score']:.3f}", hit["type"], hit.get("client_id", ""),
                       hit.get("source_agent", ""), str(hit.get("created_at", ""))[:10], hit["id"][:8],
-                      hit.get("content", hit.get("preview", "")))
+                      hit.get("content", hit.get("summary", "")))
     console().print(table)
 
 
@@ -135,10 +135,12 @@ def briefing(
         return print_json(answer)
     out = console()
     summary = answer.summary
-    out.print(f"since {answer.since}: {summary.returned} of {summary.total} memories"
-              f"{' (more left out)' if summary.has_more else ''}; agents: {', '.join(summary.active_agents) or '-'}")
-    for title, entries in (("decisions", answer.decisions), ("facts", answer.facts_updated),
-                           ("statuses", answer.status_changes), ("events", answer.events)):
+    out.print(f"since {answer.since}: {summary.returned} of {summary.total_entries} memories"
+              f"{' (more left out)' if summary.has_more else ''}; agents: {', '.join(summary.agents_active) or '-'}")
+    for title, entries in (("decisions", answer.decisions or answer.top_decisions),
+                           ("facts", answer.facts_updated or answer.top_facts),
+                           ("statuses", answer.status_changes or answer.top_statuses),
+                           ("events", answer.events or answer.top_events)):
         if entries:
             out.print(f"\n[bold]{title}[/bold]")
             for entry in entries:

@@ -62,7 +62,7 @@ def export_command(
         written = 0
         for page in client.export_all(client_id=client_id, type=type, since=since, active_only=active_only,
                                       limit=page_size):
-            for record in page.data:
+            for record in page.memories:
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
             written += page.count
             progress.update(task, completed=written)

@@ -175,12 +175,13 @@ class AsyncBrainClient:
         return await self._send(calls.export(options))
 
     async def export_all(self, **options: Unpack[ExportOptions]) -> AsyncIterator[ExportBody]:
-        """Every export page in turn (oldest first), from `offset` on, until `has_more` is false."""
-        page_options: ExportOptions = {"limit": EXPORT_PAGE, "offset": 0, **options}
+        """Every export page in turn (oldest first, so paging is stable while memories arrive), from `offset` on,
+        until `has_more` is false."""
+        page_options: ExportOptions = {"limit": EXPORT_PAGE, "offset": 0, "order": "oldest", **options}
         while True:
             page = await self.export(**page_options)
             yield page
-            if not page.has_more or not page.data:
+            if not page.has_more or not page.memories:
                 return
             page_options["offset"] = page.offset + page.count
 

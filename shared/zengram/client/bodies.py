@@ -26,14 +26,17 @@ class StoreBody(BaseModel):
     stored_in: StoredIn | None = None
     observed_by: list[str] | None = None
     observation_count: int | None = None
+    observed_by_count: int | None = None
     message: str | None = None
     warning: str | None = None
 
 
 class SearchBody(BaseModel):
     query: str
+    expanded_query: str | None = None  # the key terms searched again when the query found nothing
     count: int
     results: list[dict[str, Any]]
+    retry: bool | None = None
     retrieval: dict[str, Any] | None = None
 
 
@@ -44,39 +47,63 @@ class QueryBody(BaseModel):
 
 
 class ExportBody(BaseModel):
-    exported_at: str
-    count: int
-    offset: int
+    memories: list[dict[str, Any]]
+    total: int
     limit: int
+    offset: int
     has_more: bool
-    data: list[dict[str, Any]]
+    exported_at: str
+    filters: dict[str, Any]
+    count: int
 
 
 class BriefingSummary(BaseModel):
-    total: int
+    model_config = ConfigDict(extra="allow")
+
+    total_entries: int
+    total_in_period: int
+    events: int
+    facts_updated: int
+    status_changes: int
+    decisions: int
+    agents_active: list[str]
+    clients_mentioned: list[str]
+    entities_mentioned: list[dict[str, Any]]
     returned: int
     has_more: bool
     by_type: dict[str, int]
-    active_agents: list[str]
-    mentioned_clients: list[str]
-    top_entities: list[dict[str, Any]]
 
 
 class BriefingBody(BaseModel):
+    """`compact` and `full` carry the four buckets and `brain_stats`; `summary` the top_* headline lists."""
+
+    model_config = ConfigDict(extra="allow")
+
     since: str
-    agent: str | None = None
     format: str
+    requesting_agent: str
+    generated_at: str
+    agent: str | None = None
     summary: BriefingSummary
-    events: list[dict[str, Any]]
-    facts_updated: list[dict[str, Any]]
-    status_changes: list[dict[str, Any]]
-    decisions: list[dict[str, Any]]
+    events: list[dict[str, Any]] = []
+    facts_updated: list[dict[str, Any]] = []
+    status_changes: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    top_events: list[dict[str, Any]] = []
+    top_facts: list[dict[str, Any]] = []
+    top_statuses: list[dict[str, Any]] = []
+    top_decisions: list[dict[str, Any]] = []
+    brain_stats: dict[str, Any] | None = None
 
 
 class EntityMemoriesBody(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
     entity: str
+    entity_type: str
     type: str
     count: int
+    memory_links: list[dict[str, Any]]
     memories: list[dict[str, Any]]
 
 

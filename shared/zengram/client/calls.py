@@ -89,9 +89,11 @@ class SearchOptions(TypedDict, total=False):
     knowledge_category: str | None
     entity: str | None
     limit: int | None
-    format: str | None
+    format: str | None  # compact | index | full; none: the whole record, text under `text`
     include_superseded: bool | None
     at_time: Timestamp | None
+    read_only: bool | None
+    track_access: bool | None
     reference_date: Timestamp | None
     date_from: Timestamp | None
     date_to: Timestamp | None
@@ -129,6 +131,7 @@ class ExportOptions(TypedDict, total=False):
     type: str | None
     since: Timestamp | None
     active_only: bool | None
+    order: str | None  # newest (the server's default) | oldest
     limit: int | None
     offset: int | None
 
@@ -158,13 +161,15 @@ def json_object(payload: Any) -> JsonObject:
 
 
 def error_text(response: httpx.Response) -> str:
-    """The server's `error` field; the raw body (or the reason phrase) when it sent something else."""
+    """The server's `error` field (with its `message`, where an error code comes with words, as upstream's
+    `research_disabled` does); the raw body (or the reason phrase) when it sent something else."""
     try:
         payload = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
         return response.text.strip() or response.reason_phrase
     if isinstance(payload, dict) and isinstance(payload.get("error"), str):
-        return str(payload["error"])
+        message = payload.get("message")
+        return f"{payload['error']}: {message}" if isinstance(message, str) else str(payload["error"])
     return response.text.strip()
 
 

@@ -6,11 +6,17 @@ previous event of the same client and agent, when both fall inside a short windo
 and the vector path find it. The turn after it helps the same way ("When did you paint that?" → "I painted it
 last May." → "Wow, May already!"), so an event can also be indexed with the events that follow it; those are
 added when they are stored. Pure functions; `IndexSync` reads the neighbours from the record store.
+
+A memory's context is its nearest events in its thread, in stored order (`created_at`, then id): the `turns`
+just before it and the `next_turns` just after it, each kept only when within the window. Nearest first, then
+the window: so the store only ever needs to hand over those few neighbours (`RecordStore.thread_neighbours`),
+whatever the length of the thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from zengram.domain.models import Memory, MemoryType
@@ -61,6 +67,36 @@ def same_thread(memory: Memory, earlier: Memory, window: timedelta) -> bool:
 
 def thread_key(memory: Memory) -> tuple[str, str]:
     return memory.client_id, memory.source_agent
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """A memory's nearest live events in its thread: `previous` stored just before it, `following` just after
+    it, each oldest first."""
+
+    previous: list[Memory] = field(default_factory=list)
+    following: list[Memory] = field(default_factory=list)
+
+
+def stored_order(memory: Memory) -> tuple[datetime, str]:
+    """Where a memory sits in its thread: `created_at` as stores keep it (milliseconds), then id."""
+    created = memory.created_at
+    return created.replace(microsecond=created.microsecond // 1000 * 1000), memory.id
+
+
+def context_of(memory: Memory, candidates: Iterable[Memory], policy: ContextPolicy) -> Neighbours:
+    """`memory`'s context among `candidates` (any memories; duplicates and other threads are ignored): its
+    `turns` nearest events before it and `next_turns` nearest after it, each kept only when `same_thread`."""
+    if memory.type not in CONTEXT_TYPES:
+        return Neighbours()
+    key, position = thread_key(memory), stored_order(memory)
+    thread = {c.id: c for c in candidates
+              if c.type in CONTEXT_TYPES and thread_key(c) == key and c.id != memory.id}
+    ordered = sorted(thread.values(), key=stored_order)
+    before = [c for c in ordered if stored_order(c) < position][-policy.turns:] if policy.turns else []
+    after = [c for c in ordered if stored_order(c) > position][: policy.next_turns]
+    return Neighbours(previous=[c for c in before if same_thread(memory, c, policy.window)],
+                      following=[c for c in after if same_thread(c, memory, policy.window)])
 
 
 def with_context(memory: Memory, previous: list[Memory], following: list[Memory] | None = None) -> str:

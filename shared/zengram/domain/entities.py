@@ -120,6 +120,14 @@ class ReclassifyRequest(BaseModel):
     dry_run: StrictBool = True  # JSON true or false only: `0` or "no" must not start a real reclassification
 
 
+class MergeRequest(BaseModel):
+    """Body of POST /entities/{name}/merge: the entity absorbed into `name`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    merge_from: EntityName
+
+
 class MentionCount(BaseModel):
     name: str
     type: EntityType
@@ -322,6 +330,20 @@ def extract_entities(
         claim(match, EntityRef(name=host, type=EntityType.DOMAIN, confidence=_CONFIDENCE["domain"]))
     ordered = sorted(found.values(), key=lambda pair: pair[0])
     return [ref for _, ref in ordered][:MAX_ENTITIES_PER_MEMORY]
+
+
+WRITER_CONFIDENCE = 0.98  # a memory's own client and agent are known, as a known client or agent named in text is
+
+
+def with_writers(found: Sequence[EntityRef], client_id: str | None, source_agent: str) -> list[EntityRef]:
+    """`found` plus the memory's own client (unless `global`, the no-client) and its agent, as upstream Zengram
+    links every memory to them (types client and agent); an entity already found keeps its place and type."""
+    keys = {ref.key for ref in found}
+    writers = [EntityRef(name=name, type=type_, confidence=WRITER_CONFIDENCE)
+               for name, type_ in ((client_id, EntityType.CLIENT), (source_agent, EntityType.AGENT))
+               if name and name != "global" and entity_key(name) not in keys]
+    # Writers first, so the cap drops one of the text's entities rather than a writer.
+    return [*writers, *found][:MAX_ENTITIES_PER_MEMORY] if writers else list(found)
 
 
 def _canonical_of_match(matched: str, source: str) -> str:

@@ -92,8 +92,12 @@ class RateLimited(ZengramError):
 
     kind = ErrorKind.RATE_LIMITED
 
-    def __init__(self, message: str, retry_after: int) -> None:
+    def __init__(self, message: str, retry_after: int, *, limit: int | None = None,
+                 window_seconds: int | None = None) -> None:
+        # The budget in the body too, as upstream's 429 carries it (`limit`, `window_seconds`).
         super().__init__(message)
+        if limit is not None:
+            self.details = {"limit": limit, "window_seconds": window_seconds}
         self.retry_after = max(1, retry_after)
 
 
@@ -101,6 +105,15 @@ class FeatureUnavailable(ZengramError):
     """A feature that is switched off, or whose provider (or key) is not configured."""
 
     kind = ErrorKind.UNAVAILABLE
+
+
+class FeatureDisabled(FeatureUnavailable):
+    """A feature switched off by setting: upstream's body, the feature's code as `error` and the words as
+    `message` (`{"error": "research_disabled", "message": "..."}`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code)
+        self.details = {"message": message}
 
 
 class LLMUnavailable(FeatureUnavailable):

@@ -21,6 +21,10 @@ class MemoryType(StrEnum):
     STATUS = "status"
 
 
+# Facts and statuses hold from a moment on: their `valid_from` defaults to the time of writing (as upstream).
+TIMELY_TYPES = frozenset({MemoryType.FACT, MemoryType.STATUS})
+
+
 class Category(StrEnum):
     SEMANTIC = "semantic"
     EPISODIC = "episodic"

@@ -90,3 +90,24 @@ def candidate_boosts(query: str, memories: Mapping[str, Memory], boosts: QueryBo
         if factor != 1.0:
             found[memory_id] = factor
     return found
+
+
+# Words that carry no topic: the zero-result retry searches again without them (as upstream's extractSearchTerms).
+_FILLER = frozenset("""
+a an the and or but if of to in on at by for with about from into over under is are was were be been being am do does
+did doing have has had having what which who whom whose when where why how that this these those there here it its
+i me my we our you your he him his she her they them their can could would should will shall may might must not no
+any some all please tell show find get give know anything something everything did ever just also very really
+""".split())
+_TERM = re.compile(r"[\w][\w.+#-]*")
+
+
+def key_terms(query: str) -> str:
+    """The query's topic words (fillers and one-letter words dropped, order kept, each once): the broader query of
+    a search that found nothing. Empty when nothing but fillers is left."""
+    seen: dict[str, None] = {}
+    for word in _TERM.findall(query):
+        cleaned = word.strip(".-")
+        if len(cleaned) > 1 and cleaned.casefold() not in _FILLER:
+            seen.setdefault(cleaned, None)
+    return " ".join(seen)

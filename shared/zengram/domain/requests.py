@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -78,6 +78,30 @@ METADATA_SCHEMA: dict[str, Any] = {
 Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits), WithJsonSchema(METADATA_SCHEMA)]
 
 
+# Upstream Zengram refuses text that carries an agent framework's tool-call tags: a model that leaked its own
+# call syntax into an argument would otherwise store it as memory (and replay it into later prompts).
+_CONTROL_MARKUP = re.compile(r"</?\s*(tool_call|function|arguments?|parameters?|params?|args?)(?![a-z])", re.IGNORECASE)
+CONTROL_MARKUP_MESSAGE = "contains tool-call control markup; retry with clean argument text"
+
+
+def control_markup_in(value: Any) -> bool:
+    """Whether `value` (text, or a JSON value holding text in keys or values) carries tool-call tags."""
+    if isinstance(value, str):
+        return _CONTROL_MARKUP.search(value) is not None
+    if isinstance(value, dict):
+        return any(control_markup_in(key) or control_markup_in(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(control_markup_in(item) for item in value)
+    return False
+
+
+def refuse_control_markup(model: BaseModel, fields: tuple[str, ...]) -> None:
+    """Raises the field-naming error for the first of `fields` that carries tool-call markup."""
+    for name in fields:
+        if control_markup_in(getattr(model, name, None)):
+            raise ValueError(f"{name}: {CONTROL_MARKUP_MESSAGE}")
+
+
 def _iso_8601_text(value: Any) -> Any:
     """Timestamps arrive as ISO 8601 text; pydantic would also take epoch numbers, which Zengram does not."""
     if isinstance(value, datetime):
@@ -130,6 +154,9 @@ def _only_for_type(memory_type: MemoryType, *fields: str) -> dict[str, Any]:
             "else": {"properties": {field: {"type": "null"} for field in fields}}}
 
 
+_TEXT_FIELDS = ("content", "source_agent", "client_id", "key", "subject", "status_value", "metadata")
+
+
 class MemoryDraft(BaseModel):
     """Body of POST /memory. Only facts take a `key`; only statuses take a `subject` and `status_value`;
     `valid_to` must be later than `valid_from`."""
@@ -145,7 +172,7 @@ class MemoryDraft(BaseModel):
     client_id: ClientId | None = None
     category: Category = Category.EPISODIC
     importance: Importance = Importance.MEDIUM
-    knowledge_category: KnowledgeCategory | None = None
+    knowledge_category: KnowledgeCategory | None = KnowledgeCategory.GENERAL  # upstream's default
     key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
     subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     status_value: Annotated[str, StringConstraints(max_length=256)] | None = None
@@ -161,6 +188,7 @@ class MemoryDraft(BaseModel):
             raise ValueError("subject: only statuses take a subject and status_value")
         if self.valid_from and self.valid_to and self.valid_to <= self.valid_from:
             raise ValueError("valid_to: must be later than valid_from")
+        refuse_control_markup(self, _TEXT_FIELDS)
         return self
 
     @property
@@ -187,13 +215,20 @@ class MemoryPatch(BaseModel):
     def _at_least_one_field(self) -> Self:
         if all(getattr(self, name) is None for name in type(self).model_fields):
             raise ValueError("body: give at least one of content, importance, knowledge_category, metadata")
+        refuse_control_markup(self, ("content", "metadata"))
         return self
 
 
 class SearchFormat(StrEnum):
+    DEFAULT = "default"  # the whole record, text under `text` (upstream's shape when `format` is absent)
     COMPACT = "compact"
     FULL = "full"
     INDEX = "index"
+
+
+def _known_format_or_default(value: Any) -> Any:
+    """Upstream answers an unknown `format` with its default shape rather than refusing it."""
+    return value if value in tuple(SearchFormat) else SearchFormat.DEFAULT
 
 
 class SearchRequest(BaseModel):
@@ -207,9 +242,17 @@ class SearchRequest(BaseModel):
     knowledge_category: KnowledgeCategory | None = None
     entity: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     limit: int = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
-    format: SearchFormat = SearchFormat.COMPACT
+    format: Annotated[SearchFormat, BeforeValidator(_known_format_or_default)] = Field(
+        default=SearchFormat.DEFAULT, description="compact | index | full; absent or any other value: the whole "
+                                                  "record with its text under `text`")
     include_superseded: bool = False
     at_time: Timestamp | None = None
+    read_only: bool = Field(default=False, description="true: do not count the hits as accesses")
+    track_access: bool = Field(default=True, description="false: do not count the hits as accesses")
+
+    @property
+    def counts_access(self) -> bool:
+        return self.track_access and not self.read_only
     reference_date: Timestamp | None = Field(
         default=None, description="The moment relative time words in q ('yesterday', 'last week', 'in March') "
                                   "mean, and the temporal boost's centre; default: at_time, else now")
@@ -242,10 +285,15 @@ class QueryType(StrEnum):
         }[self]
 
 
-class StructuredQuery(BaseModel):
-    """Query of GET /memory/query: a database lookup, no ranking."""
+def _plural_type(value: Any) -> Any:
+    """Upstream also takes a memory type's singular (`fact`, `status`, `event`, `decision`)."""
+    return f"{value}s" if value in tuple(MemoryType) else value
 
-    type: QueryType
+
+class StructuredQuery(BaseModel):
+    """Query of GET /memory/query: a database lookup, no ranking. Without `type`, events (as upstream)."""
+
+    type: Annotated[QueryType, BeforeValidator(_plural_type)] = QueryType.EVENTS
     source_agent: AgentName | None = None
     category: Category | None = None
     client_id: ClientId | None = None
@@ -285,6 +333,7 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 # Counters and revisions an import may carry: far beyond any real count, and small enough that every store holds
 # them (SQLite's integers stop at 2**63) and that adding to them, or summing 500 of them, cannot overflow.
 MAX_COUNTER = 1_000_000_000
+IMPORT_AGENT = "import"  # the agent of an imported record that names none (upstream's default)
 
 
 class BriefingFormat(StrEnum):
@@ -313,12 +362,15 @@ class BriefingRequest(BaseModel):
 
 
 class ExportRequest(BaseModel):
-    """Query of GET /export: full records, oldest first, paged by limit/offset."""
+    """Query of GET /export: full records, newest first (as upstream), paged by limit/offset."""
 
     client_id: ClientId | None = None
     type: MemoryType | None = None
     since: Timestamp | None = None
     active_only: bool = True
+    order: Literal["newest", "oldest"] = Field(
+        default="newest", description="newest first (upstream's order), or oldest first: stable paging while "
+                                      "new memories arrive")
     limit: int = Field(default=1_000, ge=1, le=MAX_EXPORT_LIMIT)
     offset: int = Field(default=0, ge=0, le=MAX_OFFSET)
 
@@ -330,6 +382,9 @@ class ImportRecord(MemoryDraft):
     would get; `active` defaults to false for a superseded or deleted record.
     """
 
+    type: MemoryType = MemoryType.EVENT  # upstream's import defaults
+    source_agent: AgentName = IMPORT_AGENT
+    knowledge_category: KnowledgeCategory | None = None
     id: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = None
     created_at: Timestamp | None = None
     updated_at: Timestamp | None = None
@@ -349,6 +404,17 @@ class ImportRecord(MemoryDraft):
     consolidated: StrictBool = False
     revision: int = Field(default=1, ge=1, le=MAX_COUNTER)
     entities: Annotated[list[EntityRef], Field(max_length=MAX_ENTITIES_PER_MEMORY)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upstream_names(cls, data: Any) -> Any:
+        """Upstream's records carry the text under `text` (its payload) and the reason as `deletion_reason`."""
+        if not isinstance(data, dict):
+            return data
+        renamed = {"text": "content", "deletion_reason": "delete_reason"}
+        return {**{renamed[name]: value for name, value in data.items() if name in renamed
+                   and data.get(renamed[name]) is None}, **{name: value for name, value in data.items()
+                                                            if name not in renamed}}
 
     @model_validator(mode="after")
     def _lifecycle_is_consistent(self) -> Self:

@@ -15,6 +15,7 @@ from zengram.api.routers import (
     admin,
     briefing,
     clients,
+    collections,
     consolidate,
     export,
     health,
@@ -39,7 +40,7 @@ from zengram.settings import Settings
 
 logger = logging.getLogger(__name__)
 ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,
-           clients.router, stats.router, consolidate.router,
+           clients.router, stats.router, collections.router, consolidate.router,
            entity_routes.router, admin.router]
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from zengram.domain.entities import (
     EntityRecord,
+    EntityRef,
     EntityStats,
     EntityType,
     ReclassifyRequest,
@@ -16,7 +18,7 @@ from zengram.domain.entities import (
     aliases_of,
     entity_key,
 )
-from zengram.domain.errors import Conflict, NotFound, StaleRevision
+from zengram.domain.errors import Conflict, InvalidInput, NotFound, StaleRevision
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryChanges, MemoryType
 from zengram.domain.requests import MemoryDraft
@@ -46,6 +48,19 @@ class ReclassifyChange:
     old_type: EntityType
     new_type: EntityType
     memories_affected: int
+
+
+@dataclass(frozen=True)
+class EntityRemoval:
+    entity: EntityRecord
+    memories_updated: int  # memories that no longer name it
+
+
+@dataclass(frozen=True)
+class EntityMerge:
+    primary: EntityRecord
+    absorbed: EntityRecord
+    links_moved: int  # memories that named the absorbed entity and now name the primary one
 
 
 @dataclass
@@ -160,23 +175,62 @@ class EntityService:
 
     def _retype_linked(self, key: str, new_type: EntityType, report: ReclassifyReport) -> None:
         """Gives every linked memory that still names the entity with another type the new one."""
-        ids = self._entities.memory_ids(key)
+        def retyped(refs: list[EntityRef]) -> list[EntityRef]:
+            return [ref.model_copy(update={"type": new_type}) if ref.key == key else ref for ref in refs]
+
+        updated, report.indexed = self._rewrite_linked(key, retyped, relink=False, indexed=report.indexed)
+        report.memories_updated += updated
+
+    # -- removal and merging --------------------------------------------------------------------------
+
+    def delete(self, name: str) -> EntityRemoval:
+        """DELETE /entities/{name}: every memory stops naming it (a record write each, then registry and index),
+        then the registry forgets it. Conflict when a new memory named it meanwhile."""
+        key, entity = self._require(name)
+        updated, _ = self._rewrite_linked(key, lambda refs: [ref for ref in refs if ref.key != key])
+        if not self._entities.remove_unlinked(key):
+            raise Conflict(f"entity: a new memory named '{entity.name}' meanwhile; delete it again")
+        return EntityRemoval(entity, updated)
+
+    def merge(self, name: str, merge_from: str) -> EntityMerge:
+        """POST /entities/{name}/merge: the memories naming `merge_from` name `name` instead, and the absorbed
+        entity leaves the registry (a later memory naming it registers it anew: no alias is stored)."""
+        primary_key, primary = self._require(name, role="Primary entity")
+        absorbed_key, absorbed = self._require(merge_from, role="Source entity")
+        if absorbed_key == primary_key:
+            raise InvalidInput("merge_from", "names the same entity as the one merged into")
+        into = EntityRef(name=primary.name, type=primary.type)
+
+        def moved(refs: list[EntityRef]) -> list[EntityRef]:
+            swapped = [into if ref.key == absorbed_key else ref for ref in refs]
+            return list({ref.key: ref for ref in reversed(swapped)}.values())[::-1]  # first mention of a key wins
+
+        links, _ = self._rewrite_linked(absorbed_key, moved)
+        self._entities.remove_unlinked(absorbed_key)  # a memory naming it meanwhile keeps it: merge again
+        merged = self._entities.get(primary_key) or primary
+        return EntityMerge(merged, absorbed, links)
+
+    def _rewrite_linked(self, key: str, rewrite: Callable[[list[EntityRef]], list[EntityRef]], *,
+                        relink: bool = True, indexed: bool = True) -> tuple[int, bool]:
+        """Applies `rewrite` to the `entities` of every memory linked to `key`, chunk by chunk: each a record
+        write, then the registry's links (`relink`) and the index entry. Returns (memories changed, indexed)."""
+        ids, updated_count = self._entities.memory_ids(key), 0
         for start in range(0, len(ids), RECLASSIFY_CHUNK):
             chunk = self._records.get_many(ids[start:start + RECLASSIFY_CHUNK])
-            updated = [memory for memory in (self._retype(m, key, new_type) for m in chunk.values()) if memory]
-            report.memories_updated += len(updated)
-            report.indexed = self._memories.after_change(updated, relink=False) and report.indexed
+            updated = [memory for memory in (self._rewrite(m, rewrite) for m in chunk.values()) if memory]
+            updated_count += len(updated)
+            indexed = self._memories.after_change(updated, relink=relink) and indexed
+        return updated_count, indexed
 
-    def _retype(self, memory: Memory, key: str, new_type: EntityType) -> Memory | None:
+    def _rewrite(self, memory: Memory, rewrite: Callable[[list[EntityRef]], list[EntityRef]]) -> Memory | None:
         """Rewrites the memory's `entities` only if it is still at the revision they were computed from; when
-        it changed meanwhile (a PATCH with new content re-extracts them), it is read again and retyped from
+        it changed meanwhile (a PATCH with new content re-extracts them), it is read again and rewritten from
         what it holds now, a bounded number of times, so the newer write is never overwritten."""
         current: Memory | None = memory
         for _ in range(_STALE_ATTEMPTS):
             if current is None or current.is_deleted:
                 return None
-            entities = [ref.model_copy(update={"type": new_type}) if ref.key == key else ref
-                        for ref in current.entities]
+            entities = rewrite(list(current.entities))
             if entities == current.entities:
                 return None
             try:
@@ -184,10 +238,10 @@ class EntityService:
                                             expected_revision=current.revision)
             except StaleRevision:
                 current = self._records.get(current.id)
-            except (Conflict, NotFound):  # deleted (or gone) meanwhile: nothing left to retype
-                logger.info("reclassify skipped memory %s: it changed meanwhile", memory.id)
+            except (Conflict, NotFound):  # deleted (or gone) meanwhile: nothing left to rewrite
+                logger.info("entity rewrite skipped memory %s: it changed meanwhile", memory.id)
                 return None
-        logger.info("reclassify skipped memory %s: it kept changing", memory.id)
+        logger.info("entity rewrite skipped memory %s: it kept changing", memory.id)
         return None
 
     def _record_event(self, report: ReclassifyReport) -> str:
@@ -200,9 +254,9 @@ class EntityService:
 
     # -- helpers --------------------------------------------------------------------------------------
 
-    def _require(self, name: str) -> tuple[str, EntityRecord]:
+    def _require(self, name: str, role: str | None = None) -> tuple[str, EntityRecord]:
         key = self._links.resolve_key(name)
         entity = self._entities.get(key)
         if entity is None:
-            raise NotFound(f"entity: no entity named '{name}'")
+            raise NotFound(f'{role} "{name}" not found' if role else f"entity: no entity named '{name}'")
         return key, entity

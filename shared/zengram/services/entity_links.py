@@ -10,7 +10,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from zengram.domain.clients import ClientFingerprint
-from zengram.domain.entities import EntityRef, EntityType, canonical_entity_name, entity_key, extract_entities
+from zengram.domain.entities import (
+    EntityRef,
+    EntityType,
+    canonical_entity_name,
+    entity_key,
+    extract_entities,
+    with_writers,
+)
 from zengram.domain.models import Memory
 from zengram.ports import EntityStore
 from zengram.services.cache import Expiring
@@ -25,15 +32,19 @@ class EntityLinker:
     """
 
     def __init__(self, entities: EntityStore, *, known_clients: Callable[[], Sequence[ClientFingerprint]] = list,
-                 cache_seconds: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+                 cache_seconds: float, writer_entities: bool = True,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self._entities = entities
+        self._writer_entities = writer_entities
         self.known_clients = known_clients
         self._agents = Expiring(self._registered_agents, cache_seconds, monotonic)
 
-    def extract(self, text: str, source_agent: str) -> list[EntityRef]:
-        """The entities `text` names; an entity the registry knows keeps the registry's name and type
-        (so a reclassification sticks for later memories)."""
+    def extract(self, text: str, source_agent: str, client_id: str | None = None) -> list[EntityRef]:
+        """The entities `text` names, and (`writer_entities`) the memory's own client and agent; an entity the
+        registry knows keeps the registry's name and type (so a reclassification sticks for later memories)."""
         found = extract_entities(text, self.known_clients(), [*self._agents.get(), source_agent])
+        if self._writer_entities:
+            found = with_writers(found, client_id, source_agent)
         registered = self._entities.get_many([ref.key for ref in found]) if found else {}
         return [ref.model_copy(update={"name": registered[ref.key].name, "type": registered[ref.key].type})
                 if ref.key in registered else ref for ref in found]

@@ -9,9 +9,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from zengram.domain.context import CONTEXT_TYPES, ContextPolicy, same_thread, thread_key, with_context
+from zengram.domain.context import (
+    CONTEXT_TYPES,
+    ContextPolicy,
+    Neighbours,
+    context_of,
+    same_thread,
+    stored_order,
+    thread_key,
+    with_context,
+)
 from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
-from zengram.domain.models import Memory, RecordQuery, shifted, utc_now
+from zengram.domain.models import Memory, shifted, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
 from zengram.ports import Clock, Embedder, IndexOutbox, RecordStore, SearchIndex
@@ -61,96 +70,86 @@ class IndexSync:
               upcoming: Sequence[Memory] = ()) -> dict[str, IndexTexts]:
         """What to index for each memory: keyword text and embedding text, with context when enabled.
 
-        Context is the memories stored just before each one in the same thread (client and agent): the
-        earlier ones of this batch (`recent`), and (`from_store`) those in the record store; and, with
-        `next_turns`, those stored just after it: later ones of this batch or of `upcoming`, and stored ones.
-        `new`: these memories are being stored now, so the thread's newest stored memories are their
-        predecessors (and they have no stored followers yet).
+        Context is each event's nearest events in its thread (`context_of`), found among the earlier ones of
+        this batch (`recent`), the later ones of this batch or of `upcoming` (with `next_turns`), and (with
+        `from_store`) its neighbours in the record store: a bounded read per event, whatever the length of the
+        thread. `new`: these memories are being stored now, so they have no stored followers yet.
         """
         policy = self._context
         if not policy.enabled:
             return {m.id: IndexTexts(m.index_text(), m.index_text()) for m in memories}
-        stored = self._threads(memories, newest=new) if from_store else {}
         found: dict[str, IndexTexts] = {}
         recent = {} if recent is None else recent
         later_pool = [*memories, *upcoming] if policy.next_turns else []
         for memory in memories:
             key = thread_key(memory)
-            pool = [*recent.get(key, []), *stored.get(key, [])]
-            earlier = {p.id: p for p in pool if p.created_at <= memory.created_at
-                       and same_thread(memory, p, policy.window)}
-            previous = _oldest_first(earlier.values())[-policy.turns:] if policy.turns else []
-            later = {p.id: p for p in [*later_pool, *stored.get(key, [])] if p.created_at > memory.created_at
-                     and same_thread(p, memory, policy.window)}
-            following = _oldest_first(later.values())[: policy.next_turns]
-            text = with_context(memory, previous, following)
+            stored = self._stored_neighbours(memory, following=not new) if from_store else Neighbours()
+            context = context_of(memory, [*recent.get(key, []), *stored.previous, *later_pool, *stored.following],
+                                 policy)
+            text = with_context(memory, context.previous, context.following)
             found[memory.id] = IndexTexts(text, text if policy.embed else memory.index_text())
             recent[key] = [*recent.get(key, [])[-policy.turns:], memory] if policy.turns else []
         return found
 
-    def _threads(self, memories: Sequence[Memory], *, newest: bool = False, before: bool = False, page: int = 500,
-                 pages: int = 20) -> dict[tuple[str, str], list[Memory]]:
-        """Each thread's live stored events from `window` before its earliest memory here on, one paged
-        query per thread; `newest`: only the thread's last few (all a memory being stored now needs);
-        `before`: surely including the `next_turns` stored just before the earliest memory."""
-        oldest: dict[tuple[str, str], Memory] = {}
-        for memory in memories:
-            key = thread_key(memory)
-            if memory.type in CONTEXT_TYPES and (key not in oldest or memory.created_at < oldest[key].created_at):
-                oldest[key] = memory
-        found: dict[tuple[str, str], list[Memory]] = {}
-        for key, first in oldest.items():
-            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=shifted(first.created_at, -self._context.window),
-                                limit=self._context.turns + 1 if newest else page)
-            if newest:
-                found[key] = self._records.query(query)
-                continue
-            found[key] = []
-            for number in range(pages):
-                batch = self._records.query(query.model_copy(update={"offset": number * page}))
-                found[key] += batch
-                # Newest first: once a page reaches back past the earliest memory, the rest is in hand.
-                older = sum(m.created_at < first.created_at for m in batch)
-                if len(batch) < page or older > (self._context.next_turns if before else 0):
-                    break
-        return found
+    def _stored_neighbours(self, memory: Memory, *, following: bool = True, before: int | None = None,
+                           after: int | None = None) -> Neighbours:
+        """`memory`'s nearest stored events (by default as many as its own context takes), none for a
+        memory that takes no context."""
+        if memory.type not in CONTEXT_TYPES:
+            return Neighbours()
+        policy = self._context
+        return self._records.thread_neighbours(
+            memory, before=policy.turns if before is None else before,
+            after=(policy.next_turns if after is None else after) if following else 0)
 
     def _followers(self, memories: Sequence[Memory]) -> list[Memory]:
         """Live events whose indexed context includes one of these (to re-index after a change): the
         `turns` after each, and the `next_turns` before it."""
         policy = self._context
         changed = {m.id for m in memories}
-        stored = self._threads(memories, before=policy.next_turns > 0)
         followers: dict[str, Memory] = {}
         for memory in memories:
-            thread = [f for f in stored.get(thread_key(memory), []) if f.id not in changed]
-            later = [f for f in thread if f.created_at >= memory.created_at and same_thread(f, memory, policy.window)]
-            for follower in _oldest_first(later)[: policy.turns]:
-                followers[follower.id] = follower
-            earlier = [p for p in thread if p.created_at <= memory.created_at
-                       and same_thread(memory, p, policy.window)]
-            for predecessor in _oldest_first(earlier)[-policy.next_turns:] if policy.next_turns else []:
-                followers[predecessor.id] = predecessor
+            stored = self._stored_neighbours(memory, before=policy.next_turns, after=policy.turns)
+            for follower in stored.following:
+                if follower.id not in changed and same_thread(follower, memory, policy.window):
+                    followers[follower.id] = follower
+            for predecessor in stored.previous:
+                if predecessor.id not in changed and same_thread(memory, predecessor, policy.window):
+                    followers[predecessor.id] = predecessor
         return list(followers.values())
 
-    def _predecessors(self, created: Sequence[Memory]) -> list[Memory]:
-        """Stored events whose following context now includes one of these freshly stored ones."""
+    def embedding_texts(self, memories: Sequence[Memory]) -> list[str]:
+        """What to embed for memories being stored now: each one's own text; with `embed`, its text with the
+        context it has now (neighbours read from the store)."""
+        if not self._context.embed:
+            return [memory.index_text() for memory in memories]
+        texts = self.texts(memories, new=True)
+        return [texts[memory.id].embedding for memory in memories]
+
+    def _new_context(self, created: Sequence[Memory]) -> tuple[dict[str, str], dict[str, tuple[Memory, str]]]:
+        """Keyword texts for freshly stored memories, and for the stored events whose following context now
+        includes one of them (by id: the event and its new text).
+
+        One bounded read per thread serves both: the events stored before the thread's earliest new one (as
+        many as its own context and its predecessors' contexts take) and any stored just after it.
+        """
         policy = self._context
-        events = [m for m in created if m.type in CONTEXT_TYPES]
-        if not policy.next_turns or not events:
-            return []
-        new = {m.id for m in events}
-        found: dict[str, Memory] = {}
-        for memories in _by_thread(events).values():
-            first = min(memories, key=lambda m: (m.created_at, m.id))
-            query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
-                                since=shifted(first.created_at, -policy.window),
-                                limit=policy.next_turns + len(memories) + 1)
-            earlier = [p for p in self._records.query(query) if p.id not in new and p.created_at <= first.created_at
-                       and same_thread(first, p, policy.window)]
-            found.update((p.id, p) for p in _oldest_first(earlier)[-policy.next_turns:])
-        return list(found.values())
+        texts = {memory.id: memory.index_text() for memory in created}
+        predecessors: dict[str, tuple[Memory, str]] = {}
+        if not policy.enabled:
+            return texts, predecessors
+        for thread in _by_thread(m for m in created if m.type in CONTEXT_TYPES).values():
+            first, new = min(thread, key=stored_order), {m.id for m in thread}
+            stored = self._records.thread_neighbours(first, before=policy.turns + policy.next_turns,
+                                                   after=policy.next_turns)
+            earlier = [m for m in stored.previous if m.id not in new]
+            pool = [*earlier, *thread, *(m for m in stored.following if m.id not in new)]
+            for memory in thread:
+                texts[memory.id] = _context_text(memory, pool, policy)
+            for predecessor in earlier[-policy.next_turns:] if policy.next_turns else []:
+                if same_thread(first, predecessor, policy.window):
+                    predecessors[predecessor.id] = (predecessor, _context_text(predecessor, pool, policy))
+        return texts, predecessors
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model (EmbeddingMismatch); binds a fresh one to ours.
@@ -168,19 +167,22 @@ class IndexSync:
             )
         self._compatible = True
 
-    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]],
-                       texts: dict[str, IndexTexts] | None = None) -> bool:
-        """Indexes freshly stored memories whose vectors (and, optionally, texts) are already computed."""
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
+        """Indexes freshly stored memories whose vectors are already computed (`embedding_texts`), with their
+        context; the stored events just before them gain them as following context."""
         if not pairs:
             return True
         memories = [memory for memory, _ in pairs]
-        keyword = {m.id: t.keyword for m, t in ((m, (texts or {}).get(m.id)) for m in memories) if t}
+        texts, predecessors = self._new_context(memories)
         indexed = self._attempt(memories, lambda: self._index.upsert(
-            [_document(m, v, keyword.get(m.id)) for m, v in pairs]))
-        predecessors = self._predecessors(memories)
-        if predecessors:  # their following context now includes these; a failure only leaves it stale
-            # Only a full re-index brings a record in line; a keyword-text refresh leaves its mark alone.
-            self._attempt(predecessors, lambda: self._refresh_context(predecessors), mark=self._context.embed)
+            [_document(m, v, texts[m.id]) for m, v in pairs]))
+        if predecessors:  # a failure only leaves their context stale
+            before = [memory for memory, _ in predecessors.values()]
+            if self._context.embed:  # their vectors hold the context too: only a re-embedding brings them in line
+                self._attempt(before, lambda: self._upsert_embedded(before))
+            else:  # their vectors are their own text's: the keyword text alone changes (a refresh keeps the mark)
+                self._attempt(before, lambda: self._index.set_texts(
+                    {memory_id: text for memory_id, (_, text) in predecessors.items()}), mark=False)
         return indexed
 
     def refresh(self, memories: Sequence[Memory]) -> bool:
@@ -399,6 +401,11 @@ class IndexSync:
         return True
 
 
+def _context_text(memory: Memory, pool: Sequence[Memory], policy: ContextPolicy) -> str:
+    context = context_of(memory, pool, policy)
+    return with_context(memory, context.previous, context.following)
+
+
 @dataclass(frozen=True)
 class IndexTexts:
     keyword: str
@@ -412,10 +419,6 @@ def _document(memory: Memory, vector: Vectors, text: str | None = None) -> Index
         vector=vector,
         attributes=IndexAttributes.of(memory),
     )
-
-
-def _oldest_first(memories: Iterable[Memory]) -> list[Memory]:
-    return sorted(memories, key=lambda m: (m.created_at, m.id))
 
 
 def _by_thread(memories: Iterable[Memory]) -> dict[tuple[str, str], list[Memory]]:

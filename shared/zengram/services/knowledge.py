@@ -15,6 +15,7 @@ from zengram.domain.errors import Forbidden, ZengramError
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
+    TIMELY_TYPES,
     Importance,
     ImportKind,
     ImportStatus,
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 # A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
 MAX_BRIEFING_SCAN = 5_000
+BRIEFING_TOP_ENTITIES = 15  # as upstream
 _IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
 BUCKETS = {
     MemoryType.EVENT: "events",
@@ -45,9 +47,10 @@ BUCKETS = {
 class Briefing:
     memories: list[Memory]  # importance, then newest first; at most `limit`
     matched: int  # memories of the window that passed every filter (before `limit`)
+    in_period: int  # memories of the window, before the agent and importance filters
     by_type: dict[str, int]
-    active_agents: list[str]
-    mentioned_clients: list[str]
+    active_agents: list[str]  # every agent standing behind a matched memory (its writer and corroborators)
+    mentioned_clients: list[str]  # the matched memories' clients but `global`
     scan_truncated: bool
     top_entities: list[MentionCount] = field(default_factory=list)
 
@@ -110,23 +113,25 @@ class KnowledgeService:
         return Briefing(
             memories=ranked[: request.limit],
             matched=len(matched),
+            in_period=len(window[:MAX_BRIEFING_SCAN]),
             by_type={type_.value: sum(1 for m in matched if m.type is type_) for type_ in MemoryType},
-            active_agents=sorted({memory.source_agent for memory in matched}),
-            mentioned_clients=sorted({memory.client_id for memory in matched}),
+            active_agents=sorted({agent for memory in matched for agent in [memory.source_agent,
+                                                                             *memory.observed_by]}),
+            mentioned_clients=sorted({memory.client_id for memory in matched} - {GLOBAL_CLIENT}),
             scan_truncated=scan_truncated,
-            top_entities=most_mentioned(memory.entities for memory in matched),
+            top_entities=most_mentioned((memory.entities for memory in matched), BRIEFING_TOP_ENTITIES),
         )
 
     # -- export ---------------------------------------------------------------------------------------
 
     def export(self, request: ExportRequest, scope: TenantScope = TenantScope.EVERYONE) -> ExportPage:
-        """Whole records, oldest first; inactive ones (superseded and deleted) unless `active_only`. Only
-        `scope`'s clients."""
+        """Whole records, newest first (upstream's order); inactive ones (superseded and deleted) unless
+        `active_only`. Only `scope`'s clients."""
         tenants = scope.narrow(request.client_id)
         found = self._store.query(RecordQuery(
             client_id=tenants.client_id, client_ids=tenants.client_ids, type=request.type, since=request.since,
             include_inactive=not request.active_only, include_deleted=not request.active_only,
-            oldest_first=True, limit=request.limit + 1, offset=request.offset,
+            oldest_first=request.order == "oldest", limit=request.limit + 1, offset=request.offset,
         ))
         return ExportPage(memories=found[: request.limit], has_more=len(found) > request.limit)
 
@@ -206,7 +211,7 @@ class KnowledgeService:
         dropped); extracted anew when it has none listed."""
         if record.entities is not None or self._entities is None:
             return [ref for ref in record.entities or [] if self._scrubber.scrub(ref.name) == ref.name]
-        return self._entities.extract(content, record.source_agent)
+        return self._entities.extract(content, record.source_agent, record.resolved_client_id)
 
     def _memory_of(self, record: ImportRecord) -> Memory:
         now = self._clock.now()
@@ -227,7 +232,7 @@ class KnowledgeService:
             subject=scrub(record.subject),
             status_value=scrub(record.status_value),
             metadata=self._scrubber.scrub_value(record.metadata),
-            valid_from=record.valid_from,
+            valid_from=record.valid_from or (created if record.type in TIMELY_TYPES else None),
             valid_to=record.valid_to,
             created_at=created,
             updated_at=record.updated_at or created,

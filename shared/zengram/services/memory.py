@@ -6,7 +6,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zengram.domain.content import Scrubber, content_hash
@@ -15,6 +15,7 @@ from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
+    TIMELY_TYPES,
     Memory,
     MemoryChanges,
     MemoryNotFound,
@@ -23,7 +24,7 @@ from zengram.domain.models import (
     WriteKind,
 )
 from zengram.domain.outbox import describe_error
-from zengram.domain.query import candidate_boosts
+from zengram.domain.query import candidate_boosts, key_terms
 from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryPlan, plan_query
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
@@ -60,6 +61,7 @@ class SearchResult:
     multi_path: bool
     path_counts: dict[str, int]
     failed_paths: list[str] = field(default_factory=list)  # paths that could not answer: results are degraded
+    expanded_query: str | None = None  # the key-term query of the retry, when the query itself found nothing
     plan: QueryPlan | None = None  # the query-time extras applied (temporal window and boost, expansion)
     reranked: bool | None = None  # whether the re-ranker re-scored the hits (None: none configured)
 
@@ -140,18 +142,16 @@ class MemoryService:
         # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
         fresh = [m for m in memories
                  if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
-        texts = self.index_sync.texts(fresh, new=True)
-        vectors = dict(zip((m.id for m in fresh), self._embedder.embed([texts[m.id].embedding for m in fresh]),
+        vectors = dict(zip((m.id for m in fresh), self._embedder.embed(self.index_sync.embedding_texts(fresh)),
                            strict=True))
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o for o in outcomes if o.kind is WriteKind.CREATED]
         self._link_entities([o.memory for o in created])
         late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
         if late:
-            texts.update(self.index_sync.texts(late, new=True))
-            vectors.update(zip((m.id for m in late), self._embedder.embed([texts[m.id].embedding for m in late]),
+            vectors.update(zip((m.id for m in late), self._embedder.embed(self.index_sync.embedding_texts(late)),
                                strict=True))
-        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created], texts)
+        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created])
         superseded = [o.superseded for o in created if o.superseded is not None]
         if superseded:
             indexed = self.index_sync.refresh_attributes(superseded) and indexed
@@ -167,13 +167,14 @@ class MemoryService:
         now = self._clock.now()
         scrub = self.scrubber.scrub_optional
         content = self.scrubber.scrub(draft.content)
+        client_id = self._client_of(draft, content, scope)
         return Memory(
             id=str(uuid.uuid4()),
             type=draft.type,
             content=content,
             content_hash=content_hash(content),
             source_agent=draft.source_agent,
-            client_id=self._client_of(draft, content, scope),
+            client_id=client_id,
             category=draft.category,
             importance=draft.importance,
             knowledge_category=draft.knowledge_category,
@@ -181,13 +182,13 @@ class MemoryService:
             subject=scrub(draft.subject),
             status_value=scrub(draft.status_value),
             metadata=self.scrubber.scrub_value(draft.metadata),
-            valid_from=draft.valid_from,
+            valid_from=draft.valid_from or (now if draft.type in TIMELY_TYPES else None),
             valid_to=draft.valid_to,
             created_at=now,
             updated_at=now,
             observed_by=[draft.source_agent],
             last_observed_at=now,
-            entities=self._entities.extract(content, draft.source_agent) if self._entities else [],
+            entities=self._entities.extract(content, draft.source_agent, client_id) if self._entities else [],
         )
 
     def _client_of(self, draft: MemoryDraft, content: str, scope: TenantScope) -> str:
@@ -219,7 +220,8 @@ class MemoryService:
             content = self.scrubber.scrub(patch.content)
             changes = changes.model_copy(update={"content": content, "content_hash": content_hash(content)})
             if self._entities is not None:  # new content, new entities (the memory's own agent is known)
-                entities = self._entities.extract(content, self.get(memory_id).source_agent)
+                current = self.get(memory_id)
+                entities = self._entities.extract(content, current.source_agent, current.client_id)
                 changes = changes.model_copy(update={"entities": entities})
         updated = self._store.update(memory_id, changes, self._clock.now(), expected_revision=expected_revision)
         self.after_change([updated], relink=changes.entities is not None, content_changed=patch.content is not None)
@@ -256,7 +258,7 @@ class MemoryService:
                 on_progress(seen)
             if memory.entities:
                 continue
-            entities = self._entities.extract(memory.content, memory.source_agent)
+            entities = self._entities.extract(memory.content, memory.source_agent, memory.client_id)
             if not entities:
                 report.none_found += 1
                 continue
@@ -322,6 +324,18 @@ class MemoryService:
             "key": scrub(query.key), "subject": scrub(query.subject)}))
 
     def search(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
+        """`search_once`; when it finds nothing, once more with the query's key terms (as upstream Zengram does),
+        the result then naming the `expanded_query`."""
+        result = self.search_once(request, scope)
+        if result.hits:
+            return result
+        terms = key_terms(request.q)
+        if not terms or terms == request.q:
+            return result
+        retried = self.search_once(request.model_copy(update={"q": terms}), scope)
+        return replace(retried, query=request.q, expanded_query=terms)
+
+    def search_once(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
         """Vector and keyword paths (and the graph path, when on) in parallel, fused (`ScoringConfig.fusion`),
         ranked by `effective_score`, then re-ranked when a re-ranker is on; only memories of `scope`'s clients
         (the index filters, the record store has the last word). The extras: docs/retrieval-extras.md."""
@@ -449,7 +463,7 @@ def _names_entity(memory: Memory, key: str | None) -> bool:
 
 def _warnings(memory: Memory) -> list[str]:
     if memory.type is MemoryType.FACT and memory.key is None:
-        return ["fact stored without a key: it will never be superseded; give a key to upsert"]
+        return ["Fact stored without key — cannot be superseded. Provide a key for long-term memory hygiene."]
     if memory.type is MemoryType.STATUS and memory.subject is None:
         return ["status stored without a subject: it will never be superseded; give a subject to upsert"]
     return []

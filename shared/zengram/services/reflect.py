@@ -39,7 +39,7 @@ class ReflectService:
         if self._llm.provider == "none":  # a feature of the LLM: unavailable without one, whatever is stored
             raise LLMUnavailable("LLM provider unavailable")
         search = SearchRequest(q=request.topic, client_id=request.client_id, limit=request.limit)
-        hits = self._memory.search(search, scope)
+        hits = self._memory.search_once(search, scope)
         memories = [hit.memory for hit in hits.hits]
         if not memories:
             return self._result(request, [], nothing_found(request.topic), [])

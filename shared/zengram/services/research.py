@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from zengram.domain.citations import CitationChecker
-from zengram.domain.errors import FeatureUnavailable
+from zengram.domain.errors import FeatureDisabled
 from zengram.domain.keys import TenantScope
 from zengram.domain.llm import LLMInfo, memory_line
 from zengram.domain.models import Memory
@@ -29,7 +29,8 @@ from zengram.domain.research import (
 from zengram.ports import LanguageModel, RecordStore, ResearchRunner
 from zengram.services.memory import MemoryService
 
-DISABLED_MESSAGE = "research disabled: set RESEARCH_ENABLED=true"
+DISABLED_CODE = "research_disabled"
+DISABLED_MESSAGE = "POST /research is disabled. Set RESEARCH_ENABLED=true to enable agentic multi-hop retrieval."
 
 JUDGE_SYSTEM = """You judge whether a set of memories answers a multi-hop question.
 Answer only with a JSON object: {"draft": string, "status": "SUFFICIENT" | "INSUFFICIENT", "reason": string,
@@ -75,7 +76,7 @@ class ResearchSteps:
 
     def retrieve(self, state: ResearchState) -> ResearchState:
         """One round: fused search for `state.query`, new ids appended in rank order."""
-        result = self._memory.search(
+        result = self._memory.search_once(
             SearchRequest(q=state.query, client_id=state.client_id, limit=self._retrieve_limit),
             TenantScope.of(state.client_ids),
         )
@@ -143,7 +144,7 @@ class ResearchService:
 
     def ensure_enabled(self) -> None:
         if not self._enabled:
-            raise FeatureUnavailable(DISABLED_MESSAGE)
+            raise FeatureDisabled(DISABLED_CODE, DISABLED_MESSAGE)
 
     def run(self, request: ResearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> ResearchState:
         """The finished state: `result` holds the synthesis; trace, judgement and counters the loop. Only

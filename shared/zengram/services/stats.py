@@ -87,6 +87,19 @@ class StatsService:
             entities=self._entities.stats(TOP_MENTIONED) if self._entities is not None else None,
         )
 
+    def totals(self, scope: TenantScope = TenantScope.EVERYONE) -> tuple[int, int | None]:
+        """Memories stored and documents indexed (None while the index cannot be counted): a briefing's
+        `brain_stats`, from the counters (a restricted scope counts its own, as `dashboard` does)."""
+        if scope.is_restricted:
+            dashboard = self._tenant_dashboard(scope)
+            return dashboard.records.total, dashboard.index.count
+        records = self._counters.stats(self._clock.now(), self._settings.decay_factor)
+        try:
+            return records.total, self._index.count()
+        except Exception as error:
+            logger.warning("could not count the search index: %s", describe_error(error))
+            return records.total, None
+
     def _index_status(self, records: RecordStats) -> IndexStatus:
         """The index's count (one document per indexed memory: vectors and keywords alike), or why there is none
         (the index's circuit breaker answers at once while it is open)."""

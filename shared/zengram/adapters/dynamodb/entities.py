@@ -110,6 +110,9 @@ class DynamoDBEntityStore:
     def set_type(self, key: str, new_type: EntityType) -> EntityRecord | None:
         return self._retrying(lambda: self._set_type_once(key, new_type), f"reclassify {key}")
 
+    def remove_unlinked(self, key: str) -> bool:
+        return self._retrying(lambda: self._remove_unlinked_once(key), f"remove {key}")
+
     # -- reads ----------------------------------------------------------------------------------------
 
     def get(self, key: str) -> EntityRecord | None:
@@ -241,6 +244,20 @@ class DynamoDBEntityStore:
                 _count_entity(old_type, -1, new=False, also=(new_type, +1)),
             ])
         return _record(entity).model_copy(update={"type": new_type})
+
+    def _remove_unlinked_once(self, key: str) -> bool:
+        """Deletes the entity item while its count is 0 (a link made meanwhile fails the condition, and the
+        retry then sees it linked), and takes it off the counters. Its 0-strength edges stay: never reported."""
+        entity = self._table.get(entity_item_key(key))
+        if entity is None or int(entity["mention_count"]["N"]) != 0:
+            return False
+        expression = Expression()
+        condition = expression.equals("mention_count", number(0))
+        self._table.write([
+            WriteOp("Delete", {"Key": entity_item_key(key), **expression.params(ConditionExpression=condition)}),
+            _count_entity(EntityType(entity["entity_type"]["S"]), -1, new=True),
+        ])
+        return True
 
     # -- plumbing -------------------------------------------------------------------------------------
 

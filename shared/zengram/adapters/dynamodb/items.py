@@ -21,8 +21,9 @@ from zengram.adapters.dynamodb.schema import (
     PENDING_SK,
     PK,
     SK,
+    THREAD_PK,
 )
-from zengram.domain.models import Memory, format_timestamp, parse_timestamp
+from zengram.domain.models import Memory, MemoryType, format_timestamp, parse_timestamp
 from zengram.domain.stats import decay_reference, decays
 
 AttributeValue = dict[str, Any]
@@ -99,10 +100,13 @@ def memory_key(memory_id: str) -> Item:
     return {PK: string(f"{MEMORY_KIND}#{memory_id}"), SK: string(MEMORY_KIND)}
 
 
-def _guard_key(prefix: str, *parts: str) -> Item:
+def _joined(prefix: str, *parts: str) -> str:
     # Escape '#' (and '%') so that e.g. client "a#b" + key "c" never meets client "a" + key "b#c".
-    escaped = (part.replace("%", "%25").replace("#", "%23") for part in parts)
-    return {PK: string("#".join((prefix, *escaped))), SK: string(GUARD_KIND)}
+    return "#".join((prefix, *(part.replace("%", "%25").replace("#", "%23") for part in parts)))
+
+
+def _guard_key(prefix: str, *parts: str) -> Item:
+    return {PK: string(_joined(prefix, *parts)), SK: string(GUARD_KIND)}
 
 
 def hash_guard_key(client_id: str, type_: str, content_hash: str) -> Item:
@@ -130,7 +134,7 @@ def guard_item(key: Item, memory_id: str) -> Item:
 # -- memories ---------------------------------------------------------------------------------------------
 
 
-def _created_sort_key(memory: Memory) -> AttributeValue:
+def created_sort_key(memory: Memory) -> AttributeValue:
     return string(f"{format_timestamp(memory.created_at)}#{memory.id}")
 
 
@@ -156,9 +160,9 @@ def memory_item(memory: Memory) -> Item:
         "kind": string(MEMORY_KIND),
         CLIENT_PK: string(f"CLIENT#{memory.client_id}"),
         ALL_PK: string(MEMORY_KIND),
-        CREATED_SK: _created_sort_key(memory),
+        CREATED_SK: created_sort_key(memory),
         **pending_attributes(memory),
-        **decay_attributes(memory),
+        **derived_attributes(memory),
         **{name: value for name, value in fields.items() if value is not None},
     }
 
@@ -189,6 +193,22 @@ def decay_attributes(memory: Memory) -> Item:
         shard = zlib.crc32(memory.id.encode()) % DECAY_SHARDS  # fixed per memory: a revise never moves it
         attributes[DECAY_PK] = string(decay_partition(memory.confidence, shard))
     return attributes
+
+
+def thread_partition(client_id: str, source_agent: str) -> AttributeValue:
+    return string(_joined("THREAD", client_id, source_agent))
+
+
+def thread_attributes(memory: Memory) -> Item:
+    """The by-thread entry: only a live event (active, not deleted) is in its conversation's partition."""
+    if memory.type is MemoryType.EVENT and memory.active and memory.deleted_at is None:
+        return {THREAD_PK: thread_partition(memory.client_id, memory.source_agent)}
+    return {}
+
+
+def derived_attributes(memory: Memory) -> Item:
+    """The GSI keys that follow from a memory's fields (and move with them on a revise)."""
+    return {**decay_attributes(memory), **thread_attributes(memory)}
 
 
 def memory_from_item(item: Item) -> Memory:

@@ -37,6 +37,7 @@ from zengram.adapters.dynamodb.items import (
     Item,
     confidence_key,
     content_guard_key,
+    created_sort_key,
     decay_partition,
     encode,
     hash_guard_key,
@@ -48,12 +49,14 @@ from zengram.adapters.dynamodb.items import (
     queued_at,
     stats_shard_key,
     string,
+    thread_partition,
     timestamp,
 )
 from zengram.adapters.dynamodb.schema import (
     ALL_PK,
     BY_CLIENT,
     BY_CREATED,
+    BY_THREAD,
     CLIENT_PK,
     CREATED_SK,
     DECAY_INDEX,
@@ -63,11 +66,13 @@ from zengram.adapters.dynamodb.schema import (
     PENDING_PK,
     PK,
     SK,
+    THREAD_PK,
     ensure_table,
 )
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
 from zengram.domain import lifecycle
+from zengram.domain.context import Neighbours
 from zengram.domain.errors import Conflict
 from zengram.domain.lifecycle import Change
 from zengram.domain.models import (
@@ -290,6 +295,24 @@ class DynamoDBRecordStore:
             return []
         items = itertools.islice(self._listed(query, page_size=max(wanted, _QUERY_PAGE)), wanted)
         return [memory_from_item(item) for item in items][query.offset:]
+
+    def thread_neighbours(self, memory: Memory, *, before: int, after: int) -> Neighbours:
+        """Two small Queries of the sparse by-thread GSI (live events only), each side from `memory`'s position."""
+        previous = self._thread_side(memory, before, forward=False)
+        return Neighbours(previous=previous[::-1], following=self._thread_side(memory, after, forward=True))
+
+    def _thread_side(self, memory: Memory, count: int, *, forward: bool) -> list[Memory]:
+        if count <= 0:
+            return []
+        expression = Expression()
+        condition = (f"{expression.equals(THREAD_PK, thread_partition(memory.client_id, memory.source_agent))} "
+                     f"AND {expression.name(CREATED_SK)} {'>' if forward else '<'} "
+                     f"{expression.value(created_sort_key(memory))}")
+        params = {"IndexName": BY_THREAD, "ScanIndexForward": forward,
+                  **expression.params(KeyConditionExpression=condition)}
+        found = map(memory_from_item, itertools.islice(self._table.query(params, page_size=count), count))
+        # The GSI may lag a just-committed delete or deactivation by a moment: such an item is left out.
+        return [memory for memory in found if memory.active and not memory.is_deleted]
 
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
                  client_ids: Sequence[str] | None = None) -> Iterator[Memory]:

@@ -8,12 +8,15 @@ PK, SK = "pk", "sk"
 CLIENT_PK, ALL_PK, CREATED_SK = "client_pk", "all_pk", "created_sk"
 PENDING_PK, PENDING_SK = "pending_pk", "pending_sk"
 DECAY_PK, DECAY_SK = "decay_pk", "decay_sk"
+THREAD_PK = "thread_pk"
 
 BY_CLIENT = "by-client"  # client_pk = CLIENT#<client_id>, created_sk = <created_at>#<id>: one client by time
 BY_CREATED = "by-created"  # all_pk = MEMORY, created_sk: every memory by time, without a client filter
 PENDING_INDEX = "pending-index"  # sparse: pending_pk/pending_sk exist only while the index lags behind
 # sparse: decay_pk = DECAY#<confidence>#<shard> only on active facts/statuses, decay_sk = last access else creation
 DECAY_INDEX = "decay-index"
+# sparse: thread_pk = THREAD#<client_id>#<source_agent> only on live events, created_sk: a conversation in order
+BY_THREAD = "by-thread"
 
 
 def _string_attribute(name: str) -> dict[str, str]:
@@ -33,7 +36,7 @@ TABLE_DEFINITION: dict[str, Any] = {
     "BillingMode": "PAY_PER_REQUEST",
     "AttributeDefinitions": [
         _string_attribute(name)
-        for name in (PK, SK, CLIENT_PK, ALL_PK, CREATED_SK, PENDING_PK, PENDING_SK, DECAY_PK, DECAY_SK)
+        for name in (PK, SK, CLIENT_PK, ALL_PK, CREATED_SK, PENDING_PK, PENDING_SK, DECAY_PK, DECAY_SK, THREAD_PK)
     ],
     "KeySchema": _key_schema(PK, SK),
     "GlobalSecondaryIndexes": [
@@ -43,6 +46,8 @@ TABLE_DEFINITION: dict[str, Any] = {
         _index(PENDING_INDEX, PENDING_PK, PENDING_SK, "KEYS_ONLY"),
         # Keys only: /stats just counts (Select=COUNT) the decayed memories of each partition.
         _index(DECAY_INDEX, DECAY_PK, DECAY_SK, "KEYS_ONLY"),
+        # All: a memory's nearest turns, whole, in one small Query (index-time conversation context).
+        _index(BY_THREAD, THREAD_PK, CREATED_SK, "ALL"),
     ],
 }
 

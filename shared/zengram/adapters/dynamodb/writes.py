@@ -17,7 +17,7 @@ from zengram.adapters.dynamodb.items import (
     STATS_KIND,
     AttributeValue,
     Item,
-    decay_attributes,
+    derived_attributes,
     encode,
     guard_item,
     memory_item,
@@ -98,7 +98,7 @@ def revise(before: Memory, after: Memory) -> WriteOp:
         else:
             assignments.append(expression.equals(field, encoded))
     assignments += [expression.equals(name, value) for name, value in pending_attributes(after).items()]
-    derived_before, derived_after = decay_attributes(before), decay_attributes(after)
+    derived_before, derived_after = derived_attributes(before), derived_attributes(after)
     assignments += [expression.equals(name, value) for name, value in derived_after.items()
                     if derived_before.get(name) != value]
     removals += [expression.name(name) for name in derived_before if name not in derived_after]

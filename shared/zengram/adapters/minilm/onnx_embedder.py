@@ -14,6 +14,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -58,19 +59,25 @@ class OnnxMiniLMEmbedder:
     text per pass.
 
     Construction is cheap; the first `embed` builds or loads the graph. Safe to share between threads:
-    loading happens once under a lock, and ONNX Runtime sessions accept concurrent `run` calls.
+    loading happens once under a lock, and ONNX Runtime sessions accept concurrent `run` calls. A call that
+    needs several passes (a batch of int8 texts, or of fp32 texts of different lengths) runs them on up to
+    `parallel_runs` threads, one core each: an import or a seeding uses every core, not one.
     """
 
     def __init__(self, model_dir: Path | None = None, *, variant: Variant = "fp32", cache_dir: Path | None = None,
-                 max_batch_tokens: int = 2048) -> None:
+                 max_batch_tokens: int = 2048, parallel_runs: int = 1) -> None:
         if max_batch_tokens < MAX_SEQ_LENGTH:
             raise ValueError(f"max_batch_tokens must be at least {MAX_SEQ_LENGTH}")
+        if parallel_runs < 1:
+            raise ValueError("parallel_runs must be at least 1")
         self._model_dir = model_dir
         self._variant: Variant = variant
         self._cache_dir = cache_dir
         self._max_batch_tokens = max_batch_tokens
+        self._parallel_runs = parallel_runs
         self._model: _LoadedModel | None = None
         self._load_lock = threading.Lock()
+        self._runners: ThreadPoolExecutor | None = None  # made on the first call that needs them
 
     @property
     def model_id(self) -> str:
@@ -94,9 +101,23 @@ class OnnxMiniLMEmbedder:
             return vectors
         model = self._loaded()
         sequences = token_ids(model.tokenizer, texts)
-        for batch in self._batches(sequences):
-            vectors[batch] = _run(model.session, [sequences[i] for i in batch])
+        batches = self._batches(sequences)
+
+        def run(batch: list[int]) -> npt.NDArray[np.float32]:
+            return _run(model.session, [sequences[i] for i in batch])
+
+        parallel = len(batches) > 1 and self._parallel_runs > 1
+        passes = self._runner_pool().map(run, batches) if parallel else map(run, batches)
+        for batch, batch_vectors in zip(batches, passes, strict=True):
+            vectors[batch] = batch_vectors
         return vectors
+
+    def _runner_pool(self) -> ThreadPoolExecutor:
+        """The threads a call's passes share (ONNX Runtime releases the GIL while it runs a pass)."""
+        with self._load_lock:
+            if self._runners is None:
+                self._runners = ThreadPoolExecutor(self._parallel_runs, thread_name_prefix="minilm-pass")
+            return self._runners
 
     def _batches(self, sequences: Sequence[Ints]) -> list[list[int]]:
         if self._variant == "int8":

@@ -96,6 +96,13 @@ class SQLiteEntityStore:
             row = tx.execute("SELECT * FROM entities WHERE key = ?", (key,)).fetchone()
         return _record(row) if row else None
 
+    def remove_unlinked(self, key: str) -> bool:
+        with self._db.transaction() as tx:
+            removed = tx.execute("DELETE FROM entities WHERE key = ? AND mention_count = 0", (key,)).rowcount > 0
+            if removed:  # its edges are all of strength 0 now
+                tx.execute("DELETE FROM entity_edges WHERE (a = ? OR b = ?) AND strength <= 0", (key, key))
+        return removed
+
     # -- reads ----------------------------------------------------------------------------------------
 
     def get(self, key: str) -> EntityRecord | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.domain import lifecycle
+from zengram.domain.context import Neighbours
 from zengram.domain.lifecycle import Change
 from zengram.domain.models import (
     Importance,
@@ -79,6 +80,9 @@ CREATE INDEX IF NOT EXISTS memories_by_client_created ON memories (client_id, cr
 CREATE INDEX IF NOT EXISTS memories_by_key ON memories (client_id, key) WHERE key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_by_subject ON memories (client_id, subject) WHERE subject IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_pending ON memories (index_pending) WHERE index_pending = 1;
+-- A conversation thread's live events in stored order: a memory's nearest turns in one short range read.
+CREATE INDEX IF NOT EXISTS memories_thread ON memories (client_id, source_agent, created_at, id)
+    WHERE type = 'event' AND active = 1 AND deleted_at IS NULL;
 CREATE INDEX IF NOT EXISTS memories_unconsolidated ON memories (created_at, id)
     WHERE active = 1 AND consolidated = 0;
 -- Covering indexes for /stats: the counts read only these (the trailing columns spare the table lookups).
@@ -104,6 +108,10 @@ _LIVE_COUNTS = ("SELECT type, active, consolidated, COUNT(*) FROM memories WHERE
 _DELETED_COUNT = "SELECT COUNT(*) FROM memories WHERE deleted_at IS NOT NULL"
 _DECAYING = "active = 1 AND type IN ('fact', 'status')"  # the WHERE of the memories_decaying index, verbatim
 _DECAY_CONFIDENCES = f"SELECT DISTINCT confidence FROM memories INDEXED BY memories_decaying WHERE {_DECAYING}"
+_THREAD_SIDE = ("SELECT * FROM memories INDEXED BY memories_thread WHERE client_id = ? AND source_agent = ? "
+                "AND type = 'event' AND active = 1 AND deleted_at IS NULL AND (created_at, id) {} (?, ?) "
+                "ORDER BY created_at {}, id {} LIMIT ?")
+_THREAD_BEFORE, _THREAD_AFTER = _THREAD_SIDE.format("<", "DESC", "DESC"), _THREAD_SIDE.format(">", "ASC", "ASC")
 _DECAYED_COUNT = (f"SELECT COUNT(*) FROM memories WHERE {_DECAYING} "
                   "AND confidence = ? AND COALESCE(last_accessed_at, created_at) < ?")
 
@@ -321,6 +329,14 @@ class SQLiteRecordStore:
         sql = f"SELECT * FROM memories WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?"
         rows = self._db.connection().execute(sql, [*params, query.limit, query.offset]).fetchall()
         return [_from_row(row) for row in rows]
+
+    def thread_neighbours(self, memory: Memory, *, before: int, after: int) -> Neighbours:
+        position = (memory.client_id, memory.source_agent, format_timestamp(memory.created_at), memory.id)
+        connection = self._db.connection()
+        previous = connection.execute(_THREAD_BEFORE, (*position, before)).fetchall() if before > 0 else []
+        following = connection.execute(_THREAD_AFTER, (*position, after)).fetchall() if after > 0 else []
+        return Neighbours(previous=[_from_row(row) for row in reversed(previous)],
+                          following=[_from_row(row) for row in following])
 
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
                  client_ids: Sequence[str] | None = None) -> Iterator[Memory]:

@@ -7,31 +7,54 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from zengram.api.access import ScopeDep
-from zengram.api.deps import KnowledgeServiceDep
-from zengram.api.schemas import ERROR_RESPONSES, BriefingBody, BriefingSummary, MentionBody, briefing_entry
-from zengram.domain.models import format_timestamp
-from zengram.domain.requests import BriefingRequest
-from zengram.services.knowledge import BUCKETS
+from zengram.api.deps import KnowledgeServiceDep, StatsServiceDep
+from zengram.api.schemas import (
+    ERROR_RESPONSES,
+    BrainStats,
+    BriefingBody,
+    BriefingSummary,
+    HeadlineRecord,
+    MentionBody,
+    briefing_entry,
+)
+from zengram.domain.models import MemoryType, format_timestamp, utc_now
+from zengram.domain.requests import BriefingFormat, BriefingRequest
+from zengram.services.knowledge import BUCKETS, Briefing
 
 router = APIRouter(tags=["briefing"], responses=ERROR_RESPONSES)
+
+TOP_HEADLINES = 5  # per type, in a `summary` briefing (as upstream)
+HEADLINE_LISTS = {MemoryType.EVENT: "top_events", MemoryType.FACT: "top_facts", MemoryType.STATUS: "top_statuses",
+                  MemoryType.DECISION: "top_decisions"}
 
 
 @router.get("/briefing", response_model=BriefingBody)
 def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: KnowledgeServiceDep,
-                 scope: ScopeDep) -> BriefingBody:
+                 stats: StatsServiceDep, scope: ScopeDep) -> BriefingBody:
     briefing = knowledge.briefing(request, scope)
-    form = request.format.value
-    buckets = {name: [briefing_entry(memory, form) for memory in briefing.bucket(type_)]
+    head = {"since": format_timestamp(request.since), "format": request.format.value,
+            "requesting_agent": request.agent or "unknown", "generated_at": format_timestamp(utc_now()),
+            "agent": request.agent, "summary": _summary(briefing)}
+    if request.format is BriefingFormat.SUMMARY:
+        return BriefingBody(**head, **{name: [HeadlineRecord.of(m) for m in briefing.bucket(type_)[:TOP_HEADLINES]]
+                                       for type_, name in HEADLINE_LISTS.items()})
+    total, indexed = stats.totals(scope)
+    buckets = {name: [briefing_entry(memory, request.format.value) for memory in briefing.bucket(type_)]
                for type_, name in BUCKETS.items()}
-    summary = BriefingSummary(
-        total=briefing.matched,
+    return BriefingBody(**head, **buckets, brain_stats=BrainStats(total_memories=total, vectors_count=indexed))
+
+
+def _summary(briefing: Briefing) -> BriefingSummary:
+    counts = {name: briefing.by_type[type_.value] for type_, name in BUCKETS.items()}
+    return BriefingSummary(
+        total_entries=briefing.matched,
+        total_in_period=briefing.in_period,
+        **counts,
+        agents_active=briefing.active_agents,
+        clients_mentioned=briefing.mentioned_clients,
+        entities_mentioned=[MentionBody(name=entity.name, type=entity.type, count=entity.mentions)
+                            for entity in briefing.top_entities],
         returned=len(briefing.memories),
         has_more=briefing.matched > len(briefing.memories) or briefing.scan_truncated,
         by_type=briefing.by_type,
-        active_agents=briefing.active_agents,
-        mentioned_clients=briefing.mentioned_clients,
-        top_entities=[MentionBody(name=entity.name, type=entity.type, mentions=entity.mentions)
-                      for entity in briefing.top_entities],
     )
-    return BriefingBody(since=format_timestamp(request.since), agent=request.agent, format=form, summary=summary,
-                        **buckets)

@@ -1,4 +1,4 @@
-"""Entities: the registry extraction fills at write time, and reclassification of entity types."""
+"""Entities: the registry extraction fills at write time; reclassification, removal and merging of entities."""
 
 from __future__ import annotations
 
@@ -9,29 +9,30 @@ from fastapi import APIRouter, Query
 from zengram.api.access import ScopeDep
 from zengram.api.deps import EntityServiceDep
 from zengram.api.schemas import (
+    CONFLICT,
     ENTITY_NOT_FOUND,
     ERROR_RESPONSES,
     CompactRecord,
     EntityBody,
+    EntityDeletedBody,
     EntityDetailBody,
     EntityListBody,
     EntityMemoriesBody,
+    EntityMergedBody,
     EntityStatsBody,
+    MemoryLinkBody,
     ReclassifyBody,
-    ReclassifyChangeBody,
+    ReclassifyItemBody,
     RelatedEntityBody,
 )
-from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, EntityRecord, ReclassifyRequest
+from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, MergeRequest, ReclassifyRequest
 from zengram.domain.models import format_timestamp
 from zengram.domain.requests import CLIENT_PATTERN
+from zengram.services.entities import ReclassifyReport
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
 
-
-def _entity_body(entity: EntityRecord) -> EntityBody:
-    return EntityBody(name=entity.name, type=entity.type.value, mention_count=entity.mention_count,
-                      first_seen=format_timestamp(entity.first_seen) if entity.first_seen else None,
-                      last_seen=format_timestamp(entity.last_seen) if entity.last_seen else None)
+MENTIONED = "mentioned"  # the role of every memory link: extraction records no finer one
 
 
 @router.get("/entities", response_model=EntityListBody)
@@ -40,27 +41,35 @@ def list_entities(request: Annotated[EntityListRequest, Query()], entities: Enti
     found = entities.list_entities(request.type, request.limit, request.offset, scope)
     return EntityListBody(count=len(found), offset=request.offset, limit=request.limit,
                           type=request.type.value if request.type else None,
-                          entities=[_entity_body(entity) for entity in found])
+                          entities=[EntityBody.of(entity) for entity in found])
 
 
 @router.get("/entities/stats", response_model=EntityStatsBody)
 def entity_stats(entities: EntityServiceDep, scope: ScopeDep) -> EntityStatsBody:
     stats = entities.stats(scope=scope)
     return EntityStatsBody(total=stats.total, by_type=stats.by_type,
-                           top_mentioned=[_entity_body(entity) for entity in stats.top_mentioned])
+                           top_mentioned=[EntityBody.of(entity) for entity in stats.top_mentioned])
 
 
 @router.post("/entities/reclassify", response_model=ReclassifyBody)
 def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> ReclassifyBody:
     report = entities.reclassify(body)
+    items = _reclassify_items(report, body)
     return ReclassifyBody(
-        dry_run=report.dry_run,
-        changes=[ReclassifyChangeBody(entity=change.name, old_type=change.old_type.value,
-                                      new_type=change.new_type.value, memories_affected=change.memories_affected)
-                 for change in report.changes],
-        unchanged=report.unchanged, not_found=report.not_found, memories_updated=report.memories_updated,
-        indexed=report.indexed, event_id=report.event_id,
+        preview=items if report.dry_run else None, applied=False if report.dry_run else items,
+        dry_run=report.dry_run, unchanged=report.unchanged, not_found=report.not_found,
+        memories_updated=report.memories_updated, indexed=report.indexed, event_id=report.event_id,
     )
+
+
+def _reclassify_items(report: ReclassifyReport, body: ReclassifyRequest) -> list[ReclassifyItemBody]:
+    """Upstream's items: each change, and each name not found (with its error)."""
+    changes = [ReclassifyItemBody(name=change.name, old_type=change.old_type.value, new_type=change.new_type.value,
+                                  memories_affected=change.memories_affected) for change in report.changes]
+    wanted = {item.name: item.new_type.value for item in body.reclassifications}
+    missing = [ReclassifyItemBody(name=name, old_type=None, new_type=wanted[name], memories_affected=0,
+                                  error="Entity not found") for name in report.not_found]
+    return changes + missing
 
 
 @router.get("/entities/{name}", response_model=EntityDetailBody,
@@ -68,9 +77,26 @@ def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> 
 def get_entity(name: str, entities: EntityServiceDep, scope: ScopeDep) -> EntityDetailBody:
     detail = entities.detail(name, scope)
     return EntityDetailBody(
-        **_entity_body(detail.entity).model_dump(), aliases=detail.aliases,
+        **EntityBody.of(detail.entity, detail.aliases).model_dump(),
         related=[RelatedEntityBody(name=edge.name, strength=edge.strength) for edge in detail.related],
     )
+
+
+@router.delete("/entities/{name}", response_model=EntityDeletedBody, responses={**ENTITY_NOT_FOUND, **CONFLICT})
+def delete_entity(name: str, entities: EntityServiceDep) -> EntityDeletedBody:
+    """Every memory stops naming the entity, then the registry forgets it (memories themselves stay)."""
+    removal = entities.delete(name)
+    body = EntityBody.of(removal.entity)
+    return EntityDeletedBody(name=body.canonical_name, type=body.entity_type, id=body.id,
+                             memories_updated=removal.memories_updated)
+
+
+@router.post("/entities/{name}/merge", response_model=EntityMergedBody, responses=ENTITY_NOT_FOUND)
+def merge_entities(name: str, body: MergeRequest, entities: EntityServiceDep) -> EntityMergedBody:
+    """The memories naming `merge_from` name this entity instead; `merge_from` leaves the registry."""
+    merge = entities.merge(name, body.merge_from)
+    return EntityMergedBody(primary=merge.primary.name, absorbed=merge.absorbed.name, links_moved=merge.links_moved,
+                            alias_created=False, memories_updated=merge.links_moved)
 
 
 @router.get("/entities/{name}/memories", response_model=EntityMemoriesBody, responses=ENTITY_NOT_FOUND)
@@ -80,5 +106,9 @@ def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()
                                                            description="Only this client's memories")] = None,
                     ) -> EntityMemoriesBody:
     entity, memories = entities.memories(name, request.limit, client_id, scope)
-    return EntityMemoriesBody(entity=entity.name, type=entity.type.value, count=len(memories),
-                              memories=[CompactRecord.of(memory) for memory in memories])
+    return EntityMemoriesBody(
+        entity=entity.name, entity_type=entity.type.value, type=entity.type.value, count=len(memories),
+        memory_links=[MemoryLinkBody(memory_id=memory.id, role=MENTIONED,
+                                     created_at=format_timestamp(memory.created_at)) for memory in memories],
+        memories=[CompactRecord.of(memory) for memory in memories],
+    )

@@ -12,6 +12,7 @@ from zengram.api.schemas import (
     ERROR_RESPONSES,
     FORBIDDEN,
     ExportBody,
+    ExportFilters,
     ImportBody,
     ImportResultItem,
 )
@@ -25,8 +26,12 @@ router = APIRouter(tags=["export"], responses=ERROR_RESPONSES)
 def export_memories(request: Annotated[ExportRequest, Query()], knowledge: KnowledgeServiceDep,
                     scope: ScopeDep) -> ExportBody:
     page = knowledge.export(request, scope)
-    return ExportBody(exported_at=format_timestamp(utc_now()), count=len(page.memories), offset=request.offset,
-                      limit=request.limit, has_more=page.has_more, data=page.memories)
+    filters = ExportFilters(client_id=request.client_id, type=request.type.value if request.type else None,
+                            since=format_timestamp(request.since) if request.since else None,
+                            active_only=request.active_only)
+    return ExportBody(memories=page.memories, total=len(page.memories), limit=request.limit, offset=request.offset,
+                      has_more=page.has_more, exported_at=format_timestamp(utc_now()), filters=filters,
+                      count=len(page.memories))
 
 
 @router.post("/export/import", response_model=ImportBody, responses=FORBIDDEN)
@@ -39,7 +44,7 @@ def import_memories(
     report = knowledge.import_batch(body, approved=bool(operator_approved), scope=scope)
     return ImportBody(
         imported=report.count(ImportStatus.IMPORTED), skipped=report.count(ImportStatus.SKIPPED),
-        failed=report.count(ImportStatus.FAILED), indexed=report.indexed,
+        errors=report.count(ImportStatus.FAILED), failed=report.count(ImportStatus.FAILED), indexed=report.indexed,
         results=[ImportResultItem(index=item.index, status=item.status, id=item.id, reason=item.reason,
                                   error=item.error) for item in report.items],
     )

@@ -1,14 +1,20 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
+from zengram.api.deps import HealthServiceDep
 from zengram.api.schemas import HealthBody
 from zengram.domain.models import format_timestamp, utc_now
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/health", response_model=HealthBody)
-def health() -> HealthBody:
-    """Liveness; the only route without the API key."""
-    return HealthBody(status="ok", service="zengram", timestamp=format_timestamp(utc_now()))
+@router.get("/health", response_model=HealthBody,
+            responses={503: {"model": HealthBody, "description": "`degraded`: some dependency is down (`checks`)"}})
+def health(checks: HealthServiceDep, response: Response) -> HealthBody:
+    """Whether the record store, the search index and the embedder answer; the only route without the API key."""
+    report = checks.check()
+    if not report.healthy:
+        response.status_code = 503
+    return HealthBody(status="ok" if report.healthy else "degraded", service="zengram", checks=report.checks,
+                      timestamp=format_timestamp(utc_now()))

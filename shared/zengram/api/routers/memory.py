@@ -54,19 +54,23 @@ def store_body(result: StoreResult) -> StoreOutcomeBody:
     memory = result.memory
     if result.kind is WriteKind.DEDUPLICATED:
         return DeduplicatedBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
-                                observed_by=memory.observed_by, observation_count=memory.observation_count,
-                                message="Exact duplicate from same agent -- returning existing memory")
+                                message=DUPLICATE_MESSAGE, stored_in=ALREADY_STORED, observed_by=memory.observed_by,
+                                observation_count=memory.observation_count)
     if result.kind is WriteKind.CORROBORATED:
         return CorroboratedBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
-                                observed_by=memory.observed_by, observation_count=memory.observation_count,
-                                message=f"Cross-agent corroboration recorded -- now observed by "
-                                        f"{memory.observation_count} agents")
+                                observed_by_count=len(memory.observed_by), message=CORROBORATED_MESSAGE,
+                                stored_in=ALREADY_STORED, observed_by=memory.observed_by,
+                                observation_count=memory.observation_count)
     warnings = [*result.warnings, *([] if result.indexed else [NOT_INDEXED_YET])]
     return StoredBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
                       supersedes=memory.supersedes, stored_in=StoredIn(vector=result.indexed, structured_db=True),
                       warning="; ".join(warnings) or None)
 
 
+# Upstream Zengram's words, which its clients show as they are.
+DUPLICATE_MESSAGE = "Exact duplicate — returning existing memory"
+CORROBORATED_MESSAGE = "Duplicate content from a different agent — recorded as corroboration"
+ALREADY_STORED = StoredIn(vector=True, structured_db=True)
 NOT_INDEXED_YET = ("stored, but not in the search index yet (it is unavailable): the repair sweep indexes it once "
                    "the index is back; GET /memory/{id} and /memory/query see it now")
 SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: {
@@ -82,9 +86,12 @@ def search_memories(
     scope: ScopeDep,
 ) -> SearchBody:
     result = memories.search(request, scope)
-    background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
-    return SearchBody(query=result.query, count=len(result.hits),
+    if request.counts_access:
+        background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
+    retried = result.expanded_query is not None
+    return SearchBody(query=result.query, expanded_query=result.expanded_query, count=len(result.hits),
                       results=[search_hit(hit, request.format.value) for hit in result.hits],
+                      retry=True if retried else None,
                       retrieval=_retrieval(result, full=request.format.value == "full"))
 
 
@@ -128,11 +135,19 @@ def delete_memory(
     memory_id: str, memories: MemoryServiceDep, scope: ScopeDep, body: Annotated[DeleteRequest | None, Body()] = None
 ) -> DeleteBody:
     request = body or DeleteRequest()
+    before = memories.get(memory_id, scope)
     deleted = memories.delete(memory_id, by=request.source_agent or DEFAULT_AGENT, reason=request.reason,
                               scope=scope)
     assert deleted.deleted_at is not None and deleted.deleted_by is not None
+    # Upstream answers `already_inactive` for a memory that was inactive; a superseded one is still marked
+    # deleted here, so it leaves `include_superseded` searches and cannot be restored.
     return DeleteBody(id=memory_id, deleted=True, deleted_at=format_timestamp(deleted.deleted_at),
-                      deleted_by=deleted.deleted_by, reason=deleted.delete_reason)
+                      deleted_by=deleted.deleted_by, reason=deleted.delete_reason,
+                      already_inactive=True if not before.active else None,
+                      message=ALREADY_INACTIVE if not before.active else None)
+
+
+ALREADY_INACTIVE = "Memory was already inactive"
 
 
 @router.post("/memory/{memory_id}/restore", response_model=RestoreBody, responses={**NOT_FOUND, **CONFLICT})

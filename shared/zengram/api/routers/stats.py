@@ -59,6 +59,7 @@ def _index_health(dashboard: Dashboard) -> IndexHealth:
 def _entities(entities: EntityStats) -> StatsEntities:
     return StatsEntities(
         total=entities.total, by_type=entities.by_type,
-        top_mentioned=[StatsEntity(name=entity.name, type=entity.type.value, mention_count=entity.mention_count)
+        top_mentioned=[StatsEntity(canonical_name=entity.name, entity_type=entity.type.value,
+                                   mention_count=entity.mention_count, name=entity.name, type=entity.type.value)
                        for entity in entities.top_mentioned],
     )

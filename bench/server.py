@@ -1,0 +1,90 @@
+"""`zengram serve` in a child process, as a user runs it: the benchmarks talk to it over loopback HTTP and read
+its CPU time from /proc, so their figures hold the server's work only (never the benchmark's own client)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from bench.stores import API_KEY, MODEL_CACHE
+
+START_TIMEOUT_SECONDS = 900.0  # a 100k store loads its vector matrix and builds its thread index on first open
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+class ServerProcess:
+    """`with ServerProcess(folder) as server:` serves the data folder at `server.url` until the block ends.
+
+    The product's own settings, but for rate limits (off: benchmarks send thousands of requests a minute) and
+    the shared cache of built MiniLM graphs; `settings` adds `ZENGRAM_<NAME>` overrides.
+    """
+
+    def __init__(self, data_dir: Path, **settings: str) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port: int = probe.getsockname()[1]
+        self._env = {
+            **os.environ, "BRAIN_API_KEY": API_KEY, "ZENGRAM_DATA_DIR": str(data_dir), "ZENGRAM_PORT": str(self.port),
+            "ZENGRAM_RATE_LIMIT_ENABLED": "false", "ZENGRAM_MINILM_CACHE_DIR": str(MODEL_CACHE),
+            "ZENGRAM_LOG_LEVEL": "WARNING",
+            **{f"ZENGRAM_{name.upper()}": value for name, value in settings.items()},
+        }
+        self._log = data_dir.parent / f"{data_dir.name}.server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("the server is not running")
+        return self._process.pid
+
+    def __enter__(self) -> ServerProcess:
+        with self._log.open("wb") as log:
+            self._process = subprocess.Popen([sys.executable, "-m", "zengram.embedded.cli", "serve"], env=self._env,
+                                             stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while True:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"zengram serve exited with {self._process.returncode}; see {self._log}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                self.__exit__(None, None, None)
+                raise RuntimeError(f"zengram serve did not answer within {START_TIMEOUT_SECONDS:.0f} s")
+            time.sleep(0.2)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self._process is None:
+            return
+        self._process.send_signal(signal.SIGINT)  # uvicorn's graceful shutdown
+        try:
+            self._process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far, every thread of it."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def client(url: str) -> httpx.Client:
+    return httpx.Client(base_url=url, headers={"x-api-key": API_KEY}, timeout=120.0)
