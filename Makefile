@@ -29,8 +29,10 @@ LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versio
 	2>/dev/null && echo $$c && break; done)
 # The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
 STAGE ?= dev
+# Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
+KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -150,6 +152,12 @@ lock: $(STAMP)
 deploy: $(STAMP) $(SAM_STAMP)
 	PYTHON=$(abspath $(BIN)/python) $(SAM) build --config-env $(STAGE)
 	$(SAM) deploy --config-env $(STAGE)
+	$(BIN)/python infra/scripts/prune_versions.py --stage $(STAGE) --keep $(KEEP)
+
+# Delete the stage's old function versions (each SnapStart version keeps a billed snapshot): all but the aliased
+# ones and the newest KEEP. `make deploy` runs it; DRY_RUN=1 only lists them.
+prune-versions: $(STAMP)
+	$(BIN)/python infra/scripts/prune_versions.py --stage $(STAGE) --keep $(KEEP) $(if $(DRY_RUN),--dry-run)
 
 # Delete the stack of one stage (the table and a created domain are retained: see docs/deploy-aws.md).
 delete: $(SAM_STAMP)

@@ -1,27 +1,85 @@
-"""`make bench-coldstart`: import time of each function module in a fresh interpreter, as Lambda's init does.
+"""`make bench-coldstart`: each function's init and first request, as Lambda runs them, against a bare FastAPI +
+Mangum handler on the same runtime, in one run.
 
-With the layer built by `make package` and a local python3.13, each function is imported exactly as the
-runtime would (layer on sys.path, function folder as the code root, precompiled bytecode). Otherwise the dev
-venv's interpreter is used and the report says so. Figures are medians over repeated fresh processes, minus
-the same interpreter starting with nothing to import.
+With the layer built by `make package` and a local python3.13 (the functions' runtime), every measurement is a fresh
+interpreter that imports a function exactly as Lambda's init does (layer on sys.path, function folder as the code
+root, precompiled bytecode, the runtime's boto3 beside it), then handles one sample event. Otherwise the dev venv's
+interpreter is used and the report says so. Rounds interleave every subject, so load that drifts during the run
+falls on the baseline and the functions alike; figures are medians over the rounds.
+
+- init: the import of the function module (what Lambda's init runs; the interpreter's own start is left out), and
+  its ratio to the baseline's. Target (#18 §5): at most 1.3x.
+- first request, on demand: an init of type on-demand, then the first sample event: what a cold start without
+  SnapStart costs the first caller, beyond the init.
+- first request, primed: an init of type snap-start, which primes the function (container, clients, tracer, secret)
+  as it does before the snapshot; the first event then shows what a caller waits after a restore (less the restore
+  itself and the new connections, which cannot be measured here).
+The first requests reach DynamoDB on a local moto server and the embedded search index; the key is BRAIN_API_KEY.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import socket
 import statistics
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER_SITE = ROOT / "build" / "layer" / "python"
-TARGET_MS = 300.0
+BASELINE = ROOT / "bench" / "coldstart_baseline"
+INIT_TARGET_RATIO = 1.3
 FUNCTIONS = sorted(path.name for path in (ROOT / "functions").iterdir() if (path / "app.py").is_file())
-
-
+# A sample event per function whose first request needs neither an embedding provider nor an LLM.
+FIRST_REQUESTS = {
+    "health": "health/get_health.json",
+    "memory": "memory/get_query.json",
+    "briefing": "briefing/get_briefing.json",
+    "clients": "clients/list_clients.json",
+    "admin": "admin/list_keys.json",
+    "entities": "entities/list_entities.json",
+    "export": "export/get_export.json",
+    "authorizer": "authorizer/api_key.json",
+}
+SAMPLE_KEY = "sample-api-key"
 RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer")  # what the Lambda runtime itself provides
+
+# Run in the measured interpreter: import the handler module, then (with an event) call it twice.
+PROBE = """
+import json, sys, time
+started = time.perf_counter()
+import app
+imported = time.perf_counter()
+result = {"init_ms": (imported - started) * 1000}
+if len(sys.argv) > 1:
+    class Context:
+        function_name = "bench"; function_version = "1"; memory_limit_in_mb = 1024
+        invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:bench"
+        aws_request_id = "bench"; log_group_name = "/aws/lambda/bench"; log_stream_name = "bench"
+        def get_remaining_time_in_millis(self): return 29000
+    event = json.load(open(sys.argv[1]))
+    for name in ("first_ms", "second_ms"):
+        before = time.perf_counter()
+        answer = app.handler(json.loads(json.dumps(event)), Context())
+        result[name] = (time.perf_counter() - before) * 1000
+    result["status"] = answer.get("statusCode", answer.get("isAuthorized"))
+print(json.dumps(result))
+"""
+
+
+@dataclass(frozen=True)
+class Subject:
+    name: str
+    code_root: Path
+    event: Path | None = None
 
 
 def runtime_interpreter() -> str | None:
@@ -43,45 +101,110 @@ def runtime_site() -> Path:
     return folder
 
 
-def interpreter() -> tuple[list[str], dict[str, str], str]:
-    """The command, environment and a description of what is measured."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env.update({"POWERTOOLS_TRACE_DISABLED": "false", "AWS_REGION": "eu-west-1", "AWS_LAMBDA_FUNCTION_NAME": "x"})
+def interpreter() -> tuple[str, list[str], str]:
+    """The interpreter, the path entries after the code root, and a description of what is measured."""
     python = runtime_interpreter()
     if LAYER_SITE.is_dir() and python:
-        env["ZENGRAM_BENCH_EXTRA_PATH"] = os.pathsep.join([str(LAYER_SITE), str(runtime_site())])
-        return [python], env, "python3.13 + the packaged layer (build/layer), as on Lambda"
-    return [str(ROOT / ".venv" / "bin" / "python")], env, "dev venv python (run `make package` for the layer)"
+        return python, [str(LAYER_SITE), str(runtime_site())], "python3.13 + the packaged layer, as on Lambda"
+    return str(ROOT / ".venv" / "bin" / "python"), [], "dev venv python (run `make package` for the layer)"
 
 
-def time_import(command: list[str], env: dict[str, str], code_root: Path | None, statement: str) -> float:
-    path_entries = [str(code_root)] if code_root else []
-    if env.get("ZENGRAM_BENCH_EXTRA_PATH"):
-        path_entries.append(env["ZENGRAM_BENCH_EXTRA_PATH"])
-    run_env = {**env, "PYTHONPATH": os.pathsep.join(path_entries)}
-    started = time.perf_counter()
-    subprocess.run([*command, "-c", statement], env=run_env, check=True)
-    return (time.perf_counter() - started) * 1000
+@contextmanager
+def moto_dynamodb() -> Iterator[str]:
+    """A local moto server for the first requests' DynamoDB reads; stopped on exit."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([str(ROOT / ".venv" / "bin" / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
-def median_ms(command: list[str], env: dict[str, str], code_root: Path | None, statement: str, runs: int) -> float:
-    time_import(command, env, code_root, statement)  # first run warms the OS file cache
-    return statistics.median(time_import(command, env, code_root, statement) for _ in range(runs))
+def environment(path: list[str], code_root: Path, dynamodb: str, data_dir: Path, init_type: str) -> dict[str, str]:
+    """What template.yaml gives a function, pointed at the local stand-ins."""
+    kept = {name: value for name, value in os.environ.items()
+            if name in ("PATH", "HOME", "LANG") or name.startswith("PYENV")}
+    return {**kept, "PYTHONPATH": os.pathsep.join([str(code_root), *path]), "AWS_REGION": "eu-west-1",
+            "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_ENDPOINT_URL_DYNAMODB": dynamodb,
+            "AWS_LAMBDA_FUNCTION_NAME": "bench", "AWS_LAMBDA_INITIALIZATION_TYPE": init_type,
+            "POWERTOOLS_TRACE_DISABLED": "false", "POWERTOOLS_METRICS_NAMESPACE": "Bench",
+            "POWERTOOLS_LOG_LEVEL": "WARNING", "BRAIN_API_KEY": SAMPLE_KEY, "ZENGRAM_RECORD_STORE": "dynamodb",
+            "ZENGRAM_DYNAMODB_TABLE": "zengram-bench", "ZENGRAM_DYNAMODB_CREATE_TABLE": "true",
+            "ZENGRAM_SEARCH_INDEX": "embedded", "ZENGRAM_EMBEDDER": "bedrock", "ZENGRAM_DATA_DIR": str(data_dir),
+            "ZENGRAM_RATE_LIMIT_ENABLED": "false"}
+
+
+def measure(python: str, env: dict[str, str], event: Path | None) -> dict[str, float]:
+    arguments = [python, "-c", PROBE, *([str(event)] if event else [])]
+    result = subprocess.run(arguments, env=env, capture_output=True, text=True, check=False,
+                            cwd=env["PYTHONPATH"].split(os.pathsep)[0])
+    if result.returncode != 0:
+        raise SystemExit(f"{arguments[-1] if event else env['PYTHONPATH']} failed:\n{result.stderr[-3000:]}")
+    figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def median(runs: list[dict[str, float]], name: str) -> float:
+    return statistics.median(run[name] for run in runs)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=9)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7, help="rounds (fresh processes per subject and mode)")
     args = parser.parse_args()
-    command, env, description = interpreter()
-    print(f"cold start: {description}; median of {args.runs} fresh processes; load {os.getloadavg()[0]:.2f}")
-    bare = median_ms(command, env, None, "pass", args.runs)
-    print(f"  bare interpreter           {bare:7.1f} ms")
-    for name in FUNCTIONS:
-        total = median_ms(command, env, ROOT / "functions" / name, "import app", args.runs)
-        above = total - bare
-        verdict = "OK" if above <= TARGET_MS else f"over the {TARGET_MS:.0f} ms target"
-        print(f"  functions/{name:<15} {total:7.1f} ms  ({above:6.1f} ms above bare: {verdict})")
+    python, path, description = interpreter()
+    subjects = [Subject(name, ROOT / "functions" / name, ROOT / "events" / FIRST_REQUESTS[name]
+                        if name in FIRST_REQUESTS else None) for name in FUNCTIONS]
+    baseline = Subject("bare FastAPI + Mangum", BASELINE)
+    load_before = os.getloadavg()
+    print(f"cold start, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC: {description}; median of {args.runs} rounds; "
+          f"load average {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} (2 cores)")
+    inits: dict[str, list[dict[str, float]]] = {}
+    firsts: dict[tuple[str, str], list[dict[str, float]]] = {}
+    with moto_dynamodb() as dynamodb, tempfile.TemporaryDirectory() as scratch:
+        data_dir = Path(scratch)
+        warm = environment(path, subjects[0].code_root, dynamodb, data_dir, "on-demand")
+        measure(python, {**warm, "PYTHONPATH": os.pathsep.join([str(ROOT / "functions" / "memory"), *path])},
+                ROOT / "events" / FIRST_REQUESTS["memory"])  # creates the table, warms the file cache
+        for _ in range(args.runs):
+            for subject in [baseline, *subjects]:
+                env = environment(path, subject.code_root, dynamodb, data_dir, "on-demand")
+                inits.setdefault(subject.name, []).append(measure(python, env, None))
+                if subject.event is None:
+                    continue
+                for init_type in ("on-demand", "snap-start"):
+                    env = environment(path, subject.code_root, dynamodb, data_dir, init_type)
+                    firsts.setdefault((subject.name, init_type), []).append(measure(python, env, subject.event))
+    base = median(inits[baseline.name], "init_ms")
+    print(f"  {'init (import of the handler module)':<42} {'ms':>7} {'x bare':>7}   target <= {INIT_TARGET_RATIO}x")
+    print(f"  {baseline.name:<42} {base:7.1f} {1.0:7.2f}")
+    for subject in subjects:
+        init = median(inits[subject.name], "init_ms")
+        verdict = "OK" if init <= INIT_TARGET_RATIO * base else "over"
+        print(f"  functions/{subject.name:<32} {init:7.1f} {init / base:7.2f}   {verdict}")
+    print(f"  {'first request (second in brackets), ms':<42} {'on-demand init':>22} {'primed (snap-start)':>22}")
+    for subject in subjects:
+        if subject.event is None:
+            continue
+        cells = []
+        for init_type in ("on-demand", "snap-start"):
+            runs = firsts[(subject.name, init_type)]
+            first, second, init = (median(runs, name) for name in ("first_ms", "second_ms", "init_ms"))
+            cells.append(f"{first:7.1f} ({second:5.1f}) init {init:6.1f}")
+        print(f"  functions/{subject.name:<32} {cells[0]:>22}   {cells[1]:>22}")
+    load_after = os.getloadavg()
+    print(f"  load average at the end {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ Any Python >= 3.11 with pip runs it: pip resolves and installs manylinux wheels 
 wheel hash, and leaves out what the layer must not carry:
 - boto3, botocore, s3transfer: the runtime ships them, and a copy in /opt/python would shadow the runtime's
   (aws-xray-sdk asks for botocore);
-- grpcio, protobuf, opensearch-protobufs: opensearch-py 3 declares its optional gRPC transport, never imported.
+- grpcio, protobuf, opensearch-protobufs: opensearch-py 3 declares its optional gRPC transport, never imported;
+- files of the installed packages that nothing imports at run time (NEVER_LOADED): numpy's test suites, its f2py
+  compiler front end and PyInstaller hooks, and type stubs (.pyi): about 20 MB of the 137 MB unzipped.
 Bytecode is precompiled by a local Python 3.13 (pyenv, PATH or LAYER_PYTHON) as unchecked-hash .pyc files: /opt is
 read-only on Lambda, so without them every cold start compiles every module. Entries are sorted and dated
 1980-01-01, so the same lock and sources give the same zip, byte for byte.
@@ -39,6 +41,8 @@ PLATFORMS = ("manylinux2014_x86_64", *(f"manylinux_2_{minor}_x86_64" for minor i
 PROVIDED_BY_RUNTIME = frozenset({"boto3", "botocore", "s3transfer"})
 NEVER_IMPORTED = frozenset({"grpcio", "protobuf", "opensearch-protobufs"})
 LEFT_OUT = PROVIDED_BY_RUNTIME | NEVER_IMPORTED
+# Paths (globs under the layer's python/ folder) of installed files nothing imports on Lambda: dropped after install.
+NEVER_LOADED = ("numpy/tests", "numpy/*/tests", "numpy/f2py", "numpy/_pyinstaller", "**/*.pyi")
 # What the package needs only on a laptop (the offline model and its loader, the web dashboard's static files: on
 # AWS they are hosted apart, docs/dashboard.md) or never at run time.
 SOURCE_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "minilm", "py.typed", "dashboard")
@@ -125,8 +129,19 @@ def build(target: Path) -> str:
          *_target_flags(), "-r", str(LOCK))
     for leftover in site.glob("bin"):  # console scripts (fastapi, openai...) have no use in a layer
         shutil.rmtree(leftover)
+    drop_never_loaded(site)
     shutil.copytree(PACKAGE_SOURCE, site / "zengram", ignore=SOURCE_IGNORED)
     return _precompile(site)
+
+
+def drop_never_loaded(site: Path) -> None:
+    """Removes NEVER_LOADED from an installed site (the RECORD files still list them: pip never runs on /opt)."""
+    for pattern in NEVER_LOADED:
+        for path in sorted(site.glob(pattern), reverse=True):
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
 
 
 def _precompile(site: Path) -> str:

@@ -240,6 +240,57 @@ SAMPLES.update({
 })
 
 
+
+def authorizer_event(method: str, path: str, *, headers: dict[str, str], identity: list[str] | None,
+                     request_id: str) -> dict[str, Any]:
+    """What the HTTP API sends its Lambda REQUEST authorizer (payload 2.0): the request, the route, and the values
+    of the authorizer's identity source (the header its answer is cached under)."""
+    request = http_event(method, path, authenticated=False, request_id=request_id)
+    request["headers"].update(headers)
+    event = {"version": "2.0", "type": "REQUEST",
+             "routeArn": f"arn:aws:execute-api:eu-west-1:123456789012:abc123/$default/{method}{path}", **request}
+    if identity is not None:
+        event["identitySource"] = identity
+    return event
+
+
+def authorized(event: dict[str, Any], claims: dict[str, str]) -> dict[str, Any]:
+    """A request as a function receives it behind the authorizer: the key verified, its claims in the context."""
+    event["headers"].pop("x-api-key", None)
+    event["requestContext"]["authorizer"] = {"lambda": claims}
+    return event
+
+
+# The authorizer: the key in each header a client family sends (the identity source of its authorizer).
+SAMPLES.update({
+    "authorizer/api_key.json": authorizer_event("GET", "/memory/search", headers={"x-api-key": SAMPLE_KEY},
+                                                identity=[SAMPLE_KEY], request_id="sample-authorizer-1"),
+    "authorizer/bearer_token.json": authorizer_event("POST", "/kb/query",
+                                                     headers={"authorization": f"Bearer {SAMPLE_KEY}"},
+                                                     identity=[f"Bearer {SAMPLE_KEY}"],
+                                                     request_id="sample-authorizer-2"),
+    "authorizer/mnexium_key.json": authorizer_event("POST", "/chat", headers={"x-mnexium-key": SAMPLE_KEY},
+                                                    identity=[SAMPLE_KEY], request_id="sample-authorizer-3"),
+    "authorizer/invalid_key.json": authorizer_event("GET", "/stats", headers={"x-api-key": "not-a-key"},
+                                                    identity=["not-a-key"], request_id="sample-authorizer-4"),
+})
+
+# Requests that passed the authorizer: no key header, the caller in the context (a read key of acme-corp).
+READ_KEY_CLAIMS = {"key_id": "0123456789abcdef0123456789abcdef", "name": "acme-reader", "role": "read",
+                   "clients": '["acme-corp"]'}
+SAMPLES.update({
+    "memory/get_search_authorized.json": authorized(
+        http_event("GET", "/memory/search", request_id="sample-search-authorized",
+                   query={"q": "which frontend framework does Acme use", "client_id": "acme-corp"}),
+        READ_KEY_CLAIMS),
+    "memory/post_memory_authorized.json": authorized(
+        http_event("POST", "/memory", request_id="sample-store-authorized", body={
+            "type": "fact", "content": "Acme Corp deploys on Fridays", "source_agent": "claude-code",
+            "client_id": "acme-corp"}),
+        READ_KEY_CLAIMS),
+})
+
+
 def main() -> None:
     for relative, event in SAMPLES.items():
         path = EVENTS / relative

@@ -374,6 +374,16 @@ def build_container(
     return container
 
 
+def build_key_service(settings: Settings) -> KeyService:
+    """Just what verifying a scoped key needs, without the rest of the container: the API Gateway authorizer's.
+    The record backend is built whole (its constructors touch no network) for its key store."""
+    from zengram.adapters.system import SystemClock
+    from zengram.services.keys import KeyService
+
+    clock = SystemClock()
+    return KeyService(build_record_backend(settings, clock).keys, clock)
+
+
 def build_retrieval_extras(settings: Settings, backend: RecordBackend, links: EntityLinker,
                            clock: Clock) -> RetrievalExtras:
     """Upstream Zengram's optional retrieval stages the settings turn on (docs/retrieval-extras.md)."""

@@ -5,6 +5,12 @@ at import time, so a cold start only pays for what the first request needs. One 
 Metrics (`OBSERVABILITY`) serve every handler of the execution environment, and the services' own loggers
 (`zengram.*`) write through that Logger: each line is Powertools JSON, at ZENGRAM_LOG_LEVEL, with the request's
 correlation id (the API's request id: the caller's x-request-id, else API Gateway's request id).
+
+An init that is snapshotted (SnapStart) or kept warm (provisioned concurrency) is primed instead: the handler, the
+container, its clients and the key are built before the snapshot, and randomness is reseeded after each restore
+(docs/aws-edge.md). Behind API Gateway, the authorizer (`authorizer_handler`) has verified the caller's key before a
+function runs and passes the caller on in the event; the functions take it from there (`caller_from_authorizer`) and
+verify keys themselves only when it is absent (a direct invocation).
 """
 
 from __future__ import annotations
@@ -12,23 +18,28 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Collection, Sequence
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Any, cast
 
 from fastapi import APIRouter, FastAPI
+from starlette.types import Scope
 
 from zengram.api.app import create_app
 from zengram.api.middleware import OPEN_PATHS
-from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
+from zengram.bootstrap import Container, ContainerProvider, build_container, build_key_service, build_language_model
 from zengram.domain.errors import FeatureUnavailable
+from zengram.domain.keys import Principal, authenticate, bearer_token, presented_key
 from zengram.settings import Settings
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger, Metrics, Tracer
 
+    from zengram.services.keys import KeyService
+
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SERVICE_LOGGER = "zengram"  # the parent of every service's logger (logging.getLogger(__name__))
 REPAIR_TIME_RESERVE_MS = 15_000
+logger = logging.getLogger(__name__)
 
 
 class ApiKeyNotConfigured(FeatureUnavailable):
@@ -81,16 +92,25 @@ class LambdaObservability:
 OBSERVABILITY = LambdaObservability()
 
 
-def lazily(build: Callable[[], LambdaHandler]) -> LambdaHandler:
-    """A handler that builds the real one (Powertools' decorators, Mangum) on its first invocation."""
-    built: list[LambdaHandler] = []
+class LazyHandler:
+    """A handler that builds the real one (Powertools' decorators, Mangum) on its first invocation, or earlier when
+    the init is primed (`built`)."""
 
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if not built:
-            built.append(build())
-        return built[0](event, context)
+    def __init__(self, build: Callable[[], LambdaHandler]) -> None:
+        self._build = build
+        self._built: LambdaHandler | None = None
 
-    return handler
+    def built(self) -> LambdaHandler:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def __call__(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return self.built()(event, context)
+
+
+def lazily(build: Callable[[], LambdaHandler]) -> LazyHandler:
+    return LazyHandler(build)
 
 
 def _configured_key() -> str:
@@ -117,7 +137,21 @@ def lambda_container() -> Container:
 
 def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
     return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
-                      open_paths=open_paths, on_request_id=OBSERVABILITY.set_correlation_id)
+                      open_paths=open_paths, verified_caller=caller_from_authorizer,
+                      on_request_id=OBSERVABILITY.set_correlation_id)
+
+
+def caller_from_authorizer(scope: Scope) -> Principal | None:
+    """The caller the API Gateway authorizer verified: its context, in the event Mangum passes on. None when the
+    request did not pass through it (a direct invocation, the one open route), so the key is checked here.
+
+    Only API Gateway writes `requestContext.authorizer` (a client controls headers and body, not the context), and
+    it invokes a route behind the authorizer only once the authorizer allowed the request."""
+    event = scope.get("aws.event")
+    context = event.get("requestContext") if isinstance(event, dict) else None
+    authorizer = context.get("authorizer") if isinstance(context, dict) else None
+    claims = authorizer.get("lambda") if isinstance(authorizer, dict) else None
+    return Principal.from_claims(claims) if isinstance(claims, dict) else None
 
 
 def http_handler(app: FastAPI) -> LambdaHandler:
@@ -144,7 +178,20 @@ def http_handler(app: FastAPI) -> LambdaHandler:
         entry_point: LambdaHandler = with_context(OBSERVABILITY.traced(handler))
         return entry_point
 
-    return lazily(build)
+    handler = lazily(build)
+
+    def prime() -> None:
+        from mangum import Mangum
+
+        handler.built()  # Powertools' Logger, Metrics and (tracing on) the Tracer with the X-Ray SDK
+        app.state.provider.get()  # the container: settings, boto3 clients, the embedder and search index adapters
+        _configured_key()  # the secret, cached
+        # The request path (middleware, routing, the error mapper) on an unauthenticated request: answers 401,
+        # stores nothing, and is neither logged nor counted as a request.
+        Mangum(app, lifespan="off")(PRIMING_REQUEST, cast(Any, PrimingContext()))
+
+    prepare_execution_environment(prime)
+    return handler
 
 
 def repair_handler() -> LambdaHandler:
@@ -187,7 +234,9 @@ def repair_handler() -> LambdaHandler:
         entry_point: LambdaHandler = handler
         return entry_point
 
-    return lazily(build)
+    handler = lazily(build)
+    prepare_execution_environment(lambda: (handler.built(), provider.get()))
+    return handler
 
 
 def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
@@ -213,7 +262,9 @@ def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
 
         return handler
 
-    return lazily(build)
+    handler = lazily(build)
+    prepare_execution_environment(lambda: (handler.built(), provider.get().research))
+    return handler
 
 
 def function_container() -> ContainerProvider:
@@ -247,6 +298,7 @@ def consolidation_handler(app: FastAPI) -> LambdaHandler:
         return background
 
     background = lazily(build)
+    prepare_execution_environment(background.built)  # the HTTP side (and the container) primed by http_handler
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if "requestContext" in event:
@@ -326,3 +378,119 @@ def _answer_cloudformation(event: dict[str, Any], status: str, reason: str, *, p
     request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
     with urllib.request.urlopen(request, timeout=30) as response:
         response.read()
+
+
+# ---- Priming: what a snapshotted init does before the snapshot, and what each restore does ----
+
+# AWS_LAMBDA_INITIALIZATION_TYPE of an init whose work outlives it: snapshotted, or kept warm.
+PRIMED_INITS = frozenset({"snap-start", "provisioned-concurrency"})
+# An unauthenticated request no route answers with a side effect: it runs the middleware and the error mapper.
+PRIMING_REQUEST: dict[str, Any] = {
+    "version": "2.0", "routeKey": "$default", "rawPath": "/priming", "rawQueryString": "", "headers": {},
+    "isBase64Encoded": False,
+    "requestContext": {"http": {"method": "GET", "path": "/priming", "protocol": "HTTP/1.1",
+                                "sourceIp": "127.0.0.1", "userAgent": "zengram-priming"},
+                       "requestId": "priming", "routeKey": "$default", "stage": "$default"},
+}
+
+
+class PrimingContext:
+    function_name = "priming"
+    aws_request_id = "priming"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+def prepare_execution_environment(prime: Callable[[], object]) -> None:
+    """Reseeds randomness after every SnapStart restore, and runs `prime` when this init is snapshotted or kept
+    warm: the container, clients and secrets it builds are then in memory before the first request. A failure
+    while priming is logged and left to the first request (which builds what priming could not)."""
+    _register_after_restore(reseed_randomness)
+    if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") not in PRIMED_INITS:
+        return
+    try:
+        prime()
+    except Exception:
+        logger.warning("priming during init failed; the first request builds what it needs", exc_info=True)
+
+
+def reseed_randomness() -> None:
+    """Every environment restored from one snapshot starts with the same `random` state, so retry jitter (botocore,
+    the stores' backoff) would move in lockstep. `secrets`, `uuid4` and `os.urandom` read the kernel, which Lambda
+    reseeds on restore; `random`'s generator is seeded here from it again."""
+    import random
+
+    random.seed()
+
+
+_registered_after_restore: set[Callable[[], None]] = set()
+
+
+def _register_after_restore(hook: Callable[[], None]) -> None:
+    """Once per process, through the SnapStart runtime hooks (`snapshot_restore_py`, part of Lambda's Python
+    runtime); elsewhere (tests, other hosts) there is no restore to hook."""
+    if hook in _registered_after_restore:
+        return
+    try:
+        from snapshot_restore_py import register_after_restore
+    except ImportError:
+        return
+    register_after_restore(hook)
+    _registered_after_restore.add(hook)
+
+
+# ---- The API Gateway authorizer ----
+
+def authorizer_handler() -> LambdaHandler:
+    """The HTTP API's Lambda REQUEST authorizer (payload 2.0, simple responses; template.yaml `HttpApi.Auth`).
+
+    Verifies the key with `authenticate`, the check the functions' middleware runs, and answers
+    `{"isAuthorized": true, "context": <the principal's claims>}` or `{"isAuthorized": false}` (a 403 at the edge;
+    API Gateway itself answers 401 when the cached authorizer's header is missing). API Gateway caches the answer
+    per key for the authorizer's TTL, so a revocation reaches the edge within it. The key is never logged."""
+    def build() -> LambdaHandler:
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            presented = key_in_authorizer_event(event)
+            principal = verify_presented_key(presented) if presented else None
+            logger.info("authorizer verdict", extra={"route": event.get("routeKey"),
+                                                      "authorized": principal is not None,
+                                                      "key_id": principal.key_id if principal else None})
+            if principal is None:
+                return {"isAuthorized": False}
+            return {"isAuthorized": True, "context": principal.claims()}
+
+        entry_point: LambdaHandler = handler
+        return entry_point
+
+    handler = lazily(build)
+
+    def prime() -> None:
+        handler.built()
+        _key_service()
+        _configured_key()
+
+    prepare_execution_environment(prime)
+    return handler
+
+
+def key_in_authorizer_event(event: dict[str, Any]) -> str | None:
+    """The key to verify: the identity source's value when the authorizer has one (the exact value API Gateway
+    caches the answer under: one header per authorizer), else the first key header the request carries."""
+    sources = [value for value in event.get("identitySource") or [] if isinstance(value, str) and value.strip()]
+    if sources:
+        return bearer_token(sources[0]) or sources[0].strip()
+    headers = event.get("headers") or {}
+    return presented_key({str(name).lower(): str(value) for name, value in headers.items()})
+
+
+def verify_presented_key(presented: str) -> Principal | None:
+    return authenticate(presented, scoped=_key_service().authenticate, bootstrap_key=_configured_key)
+
+
+@cache
+def _key_service() -> KeyService:
+    return build_key_service(Settings())

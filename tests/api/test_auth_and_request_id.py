@@ -172,3 +172,14 @@ def test_an_unexpected_failure_is_a_500_error_body_with_the_request_id(
     assert response.status_code == 500
     assert response.json() == {"error": "internal server error"}
     assert response.headers.get("x-request-id") == "trace-500"
+
+
+@pytest.mark.parametrize("headers", [{"authorization": f"Bearer {API_KEY}"}, {"x-mnexium-key": API_KEY}],
+                         ids=["bearer", "mnexium"])
+def test_the_document_and_chat_clients_headers_carry_the_key_too(anonymous: TestClient,
+                                                                 headers: dict[str, str]) -> None:
+    assert anonymous.get("/stats", headers=headers).status_code == 200
+    wrong = {name: value.replace(API_KEY, "wrong-key") for name, value in headers.items()}
+    assert assert_error(anonymous.get("/stats", headers=wrong), 401) == "invalid API key"
+    assert assert_error(anonymous.get("/stats", headers={"authorization": f"Basic {API_KEY}"}), 401) == (
+        "missing x-api-key header")

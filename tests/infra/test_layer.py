@@ -23,6 +23,7 @@ import layer
 pytestmark = pytest.mark.xdist_group("layer")  # one worker builds it once
 
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024  # layers + function code
+LAYER_BUDGET = 120 * 1024 * 1024  # #18 §5: the layer's own share, unzipped, leaving room for a second layer
 FUNCTIONS = sorted(path.name for path in (REPO_ROOT / "functions").iterdir() if (path / "app.py").is_file())
 
 
@@ -65,6 +66,13 @@ def test_the_layer_holds_exactly_the_locked_packages_and_zengram(built: Path) ->
     assert not (package / "adapters" / "minilm").exists()  # the offline model stays on laptops
 
 
+def test_what_nothing_imports_on_lambda_is_left_out(built: Path) -> None:
+    python = site(built)
+    assert (python / "numpy" / "__init__.py").is_file() and (python / "numpy" / "testing").is_dir()
+    assert not list(python.glob("numpy/**/tests")) and not (python / "numpy" / "f2py").exists()
+    assert not list(python.rglob("*.pyi"))
+
+
 def test_the_lock_pins_every_requirement_with_a_hash() -> None:
     lock = layer.LOCK.read_text()
     requirements = {layer._normalized(line.split(">")[0].split("[")[0].split("=")[0].strip())
@@ -80,6 +88,7 @@ def test_the_layer_fits_lambda(built: Path, tmp_path: Path) -> None:
     unzipped = sum(file.stat().st_size for file in built.rglob("*") if file.is_file())
     zipped = layer.zip_layer(built, tmp_path / "layer.zip")
     assert unzipped < LAMBDA_UNZIPPED_LIMIT - 5 * 1024 * 1024  # room for the functions' code
+    assert unzipped <= LAYER_BUDGET, f"{unzipped / 2**20:.0f} MB unzipped"
     assert zipped < 60 * 1024 * 1024
     with zipfile.ZipFile(tmp_path / "layer.zip") as archive:
         assert all(name.startswith("python/") for name in archive.namelist())

@@ -14,12 +14,15 @@ from zengram.domain.keys import (
     ApiKey,
     ClientFilter,
     KeyDraft,
+    Principal,
     Role,
     TenantScope,
+    authenticate,
     hash_key,
     key_id_of,
     key_matches,
     mint_key,
+    presented_key,
     verify_bootstrap_key,
     verify_key,
 )
@@ -153,3 +156,58 @@ def test_an_entity_tally_counts_a_scope_like_the_registry() -> None:
     stats = tally.stats(top=1)
     assert stats.total == 3 and stats.by_type == {"system": 1, "technology": 2}
     assert [record.name for record in stats.top_mentioned] == ["PostgreSQL"]
+
+
+# ---- one check for every host, claims for the functions behind the authorizer, the headers keys travel in ----
+
+def test_authenticate_asks_the_store_for_scoped_keys_only_and_the_bootstrap_key_only_when_needed() -> None:
+    record, key = minted(["acme"])
+    asked: list[str] = []
+
+    def bootstrap() -> str:
+        asked.append("bootstrap")
+        return "the-bootstrap-key"
+
+    def scoped(presented: str) -> Principal | None:
+        asked.append("store")
+        return verify_key(presented, {record.id: record}.get)
+
+    assert authenticate(key, scoped=scoped, bootstrap_key=bootstrap) == record.principal
+    assert asked == ["store"]
+    assert authenticate("the-bootstrap-key", scoped=scoped, bootstrap_key=bootstrap) == BOOTSTRAP_PRINCIPAL
+    assert asked == ["store", "bootstrap"]  # not a scoped key's shape: no store read
+    assert authenticate(key + "x", scoped=scoped, bootstrap_key=bootstrap) is None
+
+
+@pytest.mark.parametrize("clients", [None, ["acme", "globex"], ["global"]])
+def test_claims_carry_a_principal_as_strings_and_back(clients: list[str] | None) -> None:
+    principal = Principal("0" * 32, "an agent, with \"quotes\"", Role.READ, TenantScope.of(clients))
+    claims = principal.claims()
+    assert all(isinstance(value, str) for value in claims.values())
+    assert Principal.from_claims(claims) == principal
+
+
+@pytest.mark.parametrize("claims", [
+    {}, {"key_id": "k", "name": "n", "role": "owner", "clients": "null"},
+    {"key_id": "k", "name": "n", "role": "read", "clients": "not json"},
+    {"key_id": "k", "name": "n", "role": "read", "clients": '{"acme": 1}'},
+    {"key_id": "k", "name": "n", "role": "read", "clients": "[1, 2]"},
+    {"key_id": 7, "name": "n", "role": "read", "clients": "null"},
+])
+def test_claims_of_another_shape_name_nobody(claims: dict[str, Any]) -> None:
+    assert Principal.from_claims(claims) is None
+
+
+@pytest.mark.parametrize(("headers", "expected"), [
+    ({"x-api-key": "k1"}, "k1"),
+    ({"authorization": "Bearer k2"}, "k2"),
+    ({"authorization": "bearer   k2 "}, "k2"),
+    ({"x-mnexium-key": "k3"}, "k3"),
+    ({"x-api-key": "k1", "authorization": "Bearer k2", "x-mnexium-key": "k3"}, "k1"),
+    ({"x-api-key": " ", "authorization": "Bearer k2"}, "k2"),
+    ({"authorization": "Basic dXNlcjpwYXNz"}, None),
+    ({"authorization": "Bearer "}, None),
+    ({}, None),
+])
+def test_the_key_is_read_from_the_first_key_header_present(headers: dict[str, str], expected: str | None) -> None:
+    assert presented_key(headers) == expected

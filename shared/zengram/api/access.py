@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from zengram.domain.errors import Forbidden
-from zengram.domain.keys import Principal, Role, TenantScope, key_id_of, verify_bootstrap_key
+from zengram.domain.keys import Principal, Role, TenantScope, authenticate
 from zengram.domain.models import GLOBAL_CLIENT
 
 # (method, route path) → the least role that may call it. A route missing here needs admin: fail closed.
@@ -132,15 +132,10 @@ def authorize_documents(request: Request, base_path: str, open_paths: Collection
 
 def authenticator(bootstrap_key: Callable[[], str],
                   scoped_key: Callable[[str], Principal | None]) -> Callable[[str], Principal | None]:
-    """The middleware's check: a scoped key (`zgk_…`) by its stored hash, else the bootstrap admin key.
-    `bootstrap_key` may raise a ZengramError (e.g. none configured: 503)."""
+    """The middleware's check: `authenticate` (the same function the API Gateway authorizer calls) bound to this
+    host's bootstrap key and key store. `bootstrap_key` may raise a ZengramError (e.g. none configured: 503)."""
 
-    def authenticate(presented: str) -> Principal | None:
-        if key_id_of(presented) is not None:
-            principal = scoped_key(presented)
-            if principal is not None:
-                return principal
-        return verify_bootstrap_key(presented, bootstrap_key())
+    def check(presented: str) -> Principal | None:
+        return authenticate(presented, scoped=scoped_key, bootstrap_key=bootstrap_key)
 
-    return authenticate
-
+    return check

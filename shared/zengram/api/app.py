@@ -11,7 +11,13 @@ from zengram import __version__
 from zengram.api.access import authenticator, authorize
 from zengram.api.errors import install_error_handlers
 from zengram.api.json_guard import JsonDepthMiddleware
-from zengram.api.middleware import OPEN_PATHS, ApiKeyMiddleware, BodySizeLimitMiddleware, RequestIdMiddleware
+from zengram.api.middleware import (
+    OPEN_PATHS,
+    ApiKeyMiddleware,
+    BodySizeLimitMiddleware,
+    RequestIdMiddleware,
+    VerifiedCaller,
+)
 from zengram.api.rate_limits import enforce_rate_limit
 from zengram.bootstrap import ContainerProvider
 
@@ -23,13 +29,15 @@ def create_app(
     provider: ContainerProvider,
     expected_key: Callable[[], str],
     *,
+    verified_caller: VerifiedCaller | None = None,
     open_paths: Collection[str] = OPEN_PATHS,
     open_prefixes: Sequence[str] = (),
     on_request_id: Callable[[str], None] | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
-    """`open_paths` are served without a key, and so is everything under `open_prefixes` (the embedded host's
-    static dashboard).
+    """`verified_caller`: how the host names a caller it verified before the app (the AWS authorizer); others
+    are verified here, with `expected_key` (the bootstrap key) and the container's key store. `open_paths` are
+    served without a key, and so is everything under `open_prefixes` (the embedded host's static dashboard).
     `on_request_id` hears each request's id as soon as it is decided (the Lambda host makes it the log lines'
     correlation id)."""
     app = FastAPI(
@@ -52,7 +60,7 @@ def create_app(
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
     app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_paths=open_paths,
-                       open_prefixes=open_prefixes)
+                       open_prefixes=open_prefixes, verified_caller=verified_caller)
     app.add_middleware(RequestIdMiddleware, on_request_id=on_request_id)  # added last = outermost: a 401 has it too
     return app
 

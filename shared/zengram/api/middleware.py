@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zengram.api.errors import domain_error_response, error_response
 from zengram.domain.errors import ZengramError
-from zengram.domain.keys import Principal
+from zengram.domain.keys import Principal, presented_key
 
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
@@ -61,15 +61,6 @@ class RequestIdMiddleware:
             await error_response(500, "internal server error")(scope, receive, send_with_id)
 
 
-def presented_key(headers: Headers) -> str | None:
-    """The key a request carries: `x-api-key`, else `Authorization: Bearer <key>` (Agent Brain's clients)."""
-    given = headers.get("x-api-key")
-    if given:
-        return given
-    scheme, _, token = headers.get("authorization", "").partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
-
-
 def _gateway_request_id(scope: Scope) -> str | None:
     """API Gateway's id of this request, when Mangum passed its event along (`aws.event`)."""
     event = scope.get("aws.event")
@@ -78,17 +69,24 @@ def _gateway_request_id(scope: Scope) -> str | None:
     return request_id if isinstance(request_id, str) and _SAFE_REQUEST_ID.match(request_id) else None
 
 
+# The caller a host already verified before the request reached the app (the API Gateway authorizer), or None.
+VerifiedCaller = Callable[[Scope], Principal | None]
+
+
 class ApiKeyMiddleware:
-    """Refuses any request without a valid key (`x-api-key`, or a bearer token) before routing or body parsing,
-    and leaves the caller's `Principal` in the request state for the routes (`zengram.api.access`); `open_paths`
-    need none. The key is never logged."""
+    """Refuses any request without a valid key (`x-api-key`, `Authorization: Bearer` or `x-mnexium-key`) before
+    routing or body parsing, and leaves the caller's `Principal` in the request state for the routes
+    (`zengram.api.access`); `open_paths` need none. A caller `verified_caller` names (on AWS: the authorizer's
+    verdict) is not checked again. The key is never logged."""
 
     def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None],
-                 open_paths: Collection[str] = OPEN_PATHS, open_prefixes: Sequence[str] = ()) -> None:
+                 open_paths: Collection[str] = OPEN_PATHS, open_prefixes: Sequence[str] = (),
+                 verified_caller: VerifiedCaller | None = None) -> None:
         self.app = app
         self._authenticate = authenticate
         self._open_paths = frozenset(open_paths)
         self._open_prefixes = tuple(open_prefixes)
+        self._verified_caller = verified_caller
 
     def is_open(self, path: str) -> bool:
         """`open_paths`, and paths under an open prefix (static files) that do not climb out of it with `..`."""
@@ -101,15 +99,17 @@ class ApiKeyMiddleware:
         if scope["type"] != "http" or self.is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
-        given = presented_key(Headers(scope=scope))
-        if not given:
-            await error_response(401, "missing x-api-key header")(scope, receive, send)
-            return
-        try:  # a scoped key is one store read: off the event loop
-            principal = await run_in_threadpool(self._authenticate, given)
-        except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
-            await domain_error_response(error)(scope, receive, send)
-            return
+        principal = self._verified_caller(scope) if self._verified_caller else None
+        if principal is None:
+            given = presented_key(Headers(scope=scope))
+            if not given:
+                await error_response(401, "missing x-api-key header")(scope, receive, send)
+                return
+            try:  # a scoped key is one store read: off the event loop
+                principal = await run_in_threadpool(self._authenticate, given)
+            except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
+                await domain_error_response(error)(scope, receive, send)
+                return
         if principal is None:
             await error_response(401, "invalid API key")(scope, receive, send)
             return

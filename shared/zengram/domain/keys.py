@@ -1,16 +1,18 @@
 """API keys: who is calling, what they may do, and which tenants they may see (docs/keys.md).
 
 Pure: minting a key, hashing it, and verifying a presented key against its stored record. The store lookup is
-passed in, so the API middleware and a future API Gateway authorizer verify keys with the same function.
+passed in, so the API middleware and the API Gateway authorizer verify keys with the same function (`authenticate`),
+and the authorizer hands the verified principal to the functions as claims (`Principal.claims`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -118,6 +120,25 @@ class Principal:
     def budget_key(self) -> str:
         """What the rate limiter counts this caller under: each key has budgets of its own."""
         return f"key:{self.key_id}"
+
+    def claims(self) -> dict[str, str]:
+        """The principal as flat strings, the shape an API Gateway authorizer's context carries to the functions.
+        `clients` is JSON: a sorted list, or null for every client."""
+        return {"key_id": self.key_id, "name": self.name, "role": self.role.value,
+                "clients": json.dumps(self.scope.sorted_clients())}
+
+    @classmethod
+    def from_claims(cls, claims: Mapping[str, object]) -> Principal | None:
+        """The principal `claims` describe, or None when they are not `claims()`'s shape."""
+        try:
+            key_id, name, role = (claims["key_id"], claims["name"], Role(str(claims["role"])))
+            clients = json.loads(str(claims["clients"]))
+        except (KeyError, ValueError):
+            return None
+        listed = isinstance(clients, list) and all(isinstance(client, str) for client in clients)
+        if not isinstance(key_id, str) or not isinstance(name, str) or not (clients is None or listed):
+            return None
+        return cls(key_id, name, role, TenantScope.of(clients))
 
 
 BOOTSTRAP_PRINCIPAL = Principal(BOOTSTRAP_KEY_ID, "bootstrap admin key (BRAIN_API_KEY)", Role.ADMIN,
@@ -249,3 +270,35 @@ def verify_bootstrap_key(presented: str, bootstrap_key: str) -> Principal | None
         return BOOTSTRAP_PRINCIPAL
     return None
 
+
+def authenticate(presented: str, *, scoped: Callable[[str], Principal | None],
+                 bootstrap_key: Callable[[], str]) -> Principal | None:
+    """The one check of a presented key, for the API middleware and the API Gateway authorizer alike: a scoped key
+    (`zgk_…`) by its stored hash (`scoped`: KeyService.authenticate), else the bootstrap admin key. `bootstrap_key`
+    is asked only then, and may raise a ZengramError (none configured: 503)."""
+    if key_id_of(presented) is not None:
+        principal = scoped(presented)
+        if principal is not None:
+            return principal
+    return verify_bootstrap_key(presented, bootstrap_key())
+
+
+# Where callers put their key: the Zengram API's header, a bearer token (the document base's clients), and the
+# chat layer's header (its clients). Header names in lower case, as ASGI and API Gateway (payload 2.0) give them.
+KEY_HEADERS = ("x-api-key", "authorization", "x-mnexium-key")
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request carries, from the first of KEY_HEADERS it has (`Authorization` only as `Bearer <key>`)."""
+    for header in KEY_HEADERS:
+        value = (headers.get(header) or "").strip()
+        key = bearer_token(value) if header == "authorization" else value
+        if key:
+            return key
+    return None
+
+
+def bearer_token(value: str) -> str | None:
+    """The token of an `Authorization: Bearer <token>` value, else None."""
+    scheme, _, token = value.strip().partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
