@@ -9,7 +9,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit fuzz bench bench-coldstart bench-recall package reindex backfill-entities clean
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +39,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
-unit: install
+unit: install opensearch-node
 	$(BIN)/pytest -q -n 2
+
+# The real single-node OpenSearch the tests start (infra/opensearch-node), built by Maven when missing or stale.
+# Without Java or Maven this only says so (the tests that need it are skipped), except in CI, where it fails.
+opensearch-node: $(STAMP)
+	$(BIN)/python -m tests.opensearch_node build
 
 test: lint typecheck unit
 
@@ -51,6 +56,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
+bench-embedder: $(STAMP)
+	$(BIN)/python -m bench.embedder
 
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
@@ -68,4 +77,4 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache infra/opensearch-node/target

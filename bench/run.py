@@ -25,10 +25,11 @@ from typing import Any, TypeVar
 
 import httpx
 import numpy as np
-from zengram.adapters.minilm import MiniLMEmbedder
+from zengram.adapters.minilm import build_minilm_embedder
 from zengram.domain.requests import MemoryDraft
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
+from zengram.settings import Settings
 
 from bench.corpus import AGENTS, Corpus, Query, word_count
 from bench.stats import Latency, format_duration, format_load, load_average
@@ -67,6 +68,7 @@ class StoreOpen:
 
 @dataclass
 class EmbeddingFigures:
+    runtime: str  # numpy, onnx or onnx-int8
     load_seconds: float
     single_query: Latency
     single_query_mean_words: float
@@ -189,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int) -> EmbeddingFigures:
-    embedder = MiniLMEmbedder()
+    """The embedder the server runs by default (`minilm_runtime`); `python -m bench.embedder` compares them all."""
+    embedder = build_minilm_embedder(Settings().minilm_runtime, cache_dir=DATA_DIR / "models")
     began = time.perf_counter()
     embedder.load()
     load_seconds = time.perf_counter() - began
@@ -202,6 +205,7 @@ def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int
     batches = [list(memories[i:i + EMBED_BATCH]) for i in range(0, len(memories), EMBED_BATCH)]
     batch_times = _timed_each(batches, embedder.embed)
     figures = EmbeddingFigures(
+        runtime=embedder.runtime,
         load_seconds=round(load_seconds, 3),
         single_query=Latency.of(singles),
         single_query_mean_words=round(float(np.mean([word_count(q) for q in queries])), 1),
@@ -383,7 +387,7 @@ def render(results: Results) -> str:
 
     if results.embedding:
         emb = results.embedding
-        add("\nEmbedding (MiniLMEmbedder, in-process, no HTTP)")
+        add(f"\nEmbedding (MiniLM, {emb.runtime} runtime, in-process, no HTTP)")
         add(f"  model load {emb.load_seconds:.2f}s")
         add(f"  single short query ({emb.single_query.count} distinct, mean {emb.single_query_mean_words} words): "
             f"p50 {emb.single_query.p50_ms:.1f} ms  p95 {emb.single_query.p95_ms:.1f} ms  "

@@ -21,6 +21,8 @@ API_KEY = "bench-key"
 SEED_BATCH = 256
 MARKER = "complete.json"
 PROGRESS_EVERY_SECONDS = 15.0
+# Built MiniLM graphs, shared by every store (not copied with them, not counted in their size on disk).
+MODEL_CACHE = Path(__file__).resolve().parent / ".data" / "models"
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class SeedReport:
 
 
 def settings_for(path: Path) -> Settings:
-    return Settings(data_dir=path, api_key=API_KEY, embedder="minilm", rate_limit_enabled=False)
+    return Settings(data_dir=path, api_key=API_KEY, embedder="minilm", rate_limit_enabled=False,
+                    minilm_cache_dir=MODEL_CACHE)
 
 
 def open_container(path: Path) -> Container:

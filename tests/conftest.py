@@ -13,15 +13,19 @@ from zengram.ports import Embedder
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer, settings_with_llm
+from tests.opensearch_node import ManagedNode, start_for_session
 from tests.support import API_KEY, HashingEmbedder, TickingClock
 
 
 @pytest.fixture(scope="session")
 def minilm() -> Embedder:
-    """The real offline model, loaded once per session."""
-    from zengram.adapters.minilm import MiniLMEmbedder
+    """The real offline model as the product runs it (default runtime, merged passes), loaded once per session."""
+    from zengram.adapters.minilm import build_minilm_embedder
+    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
-    embedder = MiniLMEmbedder()
+    defaults = Settings()
+    embedder = CoalescingEmbedder(build_minilm_embedder(defaults.minilm_runtime),
+                                  max_parallel_passes=defaults.minilm_parallel_passes)
     embedder.embed(["warm up"])
     return embedder
 
@@ -78,3 +82,28 @@ def llm_server(_scripted_llm_server: ScriptedLLMServer) -> ScriptedLLMServer:
 def llm_settings(settings: Settings, llm_server: ScriptedLLMServer) -> Settings:
     """`settings` with the language model pointed at `llm_server`."""
     return settings_with_llm(settings, llm_server)
+
+
+# -- the real OpenSearch node (tests/opensearch_node.py) -------------------------------------------------------
+
+_opensearch_key = pytest.StashKey[ManagedNode | None]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller started the node
+        return
+    config.stash[_opensearch_key] = start_for_session(config.args)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    node = config.stash.get(_opensearch_key, None)
+    if node is not None:
+        node.stop()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    node = config.stash.get(_opensearch_key, None)
+    if node is not None and node.ready_after is not None:
+        cpu = node.cpu_seconds()
+        terminalreporter.write_line(f"OpenSearch test node: built if needed and ready {node.ready_after:.1f} s "
+                                    f"after the session started" + (f"; {cpu:.0f} s of CPU" if cpu else ""))

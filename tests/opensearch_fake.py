@@ -1,4 +1,5 @@
-"""A local HTTP server that speaks just enough of the OpenSearch REST API for request-level tests.
+"""A local HTTP server that speaks just enough of the OpenSearch REST API for request-level tests: the ones
+that inject faults or inspect requests (behaviour is tested on a real engine, tests/opensearch_node.py).
 
 It records every request (method, path, query, headers, body) and answers like OpenSearch 2.x does:
 indices with aliases, `_mapping` with `_meta`, `_bulk` with per-item statuses, `_search`, `_count`, and
@@ -128,10 +129,6 @@ class FakeOpenSearch:
         if alias:
             self.aliases[alias] = name
         return self.indices[name]
-
-    def drop_everything(self) -> None:
-        self.indices.clear()
-        self.aliases.clear()
 
     def requests_to(self, method: str, path_pattern: str) -> list[Recorded]:
         return [r for r in self.requests if r.method == method and re.search(path_pattern, r.path)]

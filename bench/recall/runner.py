@@ -23,10 +23,11 @@ from bench.recall.metrics import Outcome
 API_KEY = "recall-key"
 SOURCE_AGENT = "locomo"
 CACHE_DIR = Path(__file__).resolve().parents[1] / ".data" / "recall-cache"
+MODEL_CACHE = Path(__file__).resolve().parents[1] / ".data" / "models"  # built MiniLM graphs
 ROOT = Path(__file__).resolve().parents[2]
 # Settings read when a memory is indexed; any other setting only changes searches, so a store built
 # under the same index-time settings (and the same indexing code) can be reused.
-INDEX_TIME_PREFIXES = ("index_", "embedder", "minilm_model_dir")
+INDEX_TIME_PREFIXES = ("index_", "embedder", "minilm_model_dir", "minilm_runtime")
 INDEX_CODE = (
     "shared/zengram/domain/text.py", "shared/zengram/domain/models.py", "shared/zengram/domain/context.py",
     "shared/zengram/services/indexing.py", "shared/zengram/services/context.py",
@@ -52,7 +53,7 @@ def index_fingerprint(overrides: dict[str, str], data_path: Path) -> str:
 @contextmanager
 def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
     settings = Settings(data_dir=data_dir, api_key=API_KEY, rate_limit_enabled=False,  # ingest is thousands of POSTs
-                        **overrides)  # type: ignore[arg-type]
+                        minilm_cache_dir=MODEL_CACHE, **overrides)  # type: ignore[arg-type]
     container = build_container(settings)
     try:
         app = build_embedded_app(settings, container)

@@ -78,9 +78,12 @@ def build_embedder(settings: Settings) -> Embedder:
 
         return BedrockEmbedder(model_id=settings.bedrock_model_id, dimensions=settings.embedding_dimensions,
                                region=settings.aws_region)
-    from zengram.adapters.minilm import MiniLMEmbedder
+    from zengram.adapters.minilm import build_minilm_embedder
+    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
-    return MiniLMEmbedder(model_dir=settings.minilm_model_dir)
+    minilm = build_minilm_embedder(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
+                                   cache_dir=settings.minilm_graph_dir)
+    return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
 
 
 def _no_language_model() -> LanguageModel:

@@ -1,8 +1,9 @@
-"""The OpenSearch `SearchIndex` in the contract suite, against a real cluster when OPENSEARCH_URL is set.
+"""The OpenSearch `SearchIndex` in the contract suite, against a real engine: the session's test node
+(tests/opensearch_node.py), or the cluster named by OPENSEARCH_URL.
 
-Optional settings: OPENSEARCH_AUTH (none | basic | sigv4), OPENSEARCH_USERNAME / OPENSEARCH_PASSWORD,
-OPENSEARCH_AWS_REGION and OPENSEARCH_AWS_SERVICE (es | aoss). Each test gets its own alias (and so its
-own index), dropped afterwards. See infra/opensearch.md.
+Optional settings for a cluster of one's own: OPENSEARCH_AUTH (none | basic | sigv4), OPENSEARCH_USERNAME /
+OPENSEARCH_PASSWORD, OPENSEARCH_AWS_REGION and OPENSEARCH_AWS_SERVICE (es | aoss). Each test gets its own
+alias (and so its own index), dropped afterwards. See infra/opensearch.md.
 """
 
 from __future__ import annotations
@@ -14,18 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from zengram.ports import SearchIndex
 
-SKIP_REASON = ("OPENSEARCH_URL not set: no OpenSearch server on this machine; request-level tests in "
-               "tests/unit/test_opensearch_requests.py cover the adapter")
+from tests.opensearch_node import opensearch_url
 
 
 @contextmanager
 def _opensearch_index(_: Path) -> Iterator[SearchIndex]:
-    url = os.environ.get("OPENSEARCH_URL")
-    if not url:
-        pytest.skip(SKIP_REASON)
+    url = opensearch_url()
     from zengram.adapters.opensearch import OpenSearchIndex
 
     options: dict[str, Any] = {
@@ -35,7 +32,7 @@ def _opensearch_index(_: Path) -> Iterator[SearchIndex]:
         "aws_region": os.environ.get("OPENSEARCH_AWS_REGION"),
         "aws_service": os.environ.get("OPENSEARCH_AWS_SERVICE", "es"),
     }
-    index = OpenSearchIndex(url, alias=f"zengram-contract-{uuid.uuid4().hex[:12]}", refresh="wait_for", **options)
+    index = OpenSearchIndex(url, alias=f"zengram-contract-{uuid.uuid4().hex[:12]}", refresh=True, **options)
     try:
         yield index
     finally:

@@ -16,8 +16,14 @@ from tests.functions.invoke import load_function_module
 SAMPLE_KEY = "sample-api-key"  # the key the sample events carry
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the built MiniLM graph, so it is built once per test process, not once per test."""
+    return tmp_path_factory.mktemp("minilm-graphs")
+
+
 @pytest.fixture
-def lambda_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
+def lambda_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model_cache: Path) -> Iterator[str]:
     """The environment template.yaml gives the functions, pointed at local stand-ins; yields the table name."""
     with fresh_dynamodb_store() as store:
         variables = {
@@ -29,6 +35,7 @@ def lambda_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
             "ZENGRAM_SEARCH_INDEX": "embedded",
             "ZENGRAM_RATE_LIMIT_ENABLED": "false",  # the rate-limit tests turn it on
             "ZENGRAM_DATA_DIR": str(tmp_path / "lambda-tmp"),
+            "ZENGRAM_MINILM_CACHE_DIR": str(model_cache),
             "AWS_ENDPOINT_URL_DYNAMODB": dynamodb_endpoint(),
             "AWS_REGION": REGION,
             "AWS_ACCESS_KEY_ID": "testing",

@@ -1,9 +1,11 @@
-"""The OpenSearch `SearchIndex` at the HTTP level: the real adapter and the real opensearch-py client
-against a local server (tests/opensearch_fake.py) that records each request and answers like OpenSearch.
+"""The OpenSearch `SearchIndex` where a fault must be injected or a request seen: the real adapter and the
+real opensearch-py client against a local server (tests/opensearch_fake.py) that records each request and
+answers as scripted.
 
-What this proves: the exact bodies sent (index, alias, k-NN with efficient filter, BM25, bulk NDJSON),
-retries and failure handling, and SigV4 signing. What it cannot prove: that a real cluster ranks as
-the contract expects; tests/contract runs against one when OPENSEARCH_URL is set.
+What only this can show: retries on 429/503/500 and none on 400, rejected bulk items, requests that must not
+be sent, SigV4 signing, the Serverless request shapes (no `_id`, no `refresh`) and the faiss engine (the test
+node has no native k-NN libraries). Everything else runs against a real engine: tests/opensearch and the
+contract suite (tests/contract), on the session's test node.
 """
 
 from __future__ import annotations
@@ -15,17 +17,16 @@ import logging
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError, OpenSearchUnavailable
+from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
 from zengram.bootstrap import Container
-from zengram.domain.context import ContextPolicy
 from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
@@ -39,8 +40,6 @@ CONCRETE = "zengram-test-v2-4d"
 MODEL = "test:hashing"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 MAPPING_FILE = Path(__file__).resolve().parents[2] / "shared/zengram/adapters/opensearch/mappings/memories.v2.json"
-ACTIVE = {"term": {"active": True}}
-ORDER = [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
 
 
 def unit(*values: float) -> npt.NDArray[np.float32]:
@@ -93,34 +92,7 @@ def bound(fake: FakeOpenSearch, index: OpenSearchIndex) -> OpenSearchIndex:
     return index
 
 
-# -- index, alias, model binding ----------------------------------------------------------------------
-
-def test_bind_model_creates_the_versioned_index_behind_the_alias(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
-    assert index.model_id is None
-    index.bind_model(MODEL, 4)
-
-    body = only(fake.requests_to("PUT", f"^/{CONCRETE}$")).json()
-    assert body["aliases"] == {ALIAS: {}}
-    assert body["settings"]["index"]["knn"] is True
-    analyzer = body["settings"]["analysis"]["analyzer"]["english_folded"]
-    assert analyzer["tokenizer"] == "standard"
-    assert analyzer["filter"] == ["english_possessive_stemmer", "lowercase", "english_stop", "asciifolding",
-                                  "english_stemmer"]
-    mappings = body["mappings"]
-    assert mappings["_meta"] == {"mapping_version": 2, "model_id": MODEL, "dimension": 4}
-    assert mappings["dynamic"] == "strict"
-    fields = mappings["properties"]
-    hnsw = {"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
-            "parameters": {"m": 16, "ef_construction": 128}}
-    assert fields["vector"] == {"type": "knn_vector", "dimension": 4, "method": hnsw}
-    assert fields["text"] == {"type": "text", "analyzer": "english_folded"}
-    for name in ("id", "type", "source_agent", "client_id", "category", "knowledge_category", "entities"):
-        assert fields[name] == {"type": "keyword"}, name
-    assert fields["active"] == {"type": "boolean"}
-    for name in ("valid_from", "valid_to", "created_at"):
-        assert fields[name] == {"type": "date"}, name
-    assert index.model_id == MODEL
-
+# -- the index definition ---------------------------------------------------------------------------------
 
 def test_the_mapping_file_leaves_only_dimension_and_model_to_fill() -> None:
     template = json.loads(MAPPING_FILE.read_text())
@@ -128,58 +100,6 @@ def test_the_mapping_file_leaves_only_dimension_and_model_to_fill() -> None:
     assert vector["dimension"] is None
     assert vector["method"]["engine"] in ("lucene", "faiss")
     assert template["mappings"]["_meta"] == {"mapping_version": 2, "model_id": None, "dimension": None}
-
-
-def test_ensure_index_is_a_no_op_when_the_alias_exists(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.ensure_index()
-    bound.ensure_index()
-    assert trail(fake) == [f"HEAD /_alias/{ALIAS}"] * 2
-
-
-def test_ensure_index_creates_index_and_alias_when_missing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    fake.drop_everything()
-    bound.ensure_index()
-    assert trail(fake) == [f"HEAD /_alias/{ALIAS}", f"PUT /{CONCRETE}"]
-    assert fake.aliases == {ALIAS: CONCRETE}
-
-
-def test_ensure_index_without_a_bound_model_is_a_clear_error(index: OpenSearchIndex) -> None:
-    with pytest.raises(OpenSearchIndexError, match="bind_model"):
-        index.ensure_index()
-
-
-def test_rebinding_the_same_dimension_records_the_new_model(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.bind_model("other:model", 4)
-    assert only(fake.requests_to("PUT", f"^/{ALIAS}/_mapping$")).json() == {
-        "_meta": {"mapping_version": 2, "model_id": "other:model", "dimension": 4}}
-    assert bound.model_id == "other:model"
-    bound.bind_model("other:model", 4)
-    assert len(fake.requests_to("PUT", "_mapping")) == 1
-
-
-def test_binding_another_dimension_needs_a_clear_first(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    with pytest.raises(OpenSearchIndexError, match=r"4-dimensional.*clear"):
-        bound.bind_model("big:model", 8)
-    bound.clear()
-    bound.bind_model("big:model", 8)
-    assert fake.aliases == {ALIAS: "zengram-test-v2-8d"}
-
-
-def test_an_index_created_by_a_racing_process_gets_the_alias(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
-    fake.add_index(CONCRETE, None, {"mappings": {"_meta": {"model_id": MODEL, "dimension": 4}}})
-    index.bind_model(MODEL, 4)
-    assert only(fake.requests_to("PUT", f"^/{CONCRETE}/_alias/{ALIAS}$"))
-    assert fake.aliases == {ALIAS: CONCRETE}
-
-
-def test_clear_drops_the_concrete_index_and_the_alias(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.clear()
-    assert trail(fake) == [f"GET /_alias/{ALIAS}", f"DELETE /{CONCRETE}"]
-    assert fake.indices == {} and fake.aliases == {}
-    assert bound.model_id is None
-    assert bound.count() == 0
-    bound.clear()  # nothing left: no error, no DELETE
-    assert len(fake.requests_to("DELETE", ".")) == 1
 
 
 def engine_of(fake: FakeOpenSearch) -> str:
@@ -195,70 +115,6 @@ def test_faiss_can_replace_lucene(fake: FakeOpenSearch) -> None:
 
 # -- searches ------------------------------------------------------------------------------------------
 
-AT = T0 + timedelta(days=5)
-VALID_AT = [
-    {"range": {"valid_from": {"lte": "2026-03-06T00:00:00+00:00"}}},
-    {"bool": {"should": [{"range": {"valid_to": {"gt": "2026-03-06T00:00:00+00:00"}}},
-                         {"bool": {"must_not": [{"exists": {"field": "valid_to"}}]}}], "minimum_should_match": 1}},
-]
-# Zengram memories carry no `scope` field (the empty scope, as every document written before scopes existed).
-MEMORIES_ONLY = {"bool": {"must_not": [{"exists": {"field": "scope"}}]}}
-ZENGRAM_FILTER_CASES = [
-    pytest.param(SearchFilters(), [ACTIVE], id="default-active-only"),
-    pytest.param(SearchFilters(include_inactive=True), [], id="include-inactive"),
-    pytest.param(SearchFilters(type="fact", source_agent="n8n", client_id="acme", category="semantic",
-                               knowledge_category="technical"),
-                 [{"term": {"type": "fact"}}, {"term": {"source_agent": "n8n"}}, {"term": {"client_id": "acme"}},
-                  {"term": {"category": "semantic"}}, {"term": {"knowledge_category": "technical"}}, ACTIVE],
-                 id="every-field"),
-    pytest.param(SearchFilters(at_time=AT), VALID_AT, id="at-time-includes-inactive"),
-    pytest.param(SearchFilters(client_id="acme", entity="next.js"),
-                 [{"term": {"client_id": "acme"}}, ACTIVE, {"term": {"entities": "next.js"}}], id="entity"),
-    pytest.param(SearchFilters(at_time=AT, include_inactive=True, entity="berlin"),
-                 [*VALID_AT, {"term": {"entities": "berlin"}}], id="at-time-and-entity"),
-    pytest.param(SearchFilters(client_ids=("acme", "global")),
-                 [{"terms": {"client_id": ["acme", "global"]}}, ACTIVE], id="tenant-scope"),
-    pytest.param(SearchFilters(client_id="acme", client_ids=("acme", "globex")),
-                 [{"term": {"client_id": "acme"}}, {"terms": {"client_id": ["acme", "globex"]}}, ACTIVE],
-                 id="client-within-tenant-scope"),
-]
-FILTER_CASES = [
-    *(pytest.param(case.values[0], [*case.values[1], MEMORIES_ONLY], id=case.id) for case in ZENGRAM_FILTER_CASES),
-    pytest.param(SearchFilters(scopes=("chat-a", "chat-b")), [ACTIVE, {"terms": {"scope": ["chat-a", "chat-b"]}}],
-                 id="named-scopes"),
-    pytest.param(SearchFilters(scopes=("", "chat-a")),
-                 [ACTIVE, {"bool": {"should": [{"terms": {"scope": ["chat-a"]}}, MEMORIES_ONLY],
-                                    "minimum_should_match": 1}}], id="memories-and-a-named-scope"),
-    pytest.param(SearchFilters(scopes=()), [ACTIVE, {"terms": {"scope": []}}], id="no-scope-matches-nothing"),
-]
-
-
-@pytest.mark.parametrize(("filters", "clauses"), FILTER_CASES)
-def test_vector_search_sends_knn_with_the_filter_inside(fake: FakeOpenSearch, bound: OpenSearchIndex,
-                                                        filters: SearchFilters, clauses: list[Any]) -> None:
-    bound.vector_search(unit(0.6, 0.8), filters, k=7)
-
-    body = only(fake.requests_to("POST", f"^/{ALIAS}/_search$")).json()
-    knn = body["query"]["knn"]["vector"]
-    assert knn["vector"] == pytest.approx([0.6, 0.8, 0.0, 0.0], abs=1e-7)
-    assert knn["k"] == 7
-    assert knn.get("filter") == ({"bool": {"filter": clauses}} if clauses else None)
-    assert {key: value for key, value in body.items() if key != "query"} == {
-        "size": 7, "_source": ["id"], "sort": ORDER, "track_scores": True}
-
-
-@pytest.mark.parametrize(("filters", "clauses"), FILTER_CASES)
-def test_keyword_search_sends_bm25_with_the_same_filters(fake: FakeOpenSearch, bound: OpenSearchIndex,
-                                                         filters: SearchFilters, clauses: list[Any]) -> None:
-    bound.keyword_search("Why did the deploy fail?", filters, k=3)
-
-    body = only(fake.requests_to("POST", f"^/{ALIAS}/_search$")).json()
-    expected: dict[str, Any] = {"must": [{"match": {"text": {"query": "Why did the deploy fail?"}}}]}
-    if clauses:
-        expected["filter"] = clauses
-    assert body == {"size": 3, "_source": ["id"], "query": {"bool": expected}, "sort": ORDER, "track_scores": True}
-
-
 def test_keyword_search_without_searchable_words_sends_nothing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
     assert bound.keyword_search("!!! ???", SearchFilters(), k=5) == []
     assert bound.keyword_search("deploy", SearchFilters(), k=0) == []
@@ -266,111 +122,7 @@ def test_keyword_search_without_searchable_words_sends_nothing(fake: FakeOpenSea
     assert fake.requests == []
 
 
-def test_vector_scores_are_turned_back_into_cosines(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    fake.search_hits = [("b", 0.9), ("a", 0.9), ("c", 1.0), ("d", 0.5), ("e", 0.0)]
-    hits = bound.vector_search(unit(1), SearchFilters(), k=4)
-    assert [(hit.id, hit.score) for hit in hits] == [
-        ("c", 1.0), ("a", pytest.approx(0.8)), ("b", pytest.approx(0.8)), ("d", 0.0)]
-
-
-def test_keyword_scores_are_bm25_as_given(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    fake.search_hits = [("x", 2.5), ("y", 7.25)]
-    hits = bound.keyword_search("deploy", SearchFilters(), k=5)
-    assert [(hit.id, hit.score) for hit in hits] == [("y", 7.25), ("x", 2.5)]
-
-
-def test_searching_a_missing_index_finds_nothing(fake: FakeOpenSearch, index: OpenSearchIndex) -> None:
-    assert index.vector_search(unit(1), SearchFilters(), k=5) == []
-    assert index.keyword_search("deploy", SearchFilters(), k=5) == []
-    assert index.count() == 0
-    assert index.model_id is None
-    assert [r.method for r in fake.requests] == ["POST", "POST", "POST", "GET"]
-
-
 # -- writes --------------------------------------------------------------------------------------------
-
-def test_upsert_sends_bulk_index_actions_through_the_alias(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.upsert([document("m1", "Deploy failed on Friday"),
-                  document("m2", "Café Müller", active=False, knowledge_category="meeting",
-                           valid_to=T0 + timedelta(days=1))])
-
-    request = only(fake.requests_to("POST", "_bulk"))
-    assert request.path == f"/{ALIAS}/_bulk"
-    assert request.query == {"refresh": "wait_for", "require_alias": "true"}
-    assert request.headers["content-type"].startswith("application/")
-    assert request.body.endswith(b"\n")
-    lines = request.ndjson()
-    assert lines[0] == {"index": {"_id": "m1"}}
-    assert lines[2] == {"index": {"_id": "m2"}}
-    first, second = lines[1], lines[3]
-    assert first.pop("vector") == pytest.approx([1.0, 0.0, 0.0, 0.0])
-    assert first == {"id": "m1", "text": "Deploy failed on Friday", "type": "event", "source_agent": "claude-code",
-                     "client_id": "acme", "category": "episodic", "knowledge_category": None, "active": True,
-                     "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
-                     "created_at": "2026-03-01T00:00:00+00:00", "entities": []}
-    assert (second["text"], second["active"], second["knowledge_category"], second["valid_to"]) == (
-        "Café Müller", False, "meeting", "2026-03-02T00:00:00+00:00")
-    assert bound.count() == 2
-
-
-def test_set_attributes_sends_partial_updates_and_ignores_unknown_ids(fake: FakeOpenSearch,
-                                                                      bound: OpenSearchIndex) -> None:
-    bound.upsert([document("a")])
-    fake.requests.clear()
-    bound.set_attributes({"a": attributes(active=False, client_id="globex", entities=("next.js", "acme-corp")),
-                          "unknown": attributes()})
-
-    lines = list(iter_bulk(only(fake.requests_to("POST", "_bulk"))))
-    assert [(kind, header) for kind, header, _ in lines] == [("update", {"_id": "a"}), ("update", {"_id": "unknown"})]
-    assert lines[0][2] == {"doc": {"type": "event", "source_agent": "claude-code", "client_id": "globex",
-                                   "category": "episodic", "knowledge_category": None, "active": False,
-                                   "valid_from": "2026-03-01T00:00:00+00:00", "valid_to": None,
-                                   "created_at": "2026-03-01T00:00:00+00:00", "entities": ["next.js", "acme-corp"]}}
-    stored = fake.indices[CONCRETE].docs["a"]
-    assert (stored["client_id"], stored["active"], stored["text"]) == ("globex", False, "deploy pipeline")
-
-
-def test_set_texts_sends_partial_updates_of_the_text_alone(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.upsert([document("a", client_id="globex")])
-    fake.requests.clear()
-    bound.set_texts({"a": "deploy pipeline\n\x1e\nrolled back on Monday", "unknown": "ghost"})
-
-    request = only(fake.requests_to("POST", "_bulk"))
-    assert list(iter_bulk(request)) == [
-        ("update", {"_id": "a"}, {"doc": {"text": "deploy pipeline\n\x1e\nrolled back on Monday"}}),
-        ("update", {"_id": "unknown"}, {"doc": {"text": "ghost"}}),
-    ]
-    assert request.query == {"refresh": "wait_for", "require_alias": "true"}
-    stored = fake.indices[CONCRETE].docs["a"]
-    assert stored["text"] == "deploy pipeline\n\x1e\nrolled back on Monday"
-    assert (stored["vector"], stored["client_id"]) == (pytest.approx([1.0, 0.0, 0.0, 0.0]), "globex")
-
-
-def test_storing_an_event_updates_only_the_text_of_the_one_before(fake: FakeOpenSearch, bound: OpenSearchIndex,
-                                                                  hashing_container: Container) -> None:
-    bound.clear()
-    sync = IndexSync(hashing_container.store, bound, hashing_container.embedder, ContextPolicy(next_turns=1))
-    sync.ensure_compatible()
-    hashing_container.memory.index_sync = sync
-    store = hashing_container.memory.store
-    first = store(MemoryDraft(type=MemoryType.EVENT, content="The deploy failed", source_agent="n8n")).memory
-    fake.requests.clear()
-
-    second = store(MemoryDraft(type=MemoryType.EVENT, content="Rolled back", source_agent="n8n")).memory
-    new, neighbour = (list(iter_bulk(request)) for request in fake.requests_to("POST", "_bulk$"))
-    assert [(kind, header) for kind, header, _ in new] == [("index", {"_id": second.id})]
-    assert neighbour == [("update", {"_id": first.id}, {"doc": {"text": f"{first.index_text()}\n\x1e\nRolled back"}})]
-
-
-def test_delete_sends_bulk_deletes_and_a_missing_document_is_fine(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    bound.upsert([document("a")])
-    fake.requests.clear()
-    bound.delete(["a", "never-existed", "a"])
-
-    request = only(fake.requests_to("POST", "_bulk"))
-    assert request.ndjson() == [{"delete": {"_id": "a"}}, {"delete": {"_id": "never-existed"}}]
-    assert bound.count() == 0
-
 
 def test_empty_writes_send_nothing(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
     bound.upsert([])
@@ -458,29 +210,6 @@ def test_backoff_grows_exponentially_and_is_bounded() -> None:
     ceilings = [0.1, 0.2, 0.4, 0.5]
     assert len(delays) == 4
     assert all(ceiling / 2 <= delay <= ceiling for delay, ceiling in zip(delays, ceilings, strict=True))
-
-
-# -- a missing index -----------------------------------------------------------------------------------
-
-def test_bulk_into_a_missing_index_recreates_it_and_retries(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    fake.drop_everything()
-    bound.upsert([document("a")])
-    assert trail(fake) == [f"POST /{ALIAS}/_bulk", f"HEAD /_alias/{ALIAS}", f"PUT /{CONCRETE}", f"POST /{ALIAS}/_bulk"]
-    assert fake.indices[CONCRETE].docs.keys() == {"a"}
-
-
-def test_bulk_into_a_missing_index_without_a_bound_model_fails_clearly(fake: FakeOpenSearch,
-                                                                       index: OpenSearchIndex) -> None:
-    with pytest.raises(OpenSearchIndexError, match=r"no index behind the alias 'zengram-test'.*bind_model"):
-        index.upsert([document("a")])
-    assert fake.indices == {}  # require_alias: nothing auto-created under the alias name
-
-
-def test_deletes_and_updates_in_a_missing_index_are_done(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
-    fake.drop_everything()
-    bound.delete(["a"])
-    bound.set_attributes({"a": attributes()})
-    assert trail(fake) == [f"POST /{ALIAS}/_bulk"] * 2
 
 
 # -- partial bulk failures -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from zengram.adapters.opensearch.queries import moment, vector_values
-from zengram.domain.errors import IndexRejected
+from zengram.domain.errors import IndexRejected, IndexUnavailable
 from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument
 
 # 429: rejected (queue full, indexing pressure); 402: Serverless at its OCU limit; 502-504: a node away.
@@ -18,18 +18,18 @@ MAX_ACTIONS_PER_REQUEST = 200
 ActionKind = Literal["index", "update", "delete"]
 
 
-class OpenSearchIndexError(RuntimeError):
-    """The OpenSearch search index could not do what was asked."""
+class OpenSearchIndexError(IndexUnavailable):
+    """The OpenSearch search index could not do what was asked (the API answers 503; the records are intact)."""
 
 
-class BulkWriteError(OpenSearchIndexError, IndexRejected):
-    """OpenSearch refused some documents; their ids stay pending in the record store for repair."""
+class BulkWriteError(IndexRejected):
+    """OpenSearch refused some documents; their ids stay pending in the record store for repair. The index is up,
+    so this is the port's `IndexRejected`, not an `OpenSearchIndexError` (which makes the index unavailable)."""
 
     def __init__(self, failures: dict[str, str]) -> None:
-        self.failures = dict(failures)
-        shown = "; ".join(f"{memory_id}: {reason}" for memory_id, reason in list(self.failures.items())[:5])
-        more = f" (and {len(self.failures) - 5} more)" if len(self.failures) > 5 else ""
-        super().__init__(f"OpenSearch rejected {len(self.failures)} document(s): {shown}{more}")
+        shown = "; ".join(f"{memory_id}: {reason}" for memory_id, reason in list(failures.items())[:5])
+        more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+        super().__init__(f"OpenSearch rejected {len(failures)} document(s): {shown}{more}", failures)
 
     @property
     def failed_ids(self) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from zengram.adapters.opensearch.bulk import OpenSearchIndexError
-from zengram.domain.errors import IndexRejected, IndexUnavailable
+from zengram.domain.errors import IndexRejected
 
 Auth = Literal["none", "basic", "sigv4"]
 AwsService = Literal["es", "aoss"]
@@ -24,9 +24,14 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({402, 429, 500, 502, 503, 504})
 # Client errors that say nothing about the request itself: the cluster cannot be used (auth) or is absent.
 _NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408})
+# 400s that say the index cannot take any request now (closed, or blocked read-only e.g. on a full disk).
+_INDEX_BLOCKED = frozenset({"index_closed_exception", "cluster_block_exception"})
 
 
-class OpenSearchUnavailable(OpenSearchIndexError, IndexUnavailable):
+POOL_SIZE = 8
+
+
+class OpenSearchUnavailable(OpenSearchIndexError):
     """OpenSearch kept failing with a transient error until the retries (or their time budget) ran out."""
 
 
@@ -54,6 +59,9 @@ def build_client(options: ClientOptions) -> Any:
         timeout=options.timeout,
         max_retries=0,
         retry_on_status=(),
+        # urllib3 keeps one connection per host by default; a search sends its two paths at once, so the
+        # second would open (and then discard) a connection of its own every time.
+        pool_maxsize=POOL_SIZE,
         verify_certs=options.verify_certs,
     )
 
@@ -109,6 +117,26 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, TransportError) and status_of(error) in RETRYABLE_STATUSES
 
 
+def reason_of(error: BaseException) -> str:
+    """OpenSearch's own words for a failed request (`error.reason` of its answer), if it answered."""
+    info = getattr(error, "info", None)
+    cause = info.get("error") if isinstance(info, dict) else None
+    return str(cause.get("reason", "")) if isinstance(cause, dict) else ""
+
+
+def failure(operation: str, error: BaseException) -> OpenSearchIndexError | IndexRejected:
+    """A client error as the adapter's own error, naming the status, OpenSearch's error type and reason: a refusal of
+    this very request is the port's `IndexRejected` (the cluster is up); anything else makes the index unusable."""
+    if isinstance(error, OpenSearchIndexError | IndexRejected):
+        return error
+    rejected = refused_request(error)
+    if rejected is not None:
+        return rejected
+    status = status_of(error) or "no answer"
+    detail = ": ".join(part for part in (error_type_of(error), reason_of(error)) if part)
+    return OpenSearchIndexError(f"OpenSearch {operation} failed ({status}{', ' + detail if detail else ''})"[:500])
+
+
 def is_index_missing(error: BaseException) -> bool:
     return status_of(error) == 404 and error_type_of(error) == "index_not_found_exception"
 
@@ -121,7 +149,7 @@ def refused_request(error: BaseException) -> IndexRejected | None:
     status = status_of(error)
     if not isinstance(error, TransportError) or status is None or not 400 <= status < 500:
         return None
-    if status in _NOT_ABOUT_THE_REQUEST or status in RETRYABLE_STATUSES:
+    if status in _NOT_ABOUT_THE_REQUEST or status in RETRYABLE_STATUSES or error_type_of(error) in _INDEX_BLOCKED:
         return None
     return IndexRejected(f"OpenSearch refused the request: {status} {error_type_of(error)}: {error}"[:500])
 

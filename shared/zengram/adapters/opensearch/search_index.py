@@ -37,6 +37,7 @@ from zengram.adapters.opensearch.client import (
     RetryPolicy,
     build_client,
     error_type_of,
+    failure,
     is_index_missing,
     refused_request,
     status_of,
@@ -186,7 +187,8 @@ class OpenSearchIndex:
         names = self._concrete_indices()
         if names:
             try:
-                self._request("delete index", lambda: self._client.indices.delete(index=",".join(names)))
+                self._request("delete index", lambda: self._client.indices.delete(index=",".join(names)),
+                              is_index_missing)
             except Exception as error:
                 if not is_index_missing(error):
                     raise
@@ -196,7 +198,7 @@ class OpenSearchIndex:
     @_refusals_as_index_rejected
     def count(self) -> int:
         try:
-            response = self._request("count", lambda: self._client.count(index=self._alias))
+            response = self._request("count", lambda: self._client.count(index=self._alias), is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return 0
@@ -253,14 +255,26 @@ class OpenSearchIndex:
 
     # -- helpers -------------------------------------------------------------------------------------
 
-    def _request(self, operation: str, request: Callable[[], Any]) -> Any:
-        return self._retry.call(operation, request)
+    def _request(self, operation: str, request: Callable[[], Any],
+                 handled: Callable[[BaseException], bool] = lambda _: False) -> Any:
+        """Runs a request with retries. Errors the caller `handled` reach it as opensearch-py raised them;
+        any other client error becomes the port's `IndexRejected` when it refuses this very request (the index is
+        up), else an `OpenSearchIndexError` (503 at the API: the index is unusable, the records are intact); never
+        a bare client exception (a 500)."""
+        from opensearchpy.exceptions import OpenSearchException
+
+        try:
+            return self._retry.call(operation, request)
+        except OpenSearchException as error:
+            if handled(error):
+                raise
+            raise failure(operation, error) from error
 
     def _search(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
         """A search; a missing index simply holds nothing yet (its records stay pending for repair)."""
         try:
             response: dict[str, Any] = self._request(operation, lambda: self._client.search(
-                index=self._alias, body=body))
+                index=self._alias, body=body), is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return {}
@@ -269,7 +283,8 @@ class OpenSearchIndex:
 
     def _read_binding(self) -> Binding | None:
         try:
-            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias))
+            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias),
+                                     is_index_missing)
         except Exception as error:
             if is_index_missing(error):
                 return None
@@ -287,9 +302,9 @@ class OpenSearchIndex:
         name = concrete_index_name(self._alias, binding.dimension)
         body = index_body(self._alias, binding, self._engine)
         try:
-            self._request("create index", lambda: self._client.indices.create(index=name, body=body))
+            self._request("create index", lambda: self._client.indices.create(index=name, body=body), _already_exists)
         except Exception as error:
-            if error_type_of(error) != "resource_already_exists_exception":
+            if not _already_exists(error):
                 raise
             # Another process (or a timed-out earlier try) created it: make sure the alias points at it.
             self._request("put alias", lambda: self._client.indices.put_alias(index=name, name=self._alias))
@@ -298,7 +313,8 @@ class OpenSearchIndex:
 
     def _concrete_indices(self) -> list[str]:
         try:
-            response = self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias))
+            response = self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias),
+                                     lambda error: status_of(error) == 404)
         except Exception as error:
             if status_of(error) == 404:
                 return []
@@ -376,7 +392,8 @@ class OpenSearchIndex:
         params = {"refresh": self._refresh, "require_alias": "true" if self._require_alias else None}
         try:
             response = self._request("bulk", lambda: self._client.bulk(
-                body=ndjson(actions), index=self._alias, params={k: v for k, v in params.items() if v}))
+                body=ndjson(actions), index=self._alias, params={k: v for k, v in params.items() if v}),
+                is_index_missing)
         except Exception as error:
             if not is_index_missing(error):
                 raise
@@ -386,6 +403,10 @@ class OpenSearchIndex:
         if len(items) != len(actions):
             raise OpenSearchIndexError(f"OpenSearch answered {len(items)} bulk items for {len(actions)} actions")
         return [(action, *judge(action, item)) for action, item in zip(actions, items, strict=True)]
+
+
+def _already_exists(error: BaseException) -> bool:
+    return error_type_of(error) == "resource_already_exists_exception"
 
 
 def _check_name(alias: str) -> None:
