@@ -18,6 +18,7 @@ from zengram.services.memory import MemoryService
 from zengram.settings import Settings
 
 if TYPE_CHECKING:
+    from zengram.bootstrap_chat import ChatLayer
     from zengram.ports import ApiKeyStore, ClientStore, EntityStore, RateLimiter, ResearchRunner
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
@@ -44,10 +45,20 @@ class Container:
     stats: StatsService = field(kw_only=True)
     entities: EntityService = field(kw_only=True)
     keys: KeyService = field(kw_only=True)
+    clock: Clock = field(kw_only=True)
 
     def close(self) -> None:
         for close in reversed(self.closers):
             close()
+
+    @cached_property
+    def chat(self) -> ChatLayer:
+        """The chat layer (docs/chat.md), built on first use: only hosts that serve /api/v1 pay for it."""
+        from zengram.bootstrap_chat import build_chat_layer
+
+        layer = build_chat_layer(self)
+        self.closers.append(layer.close)
+        return layer
 
     @cached_property
     def reflect(self) -> ReflectService:
@@ -325,7 +336,7 @@ def build_container(
                           closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)],
                           llm=llm, clients=clients, rate_limiter=rate_limiter, consolidation=consolidation,
                           stats=build_stats_service(settings, store, index, clock, entity_store), entities=entities,
-                          keys=KeyService(key_store, clock))
+                          keys=KeyService(key_store, clock), clock=clock)
     try:
         if check_index:
             memory.index_sync.ensure_compatible()

@@ -14,6 +14,7 @@ from zengram.domain.chat.history import ChatSummary, NewMessage, StoredMessage
 from zengram.domain.chat.learning import JobStatus, LearningJob
 from zengram.domain.chat.memories import MemoryWrite, SubjectMemory
 from zengram.domain.chat.prompts import SystemPrompt
+from zengram.domain.chat.providers import ProviderCall
 from zengram.domain.chat.recalls import LearningOutcome, RecallEvent
 from zengram.domain.chat.records import DataRecord, RecordSchema
 from zengram.domain.chat.state import AgentState
@@ -227,7 +228,7 @@ class ChatModel(Protocol):
     """An OpenAI-compatible chat-completions endpoint, called with the caller's provider key.
 
     Contract:
-    - `complete(base_url, api_key, body)` POSTs `body` to `<base_url>/chat/completions` and returns the JSON answer.
+    - `complete(call, body)` POSTs `body` to `<call.base_url>/chat/completions` and returns the JSON answer.
     - `stream(...)` does the same with `stream: true` and yields each server-sent event's JSON (chunks), stopping at
       `[DONE]`; it raises before yielding anything when the provider refuses the request.
     - A provider refusal (4xx) raises `ProviderRefused` with its status and message; unreachable or 5xx raises
@@ -235,6 +236,6 @@ class ChatModel(Protocol):
       logged, stored or put into an error message.
     """
 
-    def complete(self, base_url: str, api_key: str | None, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    def complete(self, call: ProviderCall, body: Mapping[str, Any]) -> dict[str, Any]: ...
 
-    def stream(self, base_url: str, api_key: str | None, body: Mapping[str, Any]) -> Iterator[dict[str, Any]]: ...
+    def stream(self, call: ProviderCall, body: Mapping[str, Any]) -> Iterator[dict[str, Any]]: ...

@@ -22,6 +22,7 @@ _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # The largest valid request is an import of 500 records of 10,000 characters and 10 KB of metadata each (~13 MB
 # as JSON with every field); API Gateway stops at 10 MB anyway. Anything larger is refused before it is parsed.
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MISSING_KEY = "missing x-api-key header (or x-mnexium-key, or Authorization: Bearer)"
 
 
 class RequestIdMiddleware:
@@ -58,8 +59,8 @@ class RequestIdMiddleware:
 
 
 class ApiKeyMiddleware:
-    """Refuses any request without a valid `x-api-key` before routing or body parsing, and leaves the caller's
-    `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
+    """Refuses any request without a valid API key (`presented_key`) before routing or body parsing, and leaves the
+    caller's `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
 
     def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None]) -> None:
         self.app = app
@@ -69,9 +70,9 @@ class ApiKeyMiddleware:
         if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
             await self.app(scope, receive, send)
             return
-        given = Headers(scope=scope).get("x-api-key")
+        given = presented_key(Headers(scope=scope))
         if not given:
-            await error_response(401, "missing x-api-key header")(scope, receive, send)
+            await error_response(401, MISSING_KEY)(scope, receive, send)
             return
         try:  # a scoped key is one store read: off the event loop
             principal = await run_in_threadpool(self._authenticate, given)
@@ -83,6 +84,15 @@ class ApiKeyMiddleware:
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
+
+
+def presented_key(headers: Headers) -> str | None:
+    """The API key a request presents: `x-api-key`, else `x-mnexium-key` (the Mnexium SDK sends it), else an
+    `Authorization: Bearer` token (the openai SDK sends its api_key so)."""
+    bearer = headers.get("authorization", "")
+    scheme, _, token = bearer.partition(" ")
+    return (headers.get("x-api-key") or headers.get("x-mnexium-key")
+            or (token.strip() if scheme.lower() == "bearer" else None) or None)
 
 
 class BodySizeLimitMiddleware:

@@ -1,4 +1,4 @@
-"""How the chat layer's stores lay their items out in the records table (infra/README.md, "Chat layer items").
+"""How the chat layer's stores lay their items out in the records table (docs/chat.md, "Storage").
 
 Every value object is kept whole as a JSON `body`; key attributes and the few attributes conditions and indexes
 need sit beside it. The table's existing GSIs are shared by partition value, never by meaning: `by-client` lists a

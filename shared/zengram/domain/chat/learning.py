@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -19,6 +20,13 @@ from zengram.domain.chat.recalls import LearningOutcome
 from zengram.domain.models import format_timestamp
 
 MAX_ERROR_CHARS = 500
+
+
+@dataclass(frozen=True)
+class LearningConfig:
+    max_attempts: int = 3
+    retry_after: timedelta = timedelta(seconds=30)  # doubling per failed attempt
+    lease: timedelta = timedelta(minutes=5)  # a claimed job whose worker vanished is due again after this
 
 
 class LearnMode(StrEnum):

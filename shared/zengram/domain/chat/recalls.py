@@ -3,12 +3,23 @@ estimated tokens) and what learning made of it. The trace of a chat is its event
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.models import format_timestamp
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """How much a completion's recall injects."""
+
+    memories: int = 5  # most memories injected
+    memory_relevance: float = 0.3  # least relevance of an injected memory
+    records: int = 5
+    record_similarity: float = 0.3
 
 
 class PromptUse(BaseModel):
@@ -47,7 +58,7 @@ class LearningOutcome(BaseModel):
     """What a learning job did: memories created, skipped as duplicates (with the one they repeat) or superseded,
     and records inserted or updated."""
 
-    status: str  # pending | running | done | failed (with `error`; retried until its attempts run out)
+    status: str  # pending | running | done | failed (with `error`; retried until its attempts run out) | skipped
     job_id: str | None = None
     attempts: int = 0
     error: str | None = None
@@ -55,6 +66,7 @@ class LearningOutcome(BaseModel):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     superseded: list[str] = Field(default_factory=list)
     records: list[str] = Field(default_factory=list)
+    records_refused: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RecallEvent(BaseModel):

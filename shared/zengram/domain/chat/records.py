@@ -212,8 +212,15 @@ class DataRecord(BaseModel):
         return subject_id is not None and (subject_id == self.owner_id or subject_id in self.collaborators)
 
     @property
+    def id(self) -> str:
+        return self.record_id
+
+    @property
     def index_scope(self) -> str:
         return record_scope(self.project_id, self.type_name)
+
+    def index_text(self) -> str:
+        return self.summary_text
 
     def index_attributes(self) -> IndexAttributes:
         return IndexAttributes(

@@ -169,17 +169,18 @@ class MemoryCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
+    # null is the default for every optional field (the SDK sends `"visibility": null` when none is given)
     subject_id: SubjectId
     text: Content
-    kind: MemoryKind = MemoryKind.FACT
-    visibility: Visibility = Visibility.PRIVATE
-    importance: Annotated[int, Field(ge=0, le=100)] = 50
-    confidence: Annotated[float, Field(ge=0, le=1)] = 1.0
-    is_temporal: StrictBool = False
-    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] = Field(default_factory=list)
+    kind: MemoryKind | None = None  # fact
+    visibility: Visibility | None = None  # private
+    importance: Annotated[int, Field(ge=0, le=100)] | None = None  # 50
+    confidence: Annotated[float, Field(ge=0, le=1)] | None = None  # 1.0
+    is_temporal: StrictBool | None = None  # false
+    tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] | None = None
     metadata: Metadata | None = None
     source: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
-    no_supersede: StrictBool = False
+    no_supersede: StrictBool | None = None  # false
 
     def source_and_metadata(self) -> tuple[MemorySource, dict[str, Any]]:
         metadata = dict(self.metadata or {})
@@ -221,7 +222,9 @@ class SchemaDefine(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     type_name: TypeName
-    fields: Annotated[dict[FieldName, FieldDef], Field(min_length=1, max_length=MAX_FIELDS)]
+    # Field names match the pattern: no other key is allowed (stated, so the OpenAPI document says it too).
+    fields: Annotated[dict[FieldName, FieldDef], Field(min_length=1, max_length=MAX_FIELDS,
+                                                       json_schema_extra={"additionalProperties": False})]
     display_name: Annotated[str, StringConstraints(max_length=200)] | None = None
     description: Annotated[str, StringConstraints(max_length=1000)] | None = None
 
