@@ -96,6 +96,32 @@ def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     return entry_point
 
 
+def chat_learning_handler(provider: ContainerProvider) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The chat layer's learning function (docs/chat.md): an event sent by `LambdaLearningDispatch` runs that job;
+    anything else (the EventBridge schedule) runs the jobs that are due and indexes chat items left pending."""
+    from aws_lambda_powertools import Logger
+
+    from zengram.adapters.aws_lambda import job_id_of
+
+    logger = Logger()
+
+    @logger.inject_lambda_context
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        chat = provider.get().chat
+        job_id = job_id_of(event)
+        outcome: dict[str, Any]
+        if job_id is not None:
+            job = chat.learning.run(job_id)
+            outcome = {"job_id": job_id, "status": job.status.value if job else "not due"}
+        else:
+            outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index()}
+        logger.info("chat learning", extra=outcome)
+        return outcome
+
+    entry_point: Callable[[dict[str, Any], Any], dict[str, Any]] = handler
+    return entry_point
+
+
 def research_step_handler(provider: ContainerProvider) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """A Task state of the research state machine (infra/statemachines/research.asl.json): one step per call.
 

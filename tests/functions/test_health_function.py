@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from zengram.api.middleware import MISSING_KEY
 
 from tests.functions.invoke import invoke, load_event
 
@@ -30,4 +31,4 @@ def test_any_other_path_needs_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
     event["requestContext"]["http"]["path"] = "/memory/search"
     response = invoke("health", event)
     assert response["statusCode"] == 401
-    assert json.loads(response["body"]) == {"error": "missing x-api-key header"}
+    assert json.loads(response["body"]) == {"error": MISSING_KEY}
