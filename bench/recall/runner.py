@@ -7,7 +7,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,9 +27,10 @@ MODEL_CACHE = Path(__file__).resolve().parents[1] / ".data" / "models"  # built 
 ROOT = Path(__file__).resolve().parents[2]
 # Settings read when a memory is indexed; any other setting only changes searches, so a store built
 # under the same index-time settings (and the same indexing code) can be reused.
-INDEX_TIME_PREFIXES = ("index_", "embedder", "minilm_model_dir", "minilm_runtime")
+INDEX_TIME_PREFIXES = ("index_", "retrieval_profile", "embedder", "minilm_model_dir", "minilm_runtime")
 INDEX_CODE = (
     "shared/zengram/domain/text.py", "shared/zengram/domain/models.py", "shared/zengram/domain/context.py",
+    "shared/zengram/domain/retrieval.py",
     "shared/zengram/services/indexing.py", "shared/zengram/services/context.py",
     "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/records.py",
     "bench/recall/data.py",
@@ -109,23 +110,33 @@ def ask(pristine: Path, conversations: list[Conversation], overrides: dict[str, 
         limit: int = 50, search_format: str = "index") -> list[Outcome]:
     """Asks every question against a scratch copy of the store (searches write access counts)."""
     mapping: dict[str, dict[str, list[list[int]]]] = json.loads((pristine / "ids.json").read_text())
-    outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="recall-run-") as scratch:
         work = Path(scratch) / "store"
         shutil.copytree(pristine, work)
         with serve(work, overrides) as client:
-            client.get("/memory/search", params={"q": "warm up", "limit": 1})
-            for conversation in conversations:
-                dia = {memory_id: frozenset((s, t) for s, t in ids)
-                       for memory_id, ids in mapping[conversation.sample_id].items()}
-                for question in conversation.questions:
-                    started = time.perf_counter()
-                    response = client.get("/memory/search", params={
-                        "q": question.text, "client_id": conversation.sample_id, "limit": limit,
-                        "format": search_format,
-                    })
-                    elapsed = (time.perf_counter() - started) * 1000
-                    response.raise_for_status()
-                    ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]
-                    outcomes.append(Outcome(question.category, question.evidence, ranked, elapsed))
+            return ask_through(client, conversations, mapping, limit=limit, search_format=search_format)
+
+
+def ask_through(client: httpx.Client, conversations: list[Conversation],
+                mapping: Mapping[str, Mapping[str, Iterable[Sequence[int]]]], *,
+                limit: int = 50, search_format: str = "index") -> list[Outcome]:
+    """Asks every question through a running server's GET /memory/search, timing each on the client side.
+
+    `mapping` is `ingest`'s answer: conversation → memory id → the dia_ids stored as it.
+    """
+    client.get("/memory/search", params={"q": "warm up", "limit": 1})
+    outcomes: list[Outcome] = []
+    for conversation in conversations:
+        dia = {memory_id: frozenset((s, t) for s, t in ids)
+               for memory_id, ids in mapping[conversation.sample_id].items()}
+        for question in conversation.questions:
+            started = time.perf_counter()
+            response = client.get("/memory/search", params={
+                "q": question.text, "client_id": conversation.sample_id, "limit": limit,
+                "format": search_format,
+            })
+            elapsed = (time.perf_counter() - started) * 1000
+            response.raise_for_status()
+            ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]
+            outcomes.append(Outcome(question.category, question.evidence, ranked, elapsed))
     return outcomes

@@ -1,25 +1,47 @@
-"""The only place that picks adapters: settings in, a wired container out."""
+"""The only place that picks adapters: settings in, a wired container out.
+
+The wiring table (`RECORD_BACKENDS`, `SEARCH_INDEXES`, `EMBEDDERS`, `JOB_LAUNCHERS`) maps each setting's value to
+the builder of its adapters. A record backend is built whole by one builder: every store that lives beside the
+records shares their file (SQLite) or their table and client (DynamoDB). The two families the product ships:
+embedded (`sqlite` records + `embedded` index) and AWS (`dynamodb` records + `opensearch` index); a Lambda function
+that never searches may pair DynamoDB with the (unused) embedded index. docs/architecture.md tells how to add one.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zengram.domain.content import Scrubber, derive_digest_key
 from zengram.domain.errors import FeatureUnavailable
-from zengram.ports import Clock, Embedder, LanguageModel, RecordStore, SearchIndex
+from zengram.ports import (
+    ApiKeyStore,
+    ClientStore,
+    Clock,
+    ConsolidationWrites,
+    Embedder,
+    EntityStore,
+    IndexOutbox,
+    JobLauncher,
+    JobStore,
+    LanguageModel,
+    RateLimiter,
+    RecordCounters,
+    RecordStore,
+    SearchIndex,
+)
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
 from zengram.settings import Settings
 
 if TYPE_CHECKING:
     from zengram.bootstrap_chat import ChatLayer
-    from zengram.ports import ApiKeyStore, ClientStore, EntityStore, RateLimiter, ResearchRunner
+    from zengram.ports import ResearchRunner
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.entities import EntityService
@@ -29,10 +51,194 @@ if TYPE_CHECKING:
     from zengram.services.stats import StatsService
 
 
+# -- record backends: every store that lives beside the records, built together -------------------------------
+
+
+@dataclass(frozen=True)
+class RecordBackend:
+    """The stores of one record backend. The four record ports are one adapter (their writes share a
+    transaction); the others share its file or its table and client. `close` releases what they hold."""
+
+    records: RecordStore
+    outbox: IndexOutbox
+    counters: RecordCounters
+    consolidation: ConsolidationWrites
+    clients: ClientStore
+    keys: ApiKeyStore
+    jobs: JobStore
+    rate_limiter: RateLimiter
+    entities: EntityStore
+    close: Callable[[], None]
+
+
+@dataclass(frozen=True)
+class BackendFamily:
+    """How to build a record backend. `keeps_key_file`: its host keeps a generated API key in the data folder
+    (the embedded server), which the credential scrubber may fall back on."""
+
+    build: Callable[[Settings, Clock], RecordBackend]
+    keeps_key_file: bool = False
+
+
+def build_sqlite_backend(settings: Settings, clock: Clock) -> RecordBackend:
+    """One SQLite file for the records and every store beside them; the entity registry has a file of its own in
+    the data folder (so its writes never queue behind record writes)."""
+    from zengram.adapters.sqlite import SQLiteRecordStore
+    from zengram.adapters.sqlite.clients import SQLiteClientStore
+    from zengram.adapters.sqlite.entities import SQLiteEntityStore
+    from zengram.adapters.sqlite.jobs import SQLiteJobStore
+    from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
+    from zengram.adapters.sqlite.rate_limits import SQLiteRateLimiter
+
+    path = settings.records_path
+    records = SQLiteRecordStore(path)
+    clients, keys, jobs = SQLiteClientStore(path), SQLiteApiKeyStore(path), SQLiteJobStore(path)
+    rate_limiter = SQLiteRateLimiter(path, clock)
+    entities = SQLiteEntityStore(settings.data_dir / "entities.sqlite3")
+    return RecordBackend(records=records, outbox=records, counters=records, consolidation=records, clients=clients,
+                         keys=keys, jobs=jobs, rate_limiter=rate_limiter, entities=entities,
+                         close=_closing(records.close, clients.close, keys.close, jobs.close, rate_limiter.close,
+                                        entities.close))
+
+
+def build_dynamodb_backend(settings: Settings, clock: Clock, *, client: Any | None = None) -> RecordBackend:
+    """One DynamoDB table (and one boto3 client) for the records and every store beside them. `client`: one of the
+    caller's own (tests); by default one honouring the region and AWS_ENDPOINT_URL."""
+    from zengram.adapters.dynamodb import DynamoDBRecordStore
+    from zengram.adapters.dynamodb.clients import DynamoDBClientStore
+    from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
+    from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
+    from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
+    from zengram.adapters.dynamodb.rate_limits import DynamoDBRateLimiter
+    from zengram.adapters.dynamodb.table import make_client
+
+    shared = client or make_client(region=settings.aws_region)
+    table = settings.dynamodb_table
+    records = DynamoDBRecordStore(table, client=shared)
+    if settings.dynamodb_create_table:
+        records.ensure_table()
+    return RecordBackend(
+        records=records, outbox=records, counters=records, consolidation=records,
+        clients=DynamoDBClientStore(table, client=shared), keys=DynamoDBApiKeyStore(table, client=shared),
+        jobs=DynamoDBJobStore(table, client=shared), rate_limiter=DynamoDBRateLimiter(table, clock, client=shared),
+        entities=DynamoDBEntityStore(table, client=shared), close=shared.close,
+    )
+
+
+def _closing(*closers: Callable[[], None]) -> Callable[[], None]:
+    def close_all() -> None:
+        for close in closers:
+            close()
+
+    return close_all
+
+
+def build_embedded_index(settings: Settings) -> SearchIndex:
+    from zengram.adapters.sqlite import EmbeddedSearchIndex
+
+    return EmbeddedSearchIndex(settings.index_path)
+
+
+def build_opensearch_index(settings: Settings) -> SearchIndex:
+    from zengram.adapters.opensearch import OpenSearchIndex
+
+    if not settings.opensearch_url:
+        raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
+    password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
+    return OpenSearchIndex(
+        settings.opensearch_url, alias=settings.opensearch_alias, auth=settings.opensearch_auth,
+        username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
+        aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
+        timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
+        retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget,
+    )
+
+
+def build_minilm_embedder(settings: Settings) -> Embedder:
+    """all-MiniLM-L6-v2 on the configured runtime, concurrent calls merged into shared forward passes."""
+    from zengram.adapters.minilm import build_minilm_embedder as build_runtime
+    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
+
+    minilm = build_runtime(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
+                           cache_dir=settings.minilm_graph_dir)
+    return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
+
+
+def build_openai_embedder(settings: Settings) -> Embedder:
+    from zengram.adapters.openai import OpenAIEmbedder
+
+    api_key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    if api_key is None and settings.openai_api_key_secret_id:
+        from zengram.adapters.aws_parameters import fetch_api_key
+
+        api_key = fetch_api_key(secret_id=settings.openai_api_key_secret_id)
+    if api_key is None:
+        raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY or ZENGRAM_OPENAI_API_KEY_SECRET_ID")
+    return OpenAIEmbedder(base_url=settings.openai_base_url, api_key=api_key, model=settings.embedding_model,
+                          dimensions=settings.embedding_dimensions)
+
+
+def build_bedrock_embedder(settings: Settings) -> Embedder:
+    from zengram.adapters.bedrock import BedrockEmbedder
+
+    return BedrockEmbedder(model_id=settings.bedrock_model_id, dimensions=settings.embedding_dimensions,
+                           region=settings.aws_region)
+
+
+def build_thread_launcher(settings: Settings) -> JobLauncher:
+    from zengram.adapters.system.launcher import ThreadJobLauncher
+
+    return ThreadJobLauncher()
+
+
+def build_lambda_launcher(settings: Settings) -> JobLauncher:
+    from zengram.adapters.aws_lambda import LambdaJobLauncher
+
+    if not settings.consolidation_function:
+        raise ValueError("ZENGRAM_CONSOLIDATION_LAUNCHER=lambda needs ZENGRAM_CONSOLIDATION_FUNCTION")
+    return LambdaJobLauncher(settings.consolidation_function, region=settings.aws_region)
+
+
+# -- the wiring table ---------------------------------------------------------------------------------------------
+
+RECORD_BACKENDS: Mapping[str, BackendFamily] = {  # ZENGRAM_RECORD_STORE
+    "sqlite": BackendFamily(build_sqlite_backend, keeps_key_file=True),
+    "dynamodb": BackendFamily(build_dynamodb_backend),
+}
+SEARCH_INDEXES: Mapping[str, Callable[[Settings], SearchIndex]] = {  # ZENGRAM_SEARCH_INDEX
+    "embedded": build_embedded_index,
+    "opensearch": build_opensearch_index,
+}
+EMBEDDERS: Mapping[str, Callable[[Settings], Embedder]] = {  # ZENGRAM_EMBEDDER
+    "minilm": build_minilm_embedder,
+    "openai": build_openai_embedder,
+    "bedrock": build_bedrock_embedder,
+}
+JOB_LAUNCHERS: Mapping[str, Callable[[Settings], JobLauncher]] = {  # ZENGRAM_CONSOLIDATION_LAUNCHER
+    "thread": build_thread_launcher,
+    "lambda": build_lambda_launcher,
+}
+
+
+def build_record_backend(settings: Settings, clock: Clock) -> RecordBackend:
+    return RECORD_BACKENDS[settings.record_store].build(settings, clock)
+
+
+def build_search_index(settings: Settings) -> SearchIndex:
+    return SEARCH_INDEXES[settings.search_index](settings)
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    return EMBEDDERS[settings.embedder](settings)
+
+
+# -- the container ------------------------------------------------------------------------------------------------
+
+
 @dataclass
 class Container:
     settings: Settings
-    store: RecordStore
+    backend: RecordBackend
     index: SearchIndex
     embedder: Embedder
     memory: MemoryService
@@ -50,6 +256,18 @@ class Container:
     def close(self) -> None:
         for close in reversed(self.closers):
             close()
+
+    @property
+    def records(self) -> RecordStore:
+        return self.backend.records
+
+    @property
+    def outbox(self) -> IndexOutbox:
+        return self.backend.outbox
+
+    @property
+    def counters(self) -> RecordCounters:
+        return self.backend.counters
 
     @cached_property
     def chat(self) -> ChatLayer:
@@ -69,32 +287,96 @@ class Container:
     @cached_property
     def research(self) -> ResearchService:
         """Built on first use: only hosts that serve /research (or run its steps) pay for it."""
-        return build_research_service(self.settings, self.memory, self.store, self.llm)
+        return build_research_service(self.settings, self.memory, self.records, self.llm)
 
 
-def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "openai":
-        from zengram.adapters.openai import OpenAIEmbedder
+def build_container(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+    check_index: bool = False,
+    language_model: LanguageModel | None = None,
+) -> Container:
+    """Wires the adapters the settings name; `embedder`, `clock` and `language_model` let tests, benchmarks and
+    hosts (the Lambda host meters its LLM calls) bring their own.
 
-        if settings.openai_api_key is None:
-            raise ValueError("ZENGRAM_EMBEDDER=openai needs OPENAI_API_KEY")
-        return OpenAIEmbedder(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key.get_secret_value(),
-            model=settings.embedding_model,
-            dimensions=settings.embedding_dimensions,
-        )
-    if settings.embedder == "bedrock":
-        from zengram.adapters.bedrock import BedrockEmbedder
+    Nothing here touches the search index: it is checked (and bound to the embedder) on first use, so a host
+    whose index is down still stores and reads records. `check_index=True` checks it now and raises
+    EmbeddingMismatch for an index built with another model (the embedded server's start-up, which should
+    refuse a wrong configuration at once).
 
-        return BedrockEmbedder(model_id=settings.bedrock_model_id, dimensions=settings.embedding_dimensions,
-                               region=settings.aws_region)
-    from zengram.adapters.minilm import build_minilm_embedder
-    from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
+    The services form no cycle: EntityLinker ← MemoryService ← EntityService (a reclassification stores its event
+    through the MemoryService), and IndexSync is built first, for all of them.
+    """
+    from zengram.adapters.system import SystemClock
+    from zengram.services.clients import ClientService
+    from zengram.services.entities import EntityService
+    from zengram.services.entity_links import EntityLinker
+    from zengram.services.index_guard import GuardedIndex
+    from zengram.services.indexing import IndexSync
+    from zengram.services.keys import KeyService
 
-    minilm = build_minilm_embedder(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
-                                   cache_dir=settings.minilm_graph_dir)
-    return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
+    clock = clock or SystemClock()
+    backend = build_record_backend(settings, clock)
+    index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
+    embedder = embedder or build_embedder(settings)
+    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
+    scrubber = build_scrubber(settings)
+    clients = ClientService(backend.clients, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
+    links = EntityLinker(backend.entities, known_clients=clients.known_clients,
+                         cache_seconds=settings.client_cache_seconds)
+    index_sync = IndexSync(backend.records, backend.outbox, index, embedder, settings.context_policy(), clock=clock,
+                           park_after=settings.index_repair_attempts)
+    memory = MemoryService(
+        backend.records, index_sync, index, embedder, clock, executor,
+        scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
+        search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
+        path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links,
+    )
+    llm = language_model or build_language_model(settings)
+    container = Container(
+        settings, backend, index, embedder, memory,
+        KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),
+        closers=[backend.close, index.close, lambda: executor.shutdown(wait=False)],
+        llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
+        consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
+        stats=build_stats_service(settings, backend, index, clock),
+        entities=EntityService(links, backend.entities, backend.records, memory, clock),
+        keys=KeyService(backend.keys, clock), clock=clock,
+    )
+    try:
+        if check_index:
+            index_sync.ensure_compatible()
+    except BaseException:
+        container.close()
+        raise
+    return container
+
+
+def build_consolidation_service(settings: Settings, backend: RecordBackend, memory: MemoryService,
+                                index: SearchIndex, embedder: Embedder, llm: LanguageModel,
+                                clock: Clock) -> ConsolidationService:
+    """Jobs and the lock live where the records do; async runs go to a thread, or (AWS) another invocation."""
+    from zengram.services.consolidation import ConsolidationConfig, ConsolidationService
+
+    config = ConsolidationConfig(
+        enabled=settings.consolidation_enabled, interval=settings.consolidation_interval,
+        batch_size=settings.consolidation_batch_size, max_batches=settings.consolidation_max_batches,
+        similarity=settings.consolidation_similarity,
+        event_ttl=timedelta(days=settings.consolidation_event_ttl_days),
+        lock_seconds=settings.consolidation_lock_seconds,
+    )
+    launcher = JOB_LAUNCHERS[settings.consolidation_launcher](settings)
+    return ConsolidationService(backend.records, backend.consolidation, backend.jobs, memory, index, embedder, llm,
+                                clock, launcher, config)
+
+
+def build_stats_service(settings: Settings, backend: RecordBackend, index: SearchIndex, clock: Clock) -> StatsService:
+    from zengram.services.stats import StatsService
+
+    return StatsService(backend.counters, backend.outbox, backend.records, index, settings, clock,
+                        entities=backend.entities)
 
 
 def _no_language_model() -> LanguageModel:
@@ -131,11 +413,11 @@ def build_research_runner(settings: Settings, steps: ResearchSteps) -> ResearchR
 
 
 def build_research_service(
-    settings: Settings, memory: MemoryService, store: RecordStore, llm: LanguageModel
+    settings: Settings, memory: MemoryService, records: RecordStore, llm: LanguageModel
 ) -> ResearchService:
     from zengram.services.research import ResearchService, ResearchSteps
 
-    steps = ResearchSteps(memory, store, llm, retrieve_limit=settings.research_retrieve_limit,
+    steps = ResearchSteps(memory, records, llm, retrieve_limit=settings.research_retrieve_limit,
                           synthesis_memories=settings.research_synthesis_memories)
     return ResearchService(steps, build_research_runner(settings, steps), enabled=settings.research_enabled)
 
@@ -156,201 +438,11 @@ def _scrub_secret(settings: Settings) -> str:
         from zengram.adapters.aws_parameters import fetch_api_key
 
         return fetch_api_key(secret_id=settings.api_key_secret_id, parameter_name=settings.api_key_parameter)
-    if settings.record_store == "sqlite":
+    if RECORD_BACKENDS[settings.record_store].keeps_key_file:
         from zengram.embedded.keys import resolve_api_key
 
         return resolve_api_key(settings)[0]
     raise FeatureUnavailable("writes need a key for credential placeholders: set ZENGRAM_SCRUB_KEY or the API key")
-
-
-def build_record_store(settings: Settings) -> RecordStore:
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb import DynamoDBRecordStore
-
-        store = DynamoDBRecordStore(settings.dynamodb_table, region=settings.aws_region)
-        if settings.dynamodb_create_table:
-            store.ensure_table()
-        return store
-    from zengram.adapters.sqlite import SQLiteRecordStore
-
-    return SQLiteRecordStore(settings.records_path)
-
-
-def build_client_store(settings: Settings, store: RecordStore) -> ClientStore:
-    """Fingerprints live where the records do: the same DynamoDB table (and client), or the same SQLite file."""
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb.clients import DynamoDBClientStore
-
-        return DynamoDBClientStore(settings.dynamodb_table, client=getattr(store, "client", None),
-                                   region=settings.aws_region)
-    from zengram.adapters.sqlite.clients import SQLiteClientStore
-
-    return SQLiteClientStore(settings.records_path)
-
-
-def build_key_store(settings: Settings, store: RecordStore) -> ApiKeyStore:
-    """Scoped API keys (their hashes) live where the records do: the same DynamoDB table, or the same SQLite file."""
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb.keys import DynamoDBApiKeyStore
-
-        return DynamoDBApiKeyStore(settings.dynamodb_table, client=getattr(store, "client", None),
-                                   region=settings.aws_region)
-    from zengram.adapters.sqlite.keys import SQLiteApiKeyStore
-
-    return SQLiteApiKeyStore(settings.records_path)
-
-
-def build_rate_limiter(settings: Settings, store: RecordStore, clock: Clock) -> RateLimiter:
-    """Counters in the record store's backend, so every process (every Lambda instance) shares them."""
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb.rate_limits import DynamoDBRateLimiter
-
-        return DynamoDBRateLimiter(settings.dynamodb_table, clock, client=getattr(store, "client", None),
-                                   region=settings.aws_region)
-    from zengram.adapters.sqlite.rate_limits import SQLiteRateLimiter
-
-    return SQLiteRateLimiter(settings.records_path, clock)
-
-
-def build_consolidation_service(settings: Settings, store: RecordStore, memory: MemoryService, index: SearchIndex,
-                                embedder: Embedder, llm: LanguageModel, clock: Clock) -> ConsolidationService:
-    """Jobs and the lock live where the records do; async runs go to a thread, or (AWS) another invocation."""
-    from zengram.ports import JobLauncher, JobStore
-    from zengram.services.consolidation import ConsolidationConfig, ConsolidationService
-
-    jobs: JobStore
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
-
-        jobs = DynamoDBJobStore(settings.dynamodb_table, client=getattr(store, "client", None),
-                                region=settings.aws_region)
-    else:
-        from zengram.adapters.sqlite.jobs import SQLiteJobStore
-
-        jobs = SQLiteJobStore(settings.records_path)
-    launcher: JobLauncher
-    if settings.consolidation_launcher == "lambda":
-        from zengram.adapters.aws_lambda import LambdaJobLauncher
-
-        if not settings.consolidation_function:
-            raise ValueError("ZENGRAM_CONSOLIDATION_LAUNCHER=lambda needs ZENGRAM_CONSOLIDATION_FUNCTION")
-        launcher = LambdaJobLauncher(settings.consolidation_function, region=settings.aws_region)
-    else:
-        from zengram.adapters.system.launcher import ThreadJobLauncher
-
-        launcher = ThreadJobLauncher()
-    config = ConsolidationConfig(
-        enabled=settings.consolidation_enabled, interval=settings.consolidation_interval,
-        batch_size=settings.consolidation_batch_size, max_batches=settings.consolidation_max_batches,
-        similarity=settings.consolidation_similarity,
-        event_ttl=timedelta(days=settings.consolidation_event_ttl_days),
-        lock_seconds=settings.consolidation_lock_seconds,
-    )
-    return ConsolidationService(store, jobs, memory, index, embedder, llm, clock, launcher, config)
-
-
-def build_search_index(settings: Settings) -> SearchIndex:
-    if settings.search_index == "opensearch":
-        from zengram.adapters.opensearch import OpenSearchIndex
-
-        if not settings.opensearch_url:
-            raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
-        password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
-        return OpenSearchIndex(
-            settings.opensearch_url, alias=settings.opensearch_alias, auth=settings.opensearch_auth,
-            username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
-            aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
-            timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
-            retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget,
-        )
-    from zengram.adapters.sqlite import EmbeddedSearchIndex
-
-    return EmbeddedSearchIndex(settings.index_path)
-
-
-def build_entity_store(settings: Settings, store: RecordStore) -> EntityStore:
-    """The entity registry lives beside the records: the same DynamoDB table (and client), or its own SQLite file
-    in the data folder (so its writes never queue behind record writes)."""
-    if settings.record_store == "dynamodb":
-        from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
-
-        return DynamoDBEntityStore(settings.dynamodb_table, client=getattr(store, "client", None),
-                                   region=settings.aws_region)
-    from zengram.adapters.sqlite.entities import SQLiteEntityStore
-
-    return SQLiteEntityStore(settings.data_dir / "entities.sqlite3")
-
-
-def build_container(
-    settings: Settings,
-    *,
-    embedder: Embedder | None = None,
-    clock: Clock | None = None,
-    check_index: bool = False,
-) -> Container:
-    """Wires the adapters the settings name; `embedder` and `clock` let tests and benchmarks bring their own.
-
-    Nothing here touches the search index: it is checked (and bound to the embedder) on first use, so a host
-    whose index is down still stores and reads records. `check_index=True` checks it now and raises
-    EmbeddingMismatch for an index built with another model (the embedded server's start-up, which should
-    refuse a wrong configuration at once).
-    """
-    from zengram.adapters.system import SystemClock
-    from zengram.services.index_guard import GuardedIndex
-
-    clock = clock or SystemClock()
-    store = build_record_store(settings)
-    index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
-    embedder = embedder or build_embedder(settings)
-    executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
-    from zengram.services.clients import ClientService
-
-    client_store, rate_limiter = build_client_store(settings, store), build_rate_limiter(settings, store, clock)
-    scrubber = build_scrubber(settings)
-    clients = ClientService(client_store, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
-    from zengram.services.keys import KeyService
-
-    key_store = build_key_store(settings, store)
-    from zengram.services.entities import EntityService
-
-    entity_store = build_entity_store(settings, store)
-    # The reclassify event and index refresh go through `memory`, which is built next (late-bound lambdas).
-    entities = EntityService(entity_store, store, clock, known_clients=clients.known_clients,
-                             refresh_index=lambda changed: memory.index_sync.refresh_attributes(changed),
-                             log_event=lambda draft: memory.store(draft), cache_seconds=settings.client_cache_seconds)
-    memory = MemoryService(
-        store, index, embedder, clock or SystemClock(), executor,
-        scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
-        search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
-        context=settings.context_policy(), path_fetch=settings.search_path_fetch,
-        resolve_client=clients.resolve,
-        entities=entities,
-        index_park_after=settings.index_repair_attempts,
-    )
-    knowledge = KnowledgeService(store, clock, memory.index_sync, entities, scrubber=scrubber)
-    llm = build_language_model(settings)
-    consolidation = build_consolidation_service(settings, store, memory, index, embedder, llm, clock)
-    closers = [getattr(port, "close", None)
-               for port in (store, index, client_store, rate_limiter, consolidation, entity_store, key_store)]
-    container = Container(settings, store, index, embedder, memory, knowledge,
-                          closers=[*(c for c in closers if c), lambda: executor.shutdown(wait=False)],
-                          llm=llm, clients=clients, rate_limiter=rate_limiter, consolidation=consolidation,
-                          stats=build_stats_service(settings, store, index, clock, entity_store), entities=entities,
-                          keys=KeyService(key_store, clock), clock=clock)
-    try:
-        if check_index:
-            memory.index_sync.ensure_compatible()
-    except BaseException:
-        container.close()
-        raise
-    return container
-
-
-def build_stats_service(settings: Settings, store: RecordStore, index: SearchIndex, clock: Clock,
-                        entities: EntityStore | None = None) -> StatsService:
-    from zengram.services.stats import StatsService
-
-    return StatsService(store, index, settings, clock, entities=entities)
 
 
 class ContainerProvider:

@@ -168,7 +168,7 @@ def build_chat_layer(container: Container, *, model: ChatModel | None = None) ->
     """The chat layer over `container`'s record store backend, index, embedder, scrubber, clock and LLM; `model`
     lets tests bring their own provider adapter."""
     settings = container.settings
-    stores = STORES_BY_FAMILY[settings.record_store](settings, container.store)
+    stores = STORES_BY_FAMILY[settings.record_store](settings, container.records)
     clock, scrubber, index = container.clock, container.memory.scrubber, container.index
     ensure = container.memory.index_sync.ensure_compatible
     memory_index = ChatIndexSync(stores.memories, index, container.embedder, ensure)

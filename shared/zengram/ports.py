@@ -58,46 +58,22 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
-@runtime_checkable
-class IndexOutbox(Protocol):
-    """The record store's queue of changes still to reach the search index (kept with the records, so a write and
-    its pending mark are one transaction).
-
-    Contract:
-    - Every write that changes an indexed field marks the memory pending at its new revision, queued at its
-      `updated_at`, with no failed attempts (a new revision starts afresh, even a parked one).
-    - `pending_index(limit)` lists pending memories (deleted ones included, parked ones not), oldest queued first.
-    - `mark_indexed(revisions)` clears the mark (pending or parked, attempts and error too) of each memory still at
-      `revision == revisions[id]`, so a change that raced the indexing stays pending.
-    - `record_index_failure(id, revision, error, at, park_after)` counts one failed attempt at a memory still at
-      that revision and not parked (else it changes nothing and returns None): it is pending afterwards (also
-      one that was indexed, e.g. refused by a rebuild), keeps `error` as its last error, and is queued again at
-      `at` (behind what was queued before, so one failing record never holds up the rest).
-      When the attempts reach `park_after` (None: never) the memory is parked: out of `pending_index`, listed by
-      `parked_index`. Returns the attempts counted so far and whether it is now parked.
-    - `parked_index(limit)` lists parked memories, oldest parked first.
-    - `requeue_parked(at)` makes every parked memory pending again (queued at `at`, attempts reset) and returns
-      how many; `stats` counts pending and parked memories apart.
-    """
-
-    def pending_index(self, limit: int) -> list[Memory]: ...
-
-    def mark_indexed(self, revisions: dict[str, int]) -> None: ...
-
-    def record_index_failure(self, memory_id: str, revision: int, error: str, at: datetime,
-                             park_after: int | None) -> IndexAttempts | None: ...
-
-    def parked_index(self, limit: int) -> list[ParkedRecord]: ...
-
-    def requeue_parked(self, at: datetime) -> int: ...
+# -- the record backend: four ports, one adapter per backend ------------------------------------------------
+# A record backend (SQLite, DynamoDB) implements the four ports below in one adapter, because their writes share
+# one transaction: a memory's change, its index-outbox mark and the counters it moves commit together.
+# Services ask for the ports they use; each port has its contract suite in tests/contract/.
 
 
 @runtime_checkable
-class RecordStore(IndexOutbox, Protocol):
-    """The source of truth for memories.
+class RecordStore(Protocol):
+    """The source of truth for memories: records, their writes and queries (tests/contract/test_record_store.py).
+
+    Every write runs a domain transition (`zengram.domain.lifecycle`, the `Memory` methods) over what it reads
+    inside its atomic write, and persists the changes it returns, whole or not at all: the rules (dedup,
+    corroboration, supersede by key/subject, restore, the errors) are the domain's, never the adapter's.
 
     Contract:
-    - `create_or_corroborate` is atomic. Among *active* memories with the same
+    - `create_or_corroborate` is atomic, as `lifecycle.create` decides. Among *active* memories with the same
       `(client_id, type, content_hash)`: none → the memory is inserted (kind CREATED); one from the same
       `source_agent` (or one already observed by it) → nothing changes (DEDUPLICATED); one from another
       agent → that agent is appended to `observed_by` (at most `max_observers` names),
@@ -107,8 +83,8 @@ class RecordStore(IndexOutbox, Protocol):
       `active=False`, `superseded_by`, `superseded_at=valid_to=now`; the new one `supersedes`.
       Under any number of concurrent callers: one memory per hash, at most one active per key/subject.
     - Every write bumps `revision` and marks the memories it touched as awaiting indexing in the same
-      transaction (the `IndexOutbox` contract). Corroboration and access counting touch no indexed field and
-      mark nothing.
+      transaction (the `IndexOutbox` contract), and moves the counters `RecordCounters` reads in it too.
+      Corroboration and access counting touch no indexed field and mark nothing.
     - `record_access` adds exactly one to `access_count` per id occurrence and sets `last_accessed_at`,
       without losing increments under concurrent callers.
     - `query` returns newest first (`created_at` descending, then id), or oldest first (ascending, then id)
@@ -118,11 +94,11 @@ class RecordStore(IndexOutbox, Protocol):
     - `iter_all` yields every memory (deleted ones only with `include_deleted`) oldest first, lazily; with
       `client_ids`, only those clients' memories.
     - `import_memory` writes a memory exactly as given (its id, every field, `revision` included) and marks
-      it awaiting indexing, atomically, or changes nothing: an existing id → DUPLICATE_ID; for an *active*
-      memory, another active memory with the same `(client_id, type, content_hash)` → DUPLICATE_CONTENT, or
-      with the same fact key / status subject in the same `client_id` → LABEL_HELD (nothing is superseded);
-      `existing_id` names the memory in the way. An inactive memory (superseded or deleted) never clashes
-      with anything but its id.
+      it awaiting indexing, atomically, or changes nothing, as `lifecycle.import_outcome` decides: an existing
+      id → DUPLICATE_ID; for an *active* memory, another active memory with the same
+      `(client_id, type, content_hash)` → DUPLICATE_CONTENT, or with the same fact key / status subject in the
+      same `client_id` → LABEL_HELD (nothing is superseded); `existing_id` names the memory in the way. An
+      inactive memory (superseded or deleted) never clashes with anything but its id.
     - Reads never return a half-written memory.
     """
 
@@ -138,21 +114,22 @@ class RecordStore(IndexOutbox, Protocol):
 
     def update(self, memory_id: str, changes: MemoryChanges, at: datetime, *,
                expected_revision: int | None = None) -> Memory:
-        """Applies `changes`; raises NotFound, or Conflict when new content duplicates an active memory.
-        With `expected_revision` (optimistic concurrency, for changes computed from an earlier read, e.g. a
-        merged `metadata`): applied only if the memory is still at that revision, checked in the same atomic
+        """Applies `changes` (`lifecycle.update`); raises NotFound, or Conflict when new content duplicates an
+        active memory. With `expected_revision` (optimistic concurrency, for changes computed from an earlier read,
+        e.g. a merged `metadata`): applied only if the memory is still at that revision, checked in the same atomic
         write; otherwise raises StaleRevision (a Conflict) and changes nothing, so the caller re-reads and
         re-applies its change."""
         ...
 
     def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
-        """Sets active=False and deleted_*; idempotent on an already deleted memory. Raises NotFound."""
+        """`Memory.soft_deleted`: active=False and deleted_*; idempotent on an already deleted memory. Raises
+        NotFound."""
         ...
 
     def restore(self, memory_id: str, at: datetime) -> list[Memory]:
-        """Makes a superseded memory active again, atomically superseding whichever memory now holds its
-        key/subject. Returns every memory changed (the restored one first). Raises NotFound, or Conflict
-        for a deleted memory or one whose content is active elsewhere."""
+        """`lifecycle.restore`: makes a superseded memory active again, atomically superseding whichever memory now
+        holds its key/subject. Returns every memory changed (the restored one first; an active one alone,
+        unchanged). Raises NotFound, or Conflict for a deleted memory or one whose content is active elsewhere."""
         ...
 
     def record_access(self, memory_ids: Sequence[str], at: datetime) -> None: ...
@@ -162,45 +139,86 @@ class RecordStore(IndexOutbox, Protocol):
     def iter_all(self, *, include_deleted: bool = False, batch_size: int = 500,
                  client_ids: Sequence[str] | None = None) -> Iterator[Memory]: ...
 
-    # Consolidation's writes. Each bumps `revision`, sets `updated_at = at` and marks what it changed pending,
-    # like every write; each returns the memories it changed.
-
-    def unconsolidated(self, limit: int) -> list[Memory]:
-        """Active memories not yet consolidated, oldest first (`created_at`, then id), at most `limit`."""
-        ...
-
-    def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
-        """Sets `consolidated=True` on each listed memory that exists, is not deleted and is not consolidated."""
-        ...
-
-    def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
-        """Consolidation's merge: each listed *active* memory gets `active=False`, `superseded_by`,
-        `superseded_at = valid_to = at` and `consolidated=True`, giving up its content and key/subject slots;
-        one already inactive (not deleted) is only marked consolidated. Unknown and deleted ids, and
-        `superseded_by` itself, are left alone. Each memory changes atomically (SQLite: the whole call is one
-        transaction; DynamoDB: one transaction per 25 memories)."""
-        ...
-
-    def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
-                      at: datetime, limit: int) -> list[Memory]:
-        """Soft-deletes (as `soft_delete` with `by`/`reason`) at most `limit` active events created before
-        `created_before` with one of `importances` and `access_count == 0`, oldest first. The count is
-        checked in the same atomic write, so a memory accessed meanwhile is kept."""
-        ...
-
     def count(self) -> int: ...
 
-    def stats(self, now: datetime, decay_factor: float) -> RecordStats:
-        """Counts over the whole store, as `RecordStats` defines them; `decayed_below_50pct` uses
-        `zengram.domain.scoring.effective_confidence(memory, now, decay_factor)`.
 
-        `pending_index` and `parked_index` count the outbox (`IndexOutbox`).
-        Exact: once writes have returned, the numbers equal a recount of the records, whatever the number
-        of concurrent writers (counters move in the same transaction as the records they count). Cheap: on
-        DynamoDB no read grows with the store (sharded counter items, and Select=COUNT over sparse GSIs,
-        which are eventually consistent: a count may lag a just-finished write by the GSI's delay).
-        """
-        ...
+@runtime_checkable
+class IndexOutbox(Protocol):
+    """The record store's queue of changes still to reach the search index (kept with the records, so a write and
+    its pending mark are one transaction) (tests/contract/test_index_outbox.py).
+
+    Contract:
+    - Every write that changes an indexed field marks the memory pending at its new revision, queued at its
+      `updated_at`, with no failed attempts (a new revision starts afresh, even a parked one).
+    - `pending_index(limit)` lists pending memories (deleted ones included, parked ones not), oldest queued first.
+    - `mark_indexed(revisions)` clears the mark (pending or parked, attempts and error too) of each memory still at
+      `revision == revisions[id]`, so a change that raced the indexing stays pending.
+    - `record_index_failure(id, revision, error, at, park_after)` counts one failed attempt at a memory still at
+      that revision and not parked (else it changes nothing and returns None): it is pending afterwards (also
+      one that was indexed, e.g. refused by a rebuild), keeps `error` as its last error, and is queued again at
+      `at` (behind what was queued before, so one failing record never holds up the rest).
+      When the attempts reach `park_after` (None: never) the memory is parked: out of `pending_index`, listed by
+      `parked_index`. Returns the attempts counted so far and whether it is now parked.
+    - `parked_index(limit)` lists parked memories, oldest parked first.
+    - `requeue_parked(at)` makes every parked memory pending again (queued at `at`, attempts reset) and returns
+      how many; `RecordCounters.stats` counts pending and parked memories apart.
+    """
+
+    def pending_index(self, limit: int) -> list[Memory]: ...
+
+    def mark_indexed(self, revisions: dict[str, int]) -> None: ...
+
+    def record_index_failure(self, memory_id: str, revision: int, error: str, at: datetime,
+                             park_after: int | None) -> IndexAttempts | None: ...
+
+    def parked_index(self, limit: int) -> list[ParkedRecord]: ...
+
+    def requeue_parked(self, at: datetime) -> int: ...
+
+
+@runtime_checkable
+class RecordCounters(Protocol):
+    """Counts over the whole record store, kept as the records change (tests/contract/test_record_counters.py).
+
+    Contract:
+    - `stats(now, decay_factor)` gives the counts `RecordStats` defines; `decayed_below_50pct` uses
+      `zengram.domain.scoring.effective_confidence(memory, now, decay_factor)`; `pending_index` and `parked_index`
+      count the outbox (`IndexOutbox`).
+    - Exact: once writes have returned, the numbers equal a recount of the records, whatever the number
+      of concurrent writers (counters move in the same transaction as the records they count).
+    - Cheap: on DynamoDB no read grows with the store (sharded counter items, and Select=COUNT over sparse GSIs,
+      which are eventually consistent: a count may lag a just-finished write by the GSI's delay).
+    """
+
+    def stats(self, now: datetime, decay_factor: float) -> RecordStats: ...
+
+
+@runtime_checkable
+class ConsolidationWrites(Protocol):
+    """Consolidation's reads and bulk writes over the records (tests/contract/test_consolidation_writes.py).
+
+    Contract: each write bumps `revision`, sets `updated_at = at`, marks what it changed pending and moves the
+    counters, like every write (`RecordStore`); each returns the memories it changed, as the `Memory` transition
+    named below returned them (None from it: the memory is left alone).
+    - `unconsolidated(limit)`: active memories not yet consolidated, oldest first (`created_at`, then id), at most
+      `limit`.
+    - `mark_consolidated(ids, at)`: `Memory.marked_consolidated` on each listed memory that exists.
+    - `supersede_by(ids, superseded_by, at)`: consolidation's merge, `Memory.merged_into` on each listed memory
+      that exists; an active one gives up its content and key/subject slots. Each memory changes atomically
+      (SQLite: the whole call is one transaction; DynamoDB: one transaction per 25 memories).
+    - `expire_events(created_before, importances, by, reason, at, limit)`: `Memory.expired` on at most `limit`
+      active events created before `created_before` with one of `importances` and `access_count == 0`, oldest
+      first. The count is checked in the same atomic write, so a memory accessed meanwhile is kept.
+    """
+
+    def unconsolidated(self, limit: int) -> list[Memory]: ...
+
+    def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]: ...
+
+    def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]: ...
+
+    def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
+                      at: datetime, limit: int) -> list[Memory]: ...
 
 
 @runtime_checkable
@@ -220,6 +238,7 @@ class SearchIndex(Protocol):
     - `model_id` is the embedder the index was built with (None while empty and never used);
       `bind_model` records it.
     - Everything here can be rebuilt from the record store (`clear` then `upsert`).
+    - `close` releases its connections (or files); the index is not used after it.
     """
 
     @property
@@ -243,6 +262,8 @@ class SearchIndex(Protocol):
 
     def clear(self) -> None: ...
 
+    def close(self) -> None: ...
+
 
 @runtime_checkable
 class LanguageModel(Protocol):
@@ -250,8 +271,8 @@ class LanguageModel(Protocol):
 
     Contract:
     - `complete_json(system, user, schema)` returns the answer validated as `schema`. An answer that is not
-      valid JSON for `schema` is asked for once more; a second bad answer raises `LLMInvalidResponse` (502).
-    - No provider configured, or the provider unreachable / timing out, raises `LLMUnavailable` (503).
+      valid JSON for `schema` is asked for once more; a second bad answer raises `LLMInvalidResponse`.
+    - No provider configured, or the provider unreachable / timing out, raises `LLMUnavailable`.
     - `provider` and `model` name what answered, for the `llm` field of responses.
     """
 
@@ -350,8 +371,8 @@ class ResearchRunner(Protocol):
     Contract:
     - `run(state)` takes the start state and returns the state after Synthesize (`result` set). Given the same
       memories and the same LLM answers, every runner returns the same state (in process or Step Functions).
-    - A step's domain error reaches the caller as the same `ZengramError` subclass (e.g. `LLMInvalidResponse`
-      502, `LLMUnavailable` 503); a failure of the machinery itself raises `ResearchFailed` (502).
+    - A step's domain error reaches the caller as the same `ZengramError` subclass (e.g. `LLMInvalidResponse`,
+      `LLMUnavailable`); a failure of the machinery itself raises `ResearchFailed`.
     """
 
     def run(self, state: ResearchState) -> ResearchState: ...

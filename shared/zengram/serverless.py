@@ -1,26 +1,95 @@
 """The Lambda host: one endpoint group per function, wired lazily on the first request.
 
-Nothing here reads the environment or touches the network at import time, so a cold start only pays
-for what the first request needs.
+Nothing here reads the environment, touches the network or builds a Powertools Tracer (which loads the X-Ray SDK)
+at import time, so a cold start only pays for what the first request needs. One Powertools Logger, Tracer and
+Metrics (`OBSERVABILITY`) serve every handler of the execution environment, and the services' own loggers
+(`zengram.*`) write through that Logger: each line is Powertools JSON, at ZENGRAM_LOG_LEVEL, with the request's
+correlation id (the API's request id: the caller's x-request-id, else API Gateway's request id).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
-from zengram.bootstrap import ContainerProvider, build_container
-from zengram.domain.errors import ZengramError
+from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
+from zengram.domain.errors import FeatureUnavailable
 from zengram.settings import Settings
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Logger, Metrics, Tracer
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+SERVICE_LOGGER = "zengram"  # the parent of every service's logger (logging.getLogger(__name__))
 REPAIR_TIME_RESERVE_MS = 15_000
 
 
-class ApiKeyNotConfigured(ZengramError):
-    status_code = 503
+class ApiKeyNotConfigured(FeatureUnavailable):
+    """The Lambda host found no API key to check callers against."""
+
+
+class LambdaObservability:
+    """The execution environment's Powertools Logger, Tracer and Metrics, each built on first use."""
+
+    @cached_property
+    def logger(self) -> Logger:
+        """Powertools' Logger at ZENGRAM_LOG_LEVEL; the services' `zengram.*` loggers write through it."""
+        from aws_lambda_powertools import Logger
+        from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
+
+        level = Settings().log_level.upper()
+        logger = Logger(level=level)
+        logger.setLevel(level)  # also when Powertools finds its logger set up already (a second Logger)
+        logging.getLogger(SERVICE_LOGGER)  # registered now, so the copy below finds it
+        copy_config_to_registered_loggers(source_logger=logger, include={SERVICE_LOGGER})
+        logging.getLogger(SERVICE_LOGGER).propagate = False  # its lines leave once, through Powertools' handler
+        return logger
+
+    @cached_property
+    def tracer(self) -> Tracer:
+        from aws_lambda_powertools import Tracer
+
+        return Tracer()
+
+    @property
+    def tracing(self) -> bool:
+        """Whether X-Ray tracing is on (POWERTOOLS_TRACE_DISABLED unset or false). Off, no Tracer is built at all,
+        which spares the first invocation the X-Ray SDK's import."""
+        return os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() not in ("true", "1", "yes")
+
+    def traced(self, handler: LambdaHandler) -> LambdaHandler:
+        return self.tracer.capture_lambda_handler(handler) if self.tracing else handler
+
+    @property
+    def metrics(self) -> Metrics:
+        """The process's one Metrics, which the operator's counters (`adapters/aws_lambda/metrics.py`) add to."""
+        from zengram.adapters.aws_lambda.metrics import shared_metrics
+
+        return shared_metrics()
+
+    def set_correlation_id(self, request_id: str) -> None:
+        self.logger.set_correlation_id(request_id)
+
+
+OBSERVABILITY = LambdaObservability()
+
+
+def lazily(build: Callable[[], LambdaHandler]) -> LambdaHandler:
+    """A handler that builds the real one (Powertools' decorators, Mangum) on its first invocation."""
+    built: list[LambdaHandler] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if not built:
+            built.append(build())
+        return built[0](event, context)
+
+    return handler
 
 
 def _configured_key() -> str:
@@ -37,140 +106,174 @@ def _configured_key() -> str:
     )
 
 
+def lambda_container() -> Container:
+    """The container of a function, from its environment; its LLM calls count failures as a metric."""
+    from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
+
+    settings = Settings()
+    return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
+
+
 def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
-    provider = ContainerProvider(lambda: build_container(Settings()))
-    return create_app(routers, provider, expected_key=_configured_key)
+    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
+                      on_request_id=OBSERVABILITY.set_correlation_id)
 
 
-def http_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """The Lambda entry point for an HTTP API function: Mangum under Powertools logging, tracing, metrics.
+def http_handler(app: FastAPI) -> LambdaHandler:
+    """The Lambda entry point for an HTTP API function: Mangum under Powertools logging, tracing, metrics (their
+    service name and namespace from the POWERTOOLS_* variables the template sets per function)."""
 
-    Logger, Tracer and Metrics take their service name and namespace from the POWERTOOLS_* variables the
-    template sets per function.
-    """
-    from aws_lambda_powertools import Logger, Metrics, Tracer
-    from aws_lambda_powertools.logging import correlation_paths
-    from mangum import Mangum
+    def build() -> LambdaHandler:
+        from aws_lambda_powertools.logging import correlation_paths
+        from mangum import Mangum
 
-    logger, tracer, metrics = Logger(), Tracer(), Metrics()
-    asgi = Mangum(app, lifespan="off")
+        from zengram.adapters.aws_lambda.metrics import record_request
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics(capture_cold_start_metric=True)
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        response: dict[str, Any] = asgi(event, context)
-        return response
+        logger, metrics = OBSERVABILITY.logger, OBSERVABILITY.metrics
+        asgi = Mangum(app, lifespan="off")
 
-    return handler
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            response: dict[str, Any] = asgi(event, context)
+            record_request(event.get("routeKey"), response.get("statusCode"))
+            return response
+
+        # API Gateway's request id is the correlation id until the app decides the request id (the caller's).
+        with_context = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+        entry_point: LambdaHandler = with_context(OBSERVABILITY.traced(handler))
+        return entry_point
+
+    return lazily(build)
 
 
-def repair_handler() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows. An event with
+def repair_handler() -> LambdaHandler:
+    """The scheduled repair sweep: re-indexes records whose index write failed, while time allows, then reports
+    the backlog left (what /stats shows as index_health.pending_index) as the PendingIndex metric. An event with
     `"retry_parked": true` (sent by hand: `aws lambda invoke`) first puts the parked records back in the queue."""
-    from aws_lambda_powertools import Logger, Metrics
-    from aws_lambda_powertools.metrics import MetricUnit
-
-    logger, metrics = Logger(), Metrics()
     provider = function_container()
 
-    @logger.inject_lambda_context
-    @metrics.log_metrics(capture_cold_start_metric=True)
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        container = provider.get()
-        index_sync = container.memory.index_sync
-        requeued = index_sync.retry_parked() if event.get("retry_parked") is True else 0
-        report = index_sync.repair_until_clean(
-            keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS,
-            batch=container.settings.index_repair_batch,
+    def build() -> LambdaHandler:
+        from zengram.adapters.aws_lambda.metrics import (
+            INDEX_FAILURES,
+            PENDING_INDEX,
+            RECORDS_PARKED,
+            RECORDS_REPAIRED,
+            count,
         )
-        metrics.add_metric(name="RecordsRepaired", unit=MetricUnit.Count, value=report.indexed)
-        metrics.add_metric(name="IndexFailures", unit=MetricUnit.Count, value=report.failed)
-        metrics.add_metric(name="RecordsParked", unit=MetricUnit.Count, value=report.parked)
-        outcome: dict[str, Any] = {"repaired": report.indexed, "failed": report.failed, "parked": report.parked,
-                                   "requeued": requeued, "stopped": report.stopped}
-        logger.info("repair sweep finished", extra=outcome)
-        return outcome
+        from zengram.adapters.system import SystemClock
 
-    entry_point: Callable[[dict[str, Any], Any], dict[str, Any]] = handler
-    return entry_point
+        logger, metrics = OBSERVABILITY.logger, OBSERVABILITY.metrics
+
+        @logger.inject_lambda_context
+        @metrics.log_metrics(capture_cold_start_metric=True)
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            container = provider.get()
+            index_sync = container.memory.index_sync
+            requeued = index_sync.retry_parked() if event.get("retry_parked") is True else 0
+            report = index_sync.repair_until_clean(
+                keep_going=lambda: context.get_remaining_time_in_millis() > REPAIR_TIME_RESERVE_MS,
+                batch=container.settings.index_repair_batch,
+            )
+            pending = container.counters.stats(SystemClock().now(), container.settings.decay_factor).pending_index
+            for metric, value in ((RECORDS_REPAIRED, report.indexed), (INDEX_FAILURES, report.failed),
+                                  (RECORDS_PARKED, report.parked), (PENDING_INDEX, pending)):
+                count(metric, value)
+            outcome: dict[str, Any] = {"repaired": report.indexed, "failed": report.failed, "parked": report.parked,
+                                       "requeued": requeued, "stopped": report.stopped, "pending_index": pending}
+            logger.info("repair sweep finished", extra=outcome)
+            return outcome
+
+        entry_point: LambdaHandler = handler
+        return entry_point
+
+    return lazily(build)
 
 
-def chat_learning_handler(provider: ContainerProvider) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def chat_learning_handler(provider: ContainerProvider) -> LambdaHandler:
     """The chat layer's learning function (docs/chat.md): an event sent by `LambdaLearningDispatch` runs that job;
     anything else (the EventBridge schedule) runs the jobs that are due and indexes chat items left pending."""
-    from aws_lambda_powertools import Logger
 
-    from zengram.adapters.aws_lambda import job_id_of
+    def build() -> LambdaHandler:
+        from zengram.adapters.aws_lambda import job_id_of
 
-    logger = Logger()
+        logger = OBSERVABILITY.logger
 
-    @logger.inject_lambda_context
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        chat = provider.get().chat
-        job_id = job_id_of(event)
-        outcome: dict[str, Any]
-        if job_id is not None:
-            job = chat.learning.run(job_id)
-            outcome = {"job_id": job_id, "status": job.status.value if job else "not due"}
-        else:
-            outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index()}
-        logger.info("chat learning", extra=outcome)
-        return outcome
+        @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            chat = provider.get().chat
+            job_id = job_id_of(event)
+            outcome: dict[str, Any]
+            if job_id is not None:
+                job = chat.learning.run(job_id)
+                outcome = {"job_id": job_id, "status": job.status.value if job else "not due"}
+            else:
+                outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index()}
+            logger.info("chat learning", extra=outcome)
+            return outcome
 
-    entry_point: Callable[[dict[str, Any], Any], dict[str, Any]] = handler
-    return entry_point
+        return handler
+
+    return lazily(build)
 
 
-def research_step_handler(provider: ContainerProvider) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
     """A Task state of the research state machine (infra/statemachines/research.asl.json): one step per call.
 
     The event is `{"step": "retrieve" | "judge" | "synthesize", "state": <ResearchState>}`; the answer is the next
     state. A step's error (e.g. LLMInvalidResponse) fails the execution under its class name, which the API
     function's runner turns back into the same HTTP status."""
-    from aws_lambda_powertools import Logger
 
-    from zengram.domain.research import ResearchState
+    def build() -> LambdaHandler:
+        from zengram.domain.research import ResearchState
 
-    logger = Logger()
+        logger = OBSERVABILITY.logger
 
-    @logger.inject_lambda_context
-    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        step, state = str(event.get("step")), ResearchState.model_validate(event.get("state"))
-        logger.info("research step", extra={"step": step, "iteration": state.iterations,
-                                            "memories": len(state.memory_ids)})
-        after: dict[str, Any] = provider.get().research.steps.run(step, state).model_dump(mode="json")
-        return after
+        @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            step, state = str(event.get("step")), ResearchState.model_validate(event.get("state"))
+            logger.info("research step", extra={"step": step, "iteration": state.iterations,
+                                                "memories": len(state.memory_ids)})
+            after: dict[str, Any] = provider.get().research.steps.run(step, state).model_dump(mode="json")
+            return after
 
-    return handler
+        return handler
+
+    return lazily(build)
 
 
 def function_container() -> ContainerProvider:
     """The container of a function that is not an HTTP app: built from its environment on first use."""
-    return ContainerProvider(lambda: build_container(Settings()))
+    return ContainerProvider(lambda_container)
 
 
-def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+def consolidation_handler(app: FastAPI) -> LambdaHandler:
     """The consolidation function takes three kinds of events: API Gateway requests (the /consolidate routes), a
     job id sent by `LambdaJobLauncher` after an async POST /consolidate (runs that job), and anything else, the
     EventBridge schedule (a run, unless disabled, without LLM, or one is going on)."""
-    from aws_lambda_powertools import Logger
-
-    from zengram.adapters.aws_lambda import job_id_of
-
-    logger = Logger()
     http = http_handler(app)
 
-    @logger.inject_lambda_context
-    def background(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        provider: ContainerProvider = app.state.provider  # the HTTP app's: one container per execution environment
-        consolidation = provider.get().consolidation
-        job_id = job_id_of(event)
-        job = consolidation.run(job_id) if job_id else consolidation.run_scheduled()
-        if job is None:
-            return {"skipped": True}
-        logger.info("consolidation finished", extra={"job_id": job.id, "status": job.status.value, **job.result})
-        return {"job_id": job.id, "status": job.status.value, "result": job.result, "error": job.error}
+    def build() -> LambdaHandler:
+        from zengram.adapters.aws_lambda import job_id_of
+
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
+        def background(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            provider: ContainerProvider = app.state.provider  # the HTTP app's: one container per environment
+            consolidation = provider.get().consolidation
+            job_id = job_id_of(event)
+            job = consolidation.run(job_id) if job_id else consolidation.run_scheduled()
+            if job is None:
+                return {"skipped": True}
+            logger.info("consolidation finished", extra={"job_id": job.id, "status": job.status.value, **job.result})
+            return {"job_id": job.id, "status": job.status.value, "result": job.result, "error": job.error}
+
+        return background
+
+    background = lazily(build)
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if "requestContext" in event:
@@ -178,3 +281,75 @@ def consolidation_handler(app: FastAPI) -> Callable[[dict[str, Any], Any], dict[
         return background(event, context)
 
     return handler
+
+
+BOOTSTRAP_RETRY_SECONDS = 10
+BOOTSTRAP_TIME_RESERVE_MS = 30_000
+
+
+def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
+    """The SearchIndex custom resource of template.yaml, the explicit step that creates the search index.
+
+    Create and Update bind the configured embedding model to the index, creating it (mapping, alias) when there is
+    none, and fail the deployment when the index holds another model's vectors (that needs `zengram reindex`).
+    Access a deployment has just granted can take a while to apply (Serverless data policies), so other failures
+    are retried while time allows. Delete leaves the index alone: it is derived data, the table keeps the records.
+    CloudFormation always gets an answer, or the stack would wait an hour for one."""
+    built: list[Callable[[dict[str, Any], Any], None]] = []
+
+    def build() -> Callable[[dict[str, Any], Any], None]:
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        def handler(event: dict[str, Any], context: Any) -> None:
+            alias = Settings().opensearch_alias
+            status, reason = "SUCCESS", f"search index alias {alias} is ready"
+            try:
+                if event.get("RequestType") in ("Create", "Update"):
+                    _bind_index_until_done(context, logger)
+            except Exception as error:
+                logger.exception("search index bootstrap failed")
+                status, reason = "FAILED", f"{type(error).__name__}: {error}"
+            _answer_cloudformation(event, status, reason[:1000], physical_id=alias)
+
+        return handler
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        if not built:
+            built.append(build())
+        built[0](event, context)
+
+    return handler
+
+
+def _bind_index_until_done(context: Any, logger: Any) -> None:
+    import time
+
+    from zengram.domain.errors import EmbeddingMismatch
+
+    while True:
+        try:
+            build_container(Settings(), check_index=True).close()  # binds the model, creating a missing index
+            return
+        except EmbeddingMismatch:
+            raise
+        except Exception as error:
+            if context.get_remaining_time_in_millis() < BOOTSTRAP_TIME_RESERVE_MS:
+                raise
+            logger.warning("search index not ready yet, retrying", extra={"error": f"{type(error).__name__}: {error}"})
+            time.sleep(BOOTSTRAP_RETRY_SECONDS)
+
+
+def _answer_cloudformation(event: dict[str, Any], status: str, reason: str, *, physical_id: str) -> None:
+    """PUTs the custom resource's result to the pre-signed URL CloudFormation gave (no content type: it is signed)."""
+    import json
+    import urllib.request
+
+    body = json.dumps({
+        "Status": status, "Reason": reason, "PhysicalResourceId": physical_id,
+        "StackId": event["StackId"], "RequestId": event["RequestId"], "LogicalResourceId": event["LogicalResourceId"],
+        "Data": {"Alias": physical_id},
+    }).encode()
+    request = urllib.request.Request(event["ResponseURL"], data=body, method="PUT", headers={"Content-Type": ""})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
@@ -13,8 +14,9 @@ from zengram.domain.chat.learning import LearningConfig
 from zengram.domain.chat.memories import RecallPolicy, VersioningPolicy
 from zengram.domain.chat.recalls import RecallConfig
 from zengram.domain.circuit import CircuitBreaker
-from zengram.domain.context import ContextPolicy
-from zengram.domain.scoring import ScoringConfig
+from zengram.domain.context import DEFAULT_CONTEXT, ContextPolicy
+from zengram.domain.retrieval import DEFAULT_PROFILE, PROFILES, ProfileName, RetrievalProfile
+from zengram.domain.scoring import DEFAULT_SCORING, Fusion, ScoringConfig
 
 
 class Settings(BaseSettings):
@@ -121,6 +123,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "ZENGRAM_OPENAI_API_KEY")
     )
+    openai_api_key_secret_id: str | None = Field(
+        default=None, description="Secrets Manager secret holding openai_api_key (Lambda host; read when wiring)."
+    )
     embedding_model: str = "text-embedding-3-small"
     embedding_dimensions: int = Field(default=1536, ge=8, le=8192, description="openai and bedrock vector size")
 
@@ -142,10 +147,10 @@ class Settings(BaseSettings):
     )
 
     max_observers: int = Field(default=20, ge=1)
-    rrf_k: int = Field(default=60, ge=1)
-    decay_factor: float = Field(default=0.98, gt=0, le=1)
-    similarity_floor: float = Field(default=0.55, ge=0, le=1)
-    vector_weight: float = Field(default=0.6, ge=0, le=1)
+    rrf_k: int = Field(default=DEFAULT_SCORING.rrf_k, ge=1)
+    decay_factor: float = Field(default=DEFAULT_SCORING.decay_factor, gt=0, le=1)
+    similarity_floor: float = Field(default=DEFAULT_SCORING.similarity_floor, ge=0, le=1)
+    vector_weight: float = Field(default=DEFAULT_SCORING.vector_weight, ge=0, le=1)
     search_paths: Literal["hybrid", "vector", "keyword"] = Field(
         default="hybrid",
         description="Retrieval paths a search runs: both fused (the product), or one alone (for baselines and "
@@ -157,51 +162,63 @@ class Settings(BaseSettings):
                     "decay). Off makes searches read-only, e.g. for benchmarks that must not rank on their "
                     "own earlier queries.",
     )
-    index_context_turns: int = Field(
-        default=2, ge=0, le=4,
-        description="Index each event with this many events stored just before it by the same client and agent "
-                    "(a conversation's previous turns), so a reply is found by what it replies to. 0: off.",
+    retrieval_profile: ProfileName = Field(
+        default=DEFAULT_PROFILE.name,
+        description="The retrieval heuristics, switched together (docs/retrieval-profiles.md): 'conversation' "
+                    "(speaker boost, 'when' boost, neighbouring turns indexed as keyword context; tuned on "
+                    "conversation turns, bench/recall/RESULTS.md) or 'plain' (all of them off). The four settings "
+                    "below override one value of the profile each.",
     )
-    index_context_next_turns: int = Field(
-        default=1, ge=0, le=2,
+    index_context_turns: int | None = Field(
+        default=None, ge=0, le=4,
+        description="Index each event with this many events stored just before it by the same client and agent "
+                    "(a conversation's previous turns), so a reply is found by what it replies to. 0: off. "
+                    "Default: the retrieval profile's (conversation 2, plain 0).",
+    )
+    index_context_next_turns: int | None = Field(
+        default=None, ge=0, le=2,
         description="Also index each event with this many events stored just after it (a conversation's next "
                     "turns: an answer is often echoed or followed up; LoCoMo dev5 recall@10 +1.3 pt). Storing "
                     "an event replaces the keyword text of the ones before it (their vectors are kept: no "
-                    "embedding, unless index_context_embed). 0: off.",
+                    "embedding, unless index_context_embed). 0: off. Default: the retrieval profile's "
+                    "(conversation 1, plain 0).",
     )
     index_context_window_minutes: float = Field(
-        default=60.0, gt=0,
+        default=DEFAULT_CONTEXT.window / timedelta(minutes=1), gt=0,
         description="Only events within this many minutes of each other (by valid_from, else stored time, and "
                     "by stored time) are context for one another.",
     )
     index_context_embed: bool = Field(
-        default=False,
+        default=DEFAULT_CONTEXT.embed,
         description="The vector path embeds the context too. Off (default): only the keyword path indexes it, "
                     "which measured better (a reply's vector stays its own) and costs no extra embedding.",
     )
-    fusion: Literal["blend", "linear"] = Field(
-        default="linear",
+    fusion: Fusion = Field(
+        default=DEFAULT_SCORING.fusion,
         description="How the two paths' hits combine before effective_score's multipliers. 'linear': "
                     "linear_vector_weight x cosine/best cosine + the rest x BM25/best BM25 of this search "
                     "(LoCoMo dev5 recall@10 0.72 vs 0.58, bench/recall/RESULTS.md); 'blend': vector_weight x "
                     "similarity + the rest x RRF (semantics.md, the previous default).",
     )
     linear_vector_weight: float = Field(
-        default=0.2, ge=0, le=1, description="The vector path's share of the score under fusion='linear'."
+        default=DEFAULT_SCORING.linear_vector_weight, ge=0, le=1,
+        description="The vector path's share of the score under fusion='linear'.",
     )
     search_path_fetch: int = Field(
         default=50, ge=1, le=200,
         description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
     )
-    speaker_boost: float = Field(
-        default=1.3, ge=1, le=3,
+    speaker_boost: float | None = Field(
+        default=None, ge=1, le=3,
         description="Multiplier for a 'Speaker: text' memory whose speaker the query names by name "
-                    "(LoCoMo dev5 recall@10 +1.7 pt, bench/recall/RESULTS.md). 1: off.",
+                    "(LoCoMo dev5 recall@10 +1.7 pt, bench/recall/RESULTS.md). 1: off. Default: the retrieval "
+                    "profile's (conversation 1.3, plain 1).",
     )
-    time_boost: float = Field(
-        default=1.2, ge=1, le=3,
+    time_boost: float | None = Field(
+        default=None, ge=1, le=3,
         description="Multiplier for a memory that says when ('yesterday', 'last Friday', 'May 2023') if the "
-                    "query asks when ('When did...', 'How long ago...'). 1: off.",
+                    "query asks when ('When did...', 'How long ago...'). 1: off. Default: the retrieval profile's "
+                    "(conversation 1.2, plain 1).",
     )
 
     client_cache_seconds: float = Field(
@@ -316,10 +333,17 @@ class Settings(BaseSettings):
         default=LearningConfig.retry_after.total_seconds(), gt=0,
         description="Wait before a failed learning job is tried again (doubling per attempt).")
 
+    def retrieval(self) -> RetrievalProfile:
+        """The retrieval profile in effect: the named one, with the values set one by one in place of its own."""
+        return PROFILES[self.retrieval_profile].overridden(
+            speaker_boost=self.speaker_boost, time_boost=self.time_boost, context_turns=self.index_context_turns,
+            context_next_turns=self.index_context_next_turns)
+
     def context_policy(self) -> ContextPolicy:
-        return ContextPolicy(turns=self.index_context_turns,
+        profile = self.retrieval()
+        return ContextPolicy(turns=profile.context_turns, next_turns=profile.context_next_turns,
                              window=timedelta(minutes=self.index_context_window_minutes),
-                             embed=self.index_context_embed, next_turns=self.index_context_next_turns)
+                             embed=self.index_context_embed)
 
     @field_validator("api_key", "scrub_key", "openai_api_key", "opensearch_password", "llm_api_key", "llm_base_url",
                      "chat_default_base_url", "chat_default_api_key", mode="before")
@@ -333,16 +357,11 @@ class Settings(BaseSettings):
                               open_for=timedelta(seconds=self.index_circuit_open_seconds))
 
     def scoring(self) -> ScoringConfig:
-        return ScoringConfig(
-            rrf_k=self.rrf_k,
-            decay_factor=self.decay_factor,
-            similarity_floor=self.similarity_floor,
-            vector_weight=self.vector_weight,
-            fusion=self.fusion,
-            linear_vector_weight=self.linear_vector_weight,
-            speaker_boost=self.speaker_boost,
-            time_boost=self.time_boost,
-        )
+        profile = self.retrieval()
+        return replace(DEFAULT_SCORING, rrf_k=self.rrf_k, decay_factor=self.decay_factor,
+                       similarity_floor=self.similarity_floor, vector_weight=self.vector_weight, fusion=self.fusion,
+                       linear_vector_weight=self.linear_vector_weight, speaker_boost=profile.speaker_boost,
+                       time_boost=profile.time_boost)
 
     @property
     def records_path(self) -> Path:

@@ -163,7 +163,7 @@ def test_a_window_larger_than_the_scan_reports_more_with_one_read(
     # Given a briefing that may rank at most 3 memories, and a store that records what it is asked
     monkeypatch.setattr(knowledge, "MAX_BRIEFING_SCAN", 3)
     reads: list[tuple[int, int]] = []
-    real_query = container.store.query
+    real_query = container.records.query
 
     def recorded(query: RecordQuery) -> list[Memory]:
         reads.append((query.limit, query.offset))
@@ -174,7 +174,7 @@ def test_a_window_larger_than_the_scan_reports_more_with_one_read(
         body = brief(client, **params)
         return body, list(reads)
 
-    monkeypatch.setattr(container.store, "query", recorded)
+    monkeypatch.setattr(container.records, "query", recorded)
     ids = [store(client, f"Nightly job {n} finished", source_agent="n8n")["id"] for n in range(3)]
 
     # When the window holds exactly the scan, nothing more is reported; one memory more, and it is

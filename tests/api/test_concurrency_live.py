@@ -77,5 +77,5 @@ def test_two_hundred_searches_count_every_hit(
     http.close()
     server.__exit__()
     for memory_id, count in hits.items():
-        stored = container.store.get(memory_id)
+        stored = container.records.get(memory_id)
         assert stored is not None and stored.access_count == count

@@ -291,7 +291,7 @@ def test_reclassify_updates_registry_records_index_and_logs_an_event(api: TestCl
         assert {ref["name"]: ref["type"] for ref in record["entities"]} == {"PostgreSQL": "system"}
         assert record["revision"] == revisions[memory_id] + 1
     assert get(api, unrelated["id"])["revision"] == 1
-    assert hashing_container.store.pending_index(10) == []  # the index holds the new revisions
+    assert hashing_container.outbox.pending_index(10) == []  # the index holds the new revisions
     assert set(ids) <= set(search_ids(api, "ledger", entity="PostgreSQL"))
     event = get(api, result["event_id"])
     assert (event["type"], event["source_agent"], event["importance"]) == ("event", "zengram", "medium")
@@ -322,7 +322,7 @@ def test_reclassify_rewrites_linked_memories_in_chunks_of_100(api: TestClient, h
 
     assert result["memories_updated"] == 230 and result["indexed"] is True
     assert pushed == [100, 100, 30]  # each chunk's records reach the index before the next chunk is read
-    assert hashing_container.store.pending_index(10) == []
+    assert hashing_container.outbox.pending_index(10) == []
     assert all(entities_of(api, item["id"]) == [("Redis", "system")] for item in imported["results"][::23])
 
 
@@ -333,7 +333,7 @@ def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_co
     first, straggler = (store(api, f"Ledger {n} writes to PostgreSQL")["id"] for n in range(2))
     reclassify(api, ("PostgreSQL", "system"), dry_run=False)
     old = get(api, straggler)["entities"]
-    hashing_container.store.update(straggler, MemoryChanges(entities=[
+    hashing_container.records.update(straggler, MemoryChanges(entities=[
         EntityRef.model_validate({**ref, "type": "technology"}) for ref in old]), clock.now())
     assert entities_of(api, straggler) == [("PostgreSQL", "technology")]
 
@@ -347,7 +347,7 @@ def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_co
     assert result["unchanged"] == ["PostgreSQL"] and result["changes"] == [] and "event_id" not in result
     assert result["memories_updated"] == 1
     assert entities_of(api, straggler) == entities_of(api, first) == [("PostgreSQL", "system")]
-    assert hashing_container.store.pending_index(10) == []
+    assert hashing_container.outbox.pending_index(10) == []
 
 
 def test_reclassify_of_the_current_type_is_unchanged(api: TestClient) -> None:

@@ -246,7 +246,7 @@ def test_a_record_the_store_cannot_take_fails_alone_and_the_rest_are_indexed_and
     client: TestClient, container: Container, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a store that breaks down on the second record of a batch
-    real_import = container.store.import_memory
+    real_import = container.records.import_memory
     calls: list[str] = []
 
     def failing_second(memory: Memory) -> ImportOutcome:
@@ -255,7 +255,7 @@ def test_a_record_the_store_cannot_take_fails_alone_and_the_rest_are_indexed_and
             raise RuntimeError("disk on fire")
         return real_import(memory)
 
-    monkeypatch.setattr(container.store, "import_memory", failing_second)
+    monkeypatch.setattr(container.records, "import_memory", failing_second)
 
     # When the batch is imported
     result = import_(client, [
@@ -271,7 +271,7 @@ def test_a_record_the_store_cannot_take_fails_alone_and_the_rest_are_indexed_and
     assert "disk on fire" not in str(result)
     # And the stored records are whole: searchable, linked to their entities, nothing left to repair
     assert client.get("/memory/never-stored").status_code == 404
-    assert container.store.pending_index(10) == []
+    assert container.outbox.pending_index(10) == []
     assert "stored-1" in search_ids(client, "Acme warehouse Snowflake")
     linked = client.get("/entities/Stripe/memories").json()["memories"]
     assert [memory["id"] for memory in linked] == ["stored-2"]

@@ -84,7 +84,7 @@ def test_writes_over_the_limit_get_429_with_retry_after(
     message = assert_error(response, 429)
     assert message.startswith("rate limit:") and "3 writes per minute" in message
     assert response.headers["retry-after"] == "45"
-    assert limited[1].store.count() == 3  # the refused write changed nothing
+    assert limited[1].records.count() == 3  # the refused write changed nothing
 
 
 def test_every_write_method_shares_the_write_budget(api: TestClient) -> None:

@@ -6,7 +6,6 @@ import asyncio
 import socket
 
 import pytest
-from zengram.api.schemas import QueryBody, SearchBody, StoreBody
 from zengram.client import (
     AsyncBrainClient,
     AuthenticationError,
@@ -17,6 +16,7 @@ from zengram.client import (
     InvalidRequestError,
     NotFoundError,
 )
+from zengram.client.bodies import QueryBody, SearchBody, StoreBody
 from zengram.domain.models import Memory
 from zengram.embedded.background import BackgroundServer
 

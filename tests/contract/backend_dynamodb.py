@@ -1,4 +1,5 @@
-"""The RecordStore contract against DynamoDB: a moto server, or the emulator AWS_ENDPOINT_URL names (LocalStack...)."""
+"""The AWS record backend in the contract suites: every store of `zengram.bootstrap.build_dynamodb_backend` on a fresh
+table of a moto server, or of the emulator AWS_ENDPOINT_URL names (LocalStack...)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zengram.bootstrap import build_dynamodb_backend
+from zengram.ports import Clock
+from zengram.settings import Settings
+
+from tests.support import API_KEY
+
+NAME = "dynamodb"
 
 
-@contextmanager
-def _dynamodb_store(_folder: Path) -> Iterator[Any]:
-    if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
-        pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
-    from tests.aws_support import fresh_dynamodb_store
+def _store(attribute: str) -> Any:
+    @contextmanager
+    def factory(folder: Path, clock: Clock) -> Iterator[Any]:
+        if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
+            pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
+        from tests.aws_support import fresh_dynamodb_store
 
-    with fresh_dynamodb_store() as store:
-        yield store
+        with fresh_dynamodb_store() as table:  # drops the table and closes the client afterwards
+            settings = Settings(data_dir=folder / "data", api_key=API_KEY, record_store="dynamodb",
+                                dynamodb_table=table.table_name)
+            yield getattr(build_dynamodb_backend(settings, clock, client=table.client), attribute)
+
+    return factory
 
 
-RECORD_STORES = {"dynamodb": _dynamodb_store}
+ADAPTERS = {
+    "record_store": _store("records"),
+    "client_store": _store("clients"),
+    "api_key_store": _store("keys"),
+    "rate_limiter": _store("rate_limiter"),
+    "job_store": _store("jobs"),
+    "entity_store": _store("entities"),
+}

@@ -15,13 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.ports import SearchIndex
+from zengram.ports import Clock, SearchIndex
 
 from tests.opensearch_node import opensearch_url
 
 
 @contextmanager
-def _opensearch_index(_: Path) -> Iterator[SearchIndex]:
+def _opensearch_index(_folder: Path, _clock: Clock) -> Iterator[SearchIndex]:
     url = opensearch_url()
     from zengram.adapters.opensearch import OpenSearchIndex
 
@@ -40,4 +40,5 @@ def _opensearch_index(_: Path) -> Iterator[SearchIndex]:
         index.close()
 
 
-SEARCH_INDEXES = {"opensearch": _opensearch_index}
+NAME = "opensearch"
+ADAPTERS = {"search_index": _opensearch_index}

@@ -1,8 +1,12 @@
-"""Each port's contract suite runs against every adapter registered here.
+"""Each port's contract suite runs against every adapter of it, registered in one way: a module
+`tests/contract/backend_<name>.py` per backend, exporting `NAME` and `ADAPTERS`, a dict from a port's fixture name
+(see `PORTS`) to a factory `(folder, clock) -> context manager yielding the adapter`. A factory may skip
+(pytest.skip) with a visible reason when its service is not available.
 
-A backend module `tests/contract/backend_<name>.py` may export `RECORD_STORES` and/or `SEARCH_INDEXES`:
-dicts from a short name to a factory `(tmp_path) -> context manager yielding the adapter`. The factory may
-skip (pytest.skip) with a visible reason when its service is not available.
+Each port below is a fixture, parametrized over the backends that provide it: `record_store` runs on "sqlite" and
+"dynamodb", `search_index` on "sqlite" (the embedded index) and "opensearch", and so on. The record store's adapter
+also serves the record backend's other ports (IndexOutbox, RecordCounters, ConsolidationWrites): their suites take
+`record_store`.
 """
 
 from __future__ import annotations
@@ -10,52 +14,44 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-from zengram.adapters.sqlite import EmbeddedSearchIndex, SQLiteRecordStore
-from zengram.ports import RecordStore, SearchIndex
+from zengram.ports import Clock
 
 import tests.contract as contract_package
 
-Factory = Callable[[Path], AbstractContextManager[Any]]
+Factory = Callable[[Path, Clock], AbstractContextManager[Any]]
+PORTS = ("record_store", "search_index", "client_store", "api_key_store", "rate_limiter", "job_store", "entity_store")
 
 
-@contextmanager
-def _sqlite_store(folder: Path) -> Iterator[RecordStore]:
-    store = SQLiteRecordStore(folder / "records.sqlite3")
-    yield store
-    store.close()
+def _backend_modules() -> list[ModuleType]:
+    return [importlib.import_module(f"tests.contract.{module.name}")
+            for module in pkgutil.iter_modules(contract_package.__path__) if module.name.startswith("backend_")]
 
 
-@contextmanager
-def _embedded_index(folder: Path) -> Iterator[SearchIndex]:
-    index = EmbeddedSearchIndex(folder / "index.sqlite3")
-    yield index
-    index.close()
+BACKENDS: dict[str, dict[str, Factory]] = {module.NAME: module.ADAPTERS for module in _backend_modules()}
+assert all(set(adapters) <= set(PORTS) for adapters in BACKENDS.values()), "a backend names an unknown port"
 
 
-def _collect(attribute: str, builtin: dict[str, Factory]) -> dict[str, Factory]:
-    found = dict(builtin)
-    for module in pkgutil.iter_modules(contract_package.__path__):
-        if module.name.startswith("backend_"):
-            found.update(getattr(importlib.import_module(f"tests.contract.{module.name}"), attribute, {}))
-    return found
+def _port(name: str) -> Any:
+    """The fixture of port `name`: one instance per backend that provides it, on a fresh folder (or table)."""
+
+    @pytest.fixture(name=name, params=sorted(backend for backend, adapters in BACKENDS.items() if name in adapters))
+    def adapter(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Iterator[Any]:
+        with BACKENDS[request.param][name](tmp_path, clock) as built:
+            yield built
+
+    return adapter
 
 
-RECORD_STORES = _collect("RECORD_STORES", {"sqlite": _sqlite_store})
-SEARCH_INDEXES = _collect("SEARCH_INDEXES", {"embedded": _embedded_index})
-
-
-@pytest.fixture(params=sorted(RECORD_STORES))
-def record_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
-    with RECORD_STORES[request.param](tmp_path) as store:
-        yield store
-
-
-@pytest.fixture(params=sorted(SEARCH_INDEXES))
-def search_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SearchIndex]:
-    with SEARCH_INDEXES[request.param](tmp_path) as index:
-        yield index
+record_store = _port("record_store")
+search_index = _port("search_index")
+client_store = _port("client_store")
+api_key_store = _port("api_key_store")
+rate_limiter = _port("rate_limiter")
+job_store = _port("job_store")
+entity_store = _port("entity_store")

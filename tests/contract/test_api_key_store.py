@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from zengram.domain.errors import Conflict
 from zengram.domain.keys import ApiKey, KeyDraft, Role, mint_key, verify_key
 from zengram.ports import ApiKeyStore
 
-from tests.contract.keyed_backends import BACKENDS, api_key_store
-
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApiKeyStore]:
-    with api_key_store(request.param, tmp_path) as adapter:
-        assert isinstance(adapter, ApiKeyStore)
-        yield adapter
+@pytest.fixture
+def store(api_key_store: ApiKeyStore) -> ApiKeyStore:
+    assert isinstance(api_key_store, ApiKeyStore)
+    return api_key_store
 
 
 def minted(name: str = "acme-agent", *, role: Role = Role.WRITE, clients: list[str] | None = None,

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from zengram.domain.clients import ClientFingerprint
 from zengram.ports import ClientStore
 
-from tests.contract.keyed_backends import BACKENDS, client_store
-
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClientStore]:
-    with client_store(request.param, tmp_path) as adapter:
-        assert isinstance(adapter, ClientStore)
-        yield adapter
+@pytest.fixture
+def store(client_store: ClientStore) -> ClientStore:
+    assert isinstance(client_store, ClientStore)
+    return client_store
 
 
 def fingerprint(client_id: str = "acme-corp", *, at: datetime = T0, **fields: Any) -> ClientFingerprint:

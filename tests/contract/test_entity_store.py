@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
-from zengram.adapters.sqlite.entities import SQLiteEntityStore
 from zengram.domain.entities import EntityRef, EntityType, RelatedEntity
 from zengram.ports import EntityStore
 
@@ -18,23 +13,6 @@ NEXT = EntityRef(name="Next.js", type=EntityType.TECHNOLOGY)
 POSTGRES = EntityRef(name="PostgreSQL", type=EntityType.TECHNOLOGY)
 ACME = EntityRef(name="acme-corp", type=EntityType.CLIENT)
 STRIPE = EntityRef(name="Stripe", type=EntityType.SERVICE)
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def entity_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EntityStore]:
-    if request.param == "sqlite":
-        store = SQLiteEntityStore(tmp_path / "entities.sqlite3")
-        yield store
-        store.close()
-        return
-    if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
-        pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
-    from zengram.adapters.dynamodb.entities import DynamoDBEntityStore
-
-    from tests.aws_support import fresh_dynamodb_store
-
-    with fresh_dynamodb_store() as records:
-        yield DynamoDBEntityStore(records.table_name, client=records.client)
 
 
 def mention(store: EntityStore, memory_id: str, *refs: EntityRef, minutes: int = 0, seen: int | None = None) -> None:
@@ -195,3 +173,7 @@ def test_concurrent_mentions_lose_no_increment(entity_store: EntityStore) -> Non
     assert entity_store.related("next.js", 10) == [RelatedEntity(name="PostgreSQL", strength=writers)]
     assert len(entity_store.memory_ids("next.js")) == writers
     assert entity_store.stats().total == 2
+
+
+def test_the_adapter_is_an_entity_store(entity_store: EntityStore) -> None:
+    assert isinstance(entity_store, EntityStore)

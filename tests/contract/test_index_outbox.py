@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from zengram.domain.models import MemoryChanges
 from zengram.domain.outbox import IndexAttempts
-from zengram.ports import RecordStore
+from zengram.ports import IndexOutbox, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 
@@ -133,3 +133,7 @@ def test_parked_records_are_listed_oldest_first_up_to_the_limit(record_store: Re
     for hour, (memory_id, revision) in zip((3, 1, 2), ids, strict=True):
         record_store.record_index_failure(memory_id, revision, "bad", T0 + timedelta(hours=hour), park_after=1)
     assert [parked.memory_id for parked in record_store.parked_index(2)] == [ids[1][0], ids[2][0]]
+
+
+def test_the_record_backend_keeps_the_outbox(record_store: RecordStore) -> None:
+    assert isinstance(record_store, IndexOutbox)

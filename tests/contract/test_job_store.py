@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-from zengram.adapters.sqlite.jobs import SQLiteJobStore
 from zengram.domain.jobs import Job, JobStatus
 from zengram.ports import JobStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LOCK = "consolidation"
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def job_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobStore]:
-    if request.param == "sqlite":
-        store = SQLiteJobStore(tmp_path / "records.sqlite3")
-        yield store
-        store.close()
-        return
-    if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
-        pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
-    from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
-
-    from tests.aws_support import fresh_dynamodb_store
-
-    with fresh_dynamodb_store() as records:
-        yield DynamoDBJobStore(records.table_name, client=records.client)
 
 
 def make_job(*, kind: str = "consolidation", **fields: object) -> Job:
@@ -143,3 +122,7 @@ def test_only_a_queued_job_can_be_claimed(job_store: JobStore) -> None:
     assert job_store.claim(finished.id, T0 + timedelta(seconds=6)) is None
     assert job_store.get(finished.id) == finished
     assert job_store.claim("missing", T0) is None and job_store.get("missing") is None
+
+
+def test_the_adapter_is_a_job_store(job_store: JobStore) -> None:
+    assert isinstance(job_store, JobStore)

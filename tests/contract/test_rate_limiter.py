@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from zengram.ports import RateLimiter
 
-from tests.contract.keyed_backends import BACKENDS, rate_limiter
 from tests.support import ManualClock
 
 MINUTE = 60
@@ -20,11 +17,10 @@ def clock() -> ManualClock:
     return ManualClock()  # 2026-03-01 12:00:00 UTC: the start of a minute and of an hour
 
 
-@pytest.fixture(params=BACKENDS)
-def limiter(request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock) -> Iterator[RateLimiter]:
-    with rate_limiter(request.param, tmp_path, clock) as adapter:
-        assert isinstance(adapter, RateLimiter)
-        yield adapter
+@pytest.fixture
+def limiter(rate_limiter: RateLimiter) -> RateLimiter:
+    assert isinstance(rate_limiter, RateLimiter)  # built with this module's ManualClock (`clock`)
+    return rate_limiter
 
 
 def test_the_first_limit_hits_pass_then_retry_after_is_the_rest_of_the_window(

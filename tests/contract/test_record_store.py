@@ -421,3 +421,7 @@ def test_query_oldest_first_with_deleted_memories(record_store: RecordStore) -> 
     assert [m.id for m in record_store.query(live)] == [first.id, third.id]
     newest = RecordQuery(include_inactive=True, include_deleted=True, limit=10)
     assert [m.id for m in record_store.query(newest)] == [third.id, second.id, first.id]
+
+
+def test_the_adapter_is_a_record_store(record_store: RecordStore) -> None:
+    assert isinstance(record_store, RecordStore)

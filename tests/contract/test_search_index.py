@@ -220,3 +220,7 @@ def test_clear_empties_everything(index: SearchIndex) -> None:
     index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
     assert index.keyword_search("note", SearchFilters(), k=5) == []
     assert index.vector_search(EMBEDDER.embed(["note"])[0], SearchFilters(), k=5) == []
+
+
+def test_the_adapter_is_a_search_index(search_index: SearchIndex) -> None:
+    assert isinstance(search_index, SearchIndex)

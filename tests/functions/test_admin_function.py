@@ -41,7 +41,7 @@ def test_admin_events_create_list_and_revoke_a_key(provider: ContainerProvider, 
     assert created["role"] == "write" and created["clients"] == ["acme-corp"] and created["revoked_at"] is None
     key = created.pop("key")
     assert key.startswith(f"zgk_{created['id']}_")
-    item = provider.get().store.client.get_item(TableName=lambda_environment, Key=key_item_key(created["id"]))["Item"]
+    item = provider.get().records.client.get_item(TableName=lambda_environment, Key=key_item_key(created["id"]))["Item"]
     assert item["kind"] == {"S": "APIKEY"} and item["secret_hash"]["S"].startswith("hmac-sha256$")
     assert key not in json.dumps(item) and key.split("_", 2)[2] not in json.dumps(item)
 

@@ -42,7 +42,7 @@ def test_briefing_events(provider: ContainerProvider) -> None:
     assert status == 200 and body["summary"]["total"] == 2
     assert body["events"][0] == {"id": own.memory.id, "headline": "I reviewed the Acme contract",
                                  "importance": "medium", "created_at": body["events"][0]["created_at"]}
-    assert type(provider.get().store).__name__ == "DynamoDBRecordStore"
+    assert type(provider.get().records).__name__ == "DynamoDBRecordStore"
 
 
 def test_invalid_briefing_event_is_400(provider: ContainerProvider) -> None:

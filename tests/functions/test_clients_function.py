@@ -34,7 +34,7 @@ def test_client_events_put_get_list_and_delete(provider: ContainerProvider, lamb
     assert status == 201, created
     assert created["client_id"] == "acme-corp" and created["aliases"] == ["Acme", "Acme Corp"]
     assert created["revision"] == 1 and headers["x-request-id"] == "sample-client-put-1"
-    item = provider.get().store.client.get_item(TableName=lambda_environment, Key=client_key("acme-corp"))
+    item = provider.get().records.client.get_item(TableName=lambda_environment, Key=client_key("acme-corp"))
     assert item["Item"]["kind"] == {"S": "CLIENT"}  # a record in the table, not in the function's /tmp
 
     status, replaced, _ = call("clients", "clients/put_client.json")
@@ -65,7 +65,7 @@ def test_memory_function_resolves_clients_the_clients_function_stored(provider: 
                                     "source_agent": "n8n"})
         response = invoke("memory", event)
         assert response["statusCode"] == 201, response["body"]
-        stored = memory.get().store.get(json.loads(response["body"])["id"])
+        stored = memory.get().records.get(json.loads(response["body"])["id"])
         assert stored is not None and stored.client_id == "acme-corp"
     finally:
         memory.close()

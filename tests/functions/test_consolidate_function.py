@@ -82,7 +82,7 @@ def test_the_scheduled_event_runs_a_consolidation(provider: ContainerProvider, l
     # Then a run consolidated them: the sources are superseded by the merged fact, in DynamoDB
     assert outcome["status"] == "succeeded", outcome
     assert (outcome["result"]["merged"], outcome["result"]["superseded"]) == (1, 2)
-    store = provider.get().store
+    store = provider.get().records
     assert type(store).__name__ == "DynamoDBRecordStore"
     sources = store.get_many([first, second])
     merged_id = sources[first].superseded_by
@@ -147,16 +147,20 @@ def test_the_http_sample_events(provider: ContainerProvider, llm_server: Scripte
 def test_the_template_wires_schedule_self_invocation_and_routes() -> None:
     function = load_template()["Resources"]["ConsolidateFunction"]["Properties"]
     variables = function["Environment"]["Variables"]
+    name = function["FunctionName"]["Fn::Sub"]
+    assert name[0] == "zg-${Stage}-${StackSuffix}-consolidate"  # computed per stack (tests/infra/test_stack.py)
     assert variables["ZENGRAM_CONSOLIDATION_LAUNCHER"] == "lambda"
-    assert variables["ZENGRAM_CONSOLIDATION_FUNCTION"] == {"Fn::Sub": "${AWS::StackName}-consolidate:live"}
-    assert function["FunctionName"] == {"Fn::Sub": "${AWS::StackName}-consolidate"}
+    assert variables["ZENGRAM_CONSOLIDATION_FUNCTION"] == {"Fn::Sub": [f"{name[0]}:live", name[1]]}
     schedule = function["Events"]["ScheduledConsolidation"]
     assert schedule["Type"] == "ScheduleV2"
     assert schedule["Properties"]["ScheduleExpression"] == {"Ref": "ConsolidationSchedule"}
     statements = [s for policy in function["Policies"] if isinstance(policy, dict) and "Statement" in policy
                   for s in policy["Statement"]]
     invoke_self = next(s for s in statements if s.get("Action") == "lambda:InvokeFunction")
-    assert all("${AWS::StackName}-consolidate" in resource["Fn::Sub"] for resource in invoke_self["Resource"])
+    assert [resource["Fn::Sub"] for resource in invoke_self["Resource"]] == [
+        [f"arn:${{AWS::Partition}}:lambda:${{AWS::Region}}:${{AWS::AccountId}}:function:{name[0]}{qualifier}", name[1]]
+        for qualifier in ("", ":*")
+    ]
 
 
 def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
@@ -172,7 +176,7 @@ def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
     clock = ManualClock()
     brain = build_container(Settings(), embedder=HashingEmbedder(), clock=clock)
     try:
-        assert type(brain.store).__name__ == "DynamoDBRecordStore"
+        assert type(brain.records).__name__ == "DynamoDBRecordStore"
         # Given a run that took the LOCK# item and died before running its job
         crashed = brain.consolidation.start()
         with pytest.raises(AlreadyRunning):

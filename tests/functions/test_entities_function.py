@@ -66,12 +66,12 @@ def test_reclassify_previews_then_applies(provider: ContainerProvider, stored_id
     status, applied = call(load_event("entities/post_reclassify.json"))
     assert status == 200 and applied["memories_updated"] == 2 and applied["event_id"]
     assert entities.detail("PostgreSQL").entity.type is EntityType.SYSTEM
-    store = provider.get().store
+    store = provider.get().records
     for memory_id in (stored_ids[0], stored_ids[2]):
         memory = store.get(memory_id)
         assert memory is not None
         assert {ref.name: ref.type for ref in memory.entities}["PostgreSQL"] is EntityType.SYSTEM
-    assert store.pending_index(10) == []
+    assert provider.get().outbox.pending_index(10) == []
 
 
 def test_an_unknown_type_is_a_400_naming_the_field(stored_ids: list[str]) -> None:
@@ -95,7 +95,7 @@ def test_linked_memories_of_one_client(provider: ContainerProvider, stored_ids: 
 def test_a_second_real_run_fixes_memories_the_first_missed(provider: ContainerProvider,
                                                            stored_ids: list[str]) -> None:
     status, _ = call(load_event("entities/post_reclassify.json"))  # PostgreSQL → system
-    store = provider.get().store
+    store = provider.get().records
     missed = store.get(stored_ids[2])
     assert status == 200 and missed is not None
     store.update(missed.id, MemoryChanges(entities=[ref.model_copy(update={"type": EntityType.TECHNOLOGY})
@@ -106,4 +106,4 @@ def test_a_second_real_run_fixes_memories_the_first_missed(provider: ContainerPr
     assert status == 200 and again["unchanged"] == ["PostgreSQL"] and again["memories_updated"] == 1, again
     fixed = store.get(stored_ids[2])
     assert fixed is not None and [ref.type for ref in fixed.entities] == [EntityType.SYSTEM]
-    assert store.pending_index(10) == []
+    assert provider.get().outbox.pending_index(10) == []

@@ -35,9 +35,9 @@ def test_import_and_export_events(provider: ContainerProvider) -> None:
     assert (body["imported"], body["skipped"], body["failed"]) == (2, 0, 1)
     assert body["results"][0] == {"index": 0, "status": "imported", "id": IMPORTED_ID}
     assert body["results"][2]["error"].startswith("type:")
-    stored = provider.get().store.get(IMPORTED_ID)
+    stored = provider.get().records.get(IMPORTED_ID)
     assert stored is not None and stored.key == "acme-deploy-target"
-    assert provider.get().store.pending_index(10) == []  # indexed
+    assert provider.get().outbox.pending_index(10) == []  # indexed
 
     status, exported = call(load_event("export/get_export.json"))
     assert status == 200 and exported["count"] == 2 and exported["data"][0]["id"] == IMPORTED_ID
@@ -49,7 +49,7 @@ def test_import_and_export_events(provider: ContainerProvider) -> None:
 def test_import_without_approval_is_403(provider: ContainerProvider) -> None:
     status, body = call(load_event("export/post_import_unapproved.json"))
     assert status == 403 and body["error"].startswith("operator_approved:")
-    assert provider.get().store.count() == 0
+    assert provider.get().records.count() == 0
 
 
 def test_round_trip_through_an_empty_table(provider: ContainerProvider, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,6 +78,6 @@ def test_round_trip_through_an_empty_table(provider: ContainerProvider, monkeypa
             assert status == 200 and result["imported"] == 5, result
             status, restored = call(export_all)
             assert status == 200 and restored["data"] == original["data"]
-            assert fresh.get().store.get(stored[0].memory.id) == provider.get().store.get(stored[0].memory.id)
+            assert fresh.get().records.get(stored[0].memory.id) == provider.get().records.get(stored[0].memory.id)
         finally:
             fresh.close()

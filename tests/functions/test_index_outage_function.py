@@ -76,7 +76,7 @@ def test_a_cold_container_without_opensearch_stores_and_serves_records(
     status, stored = call("memory", "memory/post_memory.json")
     assert status == 201, stored
     assert stored["stored_in"] == {"vector": False, "structured_db": True}
-    assert [m.id for m in memory.get().store.pending_index(10)] == [stored["id"]]
+    assert [m.id for m in memory.get().outbox.pending_index(10)] == [stored["id"]]
 
     # Routes that need only DynamoDB answer
     status, record = call("memory", "memory/get_memory.json", memory_id=stored["id"])
@@ -112,7 +112,7 @@ def test_a_warm_container_stops_waiting_on_an_index_that_is_down(
         assert [(status, body["stored_in"]["vector"]) for status, body in written] == [(201, False)] * 6
         # the first of them spent its retries (opensearch_max_attempts); the circuit then spared the other five
         assert len(fake.requests) - sent_before == Settings().opensearch_max_attempts
-        pending = {m.id for m in memory.get().store.pending_index(10)}
+        pending = {m.id for m in memory.get().outbox.pending_index(10)}
         assert pending == {body["id"] for _, body in written}
 
 
@@ -141,8 +141,8 @@ def test_the_repair_function_gets_past_a_document_opensearch_refuses(
         second = sweep(load_event("repair/scheduled_repair.json"), FakeLambdaContext())
 
         # Then the other 24 are indexed at once; the refused one fails once per sweep, then is parked
-        assert first == {"repaired": 24, "failed": 1, "parked": 0, "requeued": 0, "stopped": None}
-        assert second == {"repaired": 0, "failed": 1, "parked": 1, "requeued": 0, "stopped": None}
+        assert first == {"repaired": 24, "failed": 1, "parked": 0, "requeued": 0, "stopped": None, "pending_index": 1}
+        assert second == {"repaired": 0, "failed": 1, "parked": 1, "requeued": 0, "stopped": None, "pending_index": 0}
         index_docs = fake.indices[next(iter(fake.indices))].docs
         assert set(index_docs) == {m.id for m in memories[1:]}
 
@@ -159,5 +159,5 @@ def test_the_repair_function_gets_past_a_document_opensearch_refuses(
         # When the cause is fixed and an operator sends {"retry_parked": true}
         del fake.refused[poison.id]
         retried = sweep({"retry_parked": True}, FakeLambdaContext())
-        assert retried == {"repaired": 1, "failed": 0, "parked": 0, "requeued": 1, "stopped": None}
+        assert retried == {"repaired": 1, "failed": 0, "parked": 0, "requeued": 1, "stopped": None, "pending_index": 0}
         assert poison.id in index_docs

@@ -37,9 +37,9 @@ def test_store_event_writes_to_dynamodb(provider: ContainerProvider) -> None:
     assert status == 201
     assert body["stored_in"] == {"vector": True, "structured_db": True}
     assert headers["x-request-id"] == "sample-store-1"
-    stored = provider.get().store.get(body["id"])
+    stored = provider.get().records.get(body["id"])
     assert stored is not None and stored.content == "Acme Corp uses Next.js 14 with App Router"
-    assert type(provider.get().store).__name__ == "DynamoDBRecordStore"
+    assert type(provider.get().records).__name__ == "DynamoDBRecordStore"
 
 
 def test_search_and_query_events_find_the_stored_memory(provider: ContainerProvider) -> None:
@@ -59,7 +59,7 @@ def test_read_update_delete_and_restore_events(provider: ContainerProvider) -> N
 
     status, updated, _ = call("memory/patch_memory.json", memory_id)
     assert status == 200 and updated["updated_fields"] == ["content", "importance"]
-    assert provider.get().store.get(memory_id).content == "Acme Corp uses Next.js 15"  # type: ignore[union-attr]
+    assert provider.get().records.get(memory_id).content == "Acme Corp uses Next.js 15"  # type: ignore[union-attr]
 
     status, restored, _ = call("memory/post_restore.json", memory_id)
     assert status == 200 and restored["restored"] is False  # still active: nothing to restore
@@ -134,7 +134,7 @@ def test_a_scoped_key_sees_and_changes_only_its_clients(provider: ContainerProvi
     for relative in ("memory/get_memory.json", "memory/patch_memory.json", "memory/delete_memory.json",
                      "memory/post_restore.json"):
         assert call_as(acme, relative, theirs["id"])[0] == 403, relative
-    assert provider.get().store.get(theirs["id"]).active  # type: ignore[union-attr]
+    assert provider.get().records.get(theirs["id"]).active  # type: ignore[union-attr]
 
 
 def test_a_revoked_or_forged_key_is_refused_by_the_function(provider: ContainerProvider) -> None:
@@ -161,6 +161,6 @@ def test_scrubbing_on_dynamodb_keeps_distinct_texts_apart_and_secrets_out(provid
     assert authentication[0] == validation[0] == with_secret[0] == 201
     assert authentication[1]["id"] != validation[1]["id"]
     assert again[0] == 200 and again[1]["id"] == with_secret[1]["id"]
-    stored = provider.get().store.get(with_secret[1]["id"])
+    stored = provider.get().records.get(with_secret[1]["id"])
     assert stored is not None and secret not in stored.content and "horse" not in json.dumps(stored.metadata)
     assert stored.content.startswith("export AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-access-key:")

@@ -90,7 +90,7 @@ def test_reflect_event(llm_key: str, provider: ContainerProvider, llm_server: Sc
     assert body["cited_memory_ids"] == [first, second]
     assert body["llm"] == {"provider": "openai-compatible", "model": "llama3.1"}
     assert llm_server.authorizations == [f"Bearer {llm_key}"]
-    assert type(provider.get().store).__name__ == "DynamoDBRecordStore"
+    assert type(provider.get().records).__name__ == "DynamoDBRecordStore"
 
 
 def test_invalid_reflect_event_is_400(llm_key: str, provider: ContainerProvider) -> None:

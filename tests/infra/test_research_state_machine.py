@@ -12,8 +12,9 @@ from tests.support import REPO_ROOT
 
 ASL_PATH = REPO_ROOT / "infra" / "statemachines" / "research.asl.json"
 PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
+API_GATEWAY_LIMIT_SECONDS = 30  # HTTP APIs end every integration at 30 s
 LAMBDA_SERVICE_ERRORS = {"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-                         "Lambda.TooManyRequestsException"}
+                         "Lambda.TooManyRequestsException", "Lambda.ClientExecutionTimeoutException"}
 
 
 def asl() -> dict[str, Any]:
@@ -55,11 +56,41 @@ def test_every_task_calls_the_step_function_through_the_substitution_and_retries
         assert {error for retry in task["Retry"] for error in retry["ErrorEquals"]} == LAMBDA_SERVICE_ERRORS
 
 
+def seconds(value: object) -> int:
+    return int(str(value))
+
+
+def test_the_timeouts_line_up_from_each_task_to_api_gateway() -> None:
+    """Each Task ends before the machine, the machine before the API function stops waiting, the function before
+    API Gateway's 30 s; an LLM step's Lambda ends (its LLM request first) before its Task gives up on it."""
+    definition, template = asl(), resources()
+    tasks = {name: state for name, state in definition["States"].items() if state["Type"] == "Task"}
+    step_function = template["ResearchStepFunction"]["Properties"]
+    step_variables = step_function["Environment"]["Variables"]
+    research_function = template["ResearchFunction"]["Properties"]
+    caller_wait = seconds(research_function["Environment"]["Variables"]["ZENGRAM_RESEARCH_TIMEOUT"])
+    function_timeout = seconds(research_function.get("Timeout", load_template()["Globals"]["Function"]["Timeout"]))
+
+    assert seconds(step_variables["ZENGRAM_LLM_TIMEOUT"]) < seconds(step_function["Timeout"])
+    assert step_variables["ZENGRAM_LLM_MAX_RETRIES"] == "0"
+    assert all("TimeoutSeconds" in task for task in tasks.values())
+    assert seconds(step_function["Timeout"]) < min(tasks[name]["TimeoutSeconds"] for name in ("Judge", "Synthesize"))
+    assert max(task["TimeoutSeconds"] for task in tasks.values()) < definition["TimeoutSeconds"]
+    assert definition["TimeoutSeconds"] < caller_wait < function_timeout < API_GATEWAY_LIMIT_SECONDS
+
+
+def test_the_api_function_starts_and_polls_a_standard_machine() -> None:
+    """A loop of up to five LLM calls can outlast an HTTP request: the caller starts the run and keeps the deadline
+    (poll mode), which needs DescribeExecution, which Express machines do not have."""
+    assert resources()["ResearchStateMachine"]["Properties"]["Type"] == "STANDARD"
+    variables = resources()["ResearchFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["ZENGRAM_RESEARCH_EXECUTION"] == "poll"
+
+
 def test_every_placeholder_is_substituted_by_the_template() -> None:
     machine = resources()["ResearchStateMachine"]
     assert machine["Type"] == "AWS::Serverless::StateMachine"
     properties = machine["Properties"]
-    assert properties["Type"] == "EXPRESS"
     assert REPO_ROOT / properties["DefinitionUri"] == ASL_PATH
     assert set(PLACEHOLDER.findall(ASL_PATH.read_text())) == set(properties["DefinitionSubstitutions"])
     assert properties["DefinitionSubstitutions"]["ResearchStepFunctionArn"] == {"Ref": "ResearchStepFunction.Alias"}
@@ -67,11 +98,15 @@ def test_every_placeholder_is_substituted_by_the_template() -> None:
     assert properties["Logging"]["Destinations"]
 
 
-def test_the_research_function_may_start_sync_executions_of_that_machine() -> None:
+def test_the_research_function_may_run_follow_and_stop_executions_of_that_machine_only() -> None:
     function = resources()["ResearchFunction"]["Properties"]
     variables = function["Environment"]["Variables"]
     assert variables["ZENGRAM_RESEARCH_STATE_MACHINE_ARN"] == {"Ref": "ResearchStateMachine"}
     assert variables["RESEARCH_ENABLED"] == {"Ref": "ResearchEnabled"}
     statements = [s for policy in function["Policies"] if "Statement" in policy for s in policy["Statement"]]
-    assert {"Sid": "RunResearch", "Effect": "Allow", "Action": "states:StartSyncExecution",
+    assert {"Sid": "RunResearch", "Effect": "Allow", "Action": ["states:StartExecution", "states:StartSyncExecution"],
             "Resource": {"Ref": "ResearchStateMachine"}} in statements
+    follow = next(statement for statement in statements if statement["Sid"] == "FollowResearch")
+    assert follow["Action"] == ["states:DescribeExecution", "states:StopExecution"]
+    assert follow["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:"
+                                            "execution:${ResearchStateMachine.Name}:*"}

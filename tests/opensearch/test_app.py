@@ -144,7 +144,7 @@ def test_an_unusable_index_answers_503_and_writes_still_land(start_app: Callable
         assert response.json()["retrieval"]["degraded"] is True
         written = store(client, "Production database runs PostgreSQL 15")
         assert written["stored_in"] == {"vector": False, "structured_db": True}
-        assert [memory.id for memory in container.store.pending_index(10)] == [written["id"]]
+        assert [memory.id for memory in container.outbox.pending_index(10)] == [written["id"]]
     finally:
         engine.indices.open(index=concrete, wait_for_active_shards=1)
 

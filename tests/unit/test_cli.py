@@ -58,7 +58,7 @@ def test_backfill_entities_extracts_what_older_memories_lack(tmp_path: Path, min
     legacy = [old.memory.store(MemoryDraft(type=MemoryType.EVENT, content=content, source_agent="ops")).memory
               for content in ("Moved the billing API to Next.js", "Lunch was late today")]
     for memory in legacy:
-        old.memory.after_change([old.store.update(memory.id, MemoryChanges(entities=[]), memory.created_at)])
+        old.memory.after_change([old.records.update(memory.id, MemoryChanges(entities=[]), memory.created_at)])
     assert old.entities.detail("nextjs").entity.mention_count == 0  # registered once, now linked to nothing
     old.close()
 
@@ -88,7 +88,7 @@ def test_repair_retries_the_parked_records_when_asked(tmp_path: Path, minilm: Em
     brain = build_container(settings, embedder=minilm, clock=TickingClock())
     memory = brain.memory.store(MemoryDraft(type=MemoryType.EVENT, content="The nightly backup finished",
                                             source_agent="ops")).memory
-    brain.store.record_index_failure(memory.id, memory.revision, "IndexRejected: refused", memory.created_at,
+    brain.outbox.record_index_failure(memory.id, memory.revision, "IndexRejected: refused", memory.created_at,
                                      park_after=1)
     brain.close()
     runner = CliRunner()
@@ -103,7 +103,7 @@ def test_repair_retries_the_parked_records_when_asked(tmp_path: Path, minilm: Em
     assert "1 parked record(s) put back in the queue" in retried.output and "indexed 1;" in retried.output
     reopened = build_container(settings, embedder=minilm)
     try:
-        assert reopened.store.parked_index(10) == [] and reopened.store.pending_index(10) == []
+        assert reopened.outbox.parked_index(10) == [] and reopened.outbox.pending_index(10) == []
         assert [hit.memory.id for hit in reopened.memory.search(SearchRequest(q="nightly backup")).hits] == [memory.id]
     finally:
         reopened.close()

@@ -94,7 +94,7 @@ def test_a_merged_fact_replaces_its_sources(brain: Container, llm_server: Script
         "memories_considered": 3, "batches": 1, "merged": 1, "superseded": 2, "connections": 1, "categorized": 1,
         "skipped_duplicates": 0, "contradictions": 0, "summaries": 0, "expired": 0, "clients": None}
     # ...every change reached the search index (nothing left pending for the repair sweep)
-    assert brain.store.pending_index(100) == []
+    assert brain.outbox.pending_index(100) == []
     # ...the superseded sources left normal search, the merged fact is found
     assert brain.index.count() >= 4
     hits = brain.memory.search(_search("Next.js App Router frontend"))
@@ -467,7 +467,7 @@ class _DuringTheCall:
 
 
 def _consolidation_with(brain: Container, clock: TickingClock, during: Callable[[], object]) -> ConsolidationService:
-    return build_consolidation_service(brain.settings, brain.store, brain.memory, brain.index, brain.embedder,
+    return build_consolidation_service(brain.settings, brain.backend, brain.memory, brain.index, brain.embedder,
                                        _DuringTheCall(brain.llm, during), clock)
 
 
@@ -509,10 +509,7 @@ def test_a_patch_landing_during_the_llm_call_is_kept(
         brain.memory.update(brief.id, MemoryPatch(knowledge_category=KnowledgeCategory.CONTENT))
 
     consolidation = _consolidation_with(brain, clock, patch_meanwhile)
-    try:
-        job = consolidation.run_now()
-    finally:
-        consolidation.close()
+    job = consolidation.run_now()
 
     # Then the connections are added on top of the PATCHed metadata, and the category set meanwhile stays
     assert job.status is JobStatus.SUCCEEDED, job.error
@@ -533,12 +530,9 @@ def test_a_job_delivered_twice_does_the_work_once(
     llm_server.script(empty_plan(), empty_plan())  # enough for two runs: only one may ask
     duplicates: list[Job] = []
     consolidation = _consolidation_with(brain, clock, lambda: duplicates.append(consolidation.run(job.id)))
-    try:
-        job = consolidation.start()
-        finished = consolidation.run(job.id)
-        again = consolidation.run(job.id)  # a third, late delivery
-    finally:
-        consolidation.close()
+    job = consolidation.start()
+    finished = consolidation.run(job.id)
+    again = consolidation.run(job.id)  # a third, late delivery
 
     # Then the duplicate stopped without doing anything, and the first run did the work once
     assert [duplicate.status for duplicate in duplicates] == [JobStatus.RUNNING]

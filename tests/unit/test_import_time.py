@@ -1,6 +1,7 @@
 """Importing the LLM, consolidation and research code (and the functions that host it) does no work: no heavy SDK
-(openai, boto3) is loaded, no setting is read and nothing is written. Lambda pays the import on every cold
-start, and a module that read settings at import would ignore the environment a test or host sets later."""
+(openai, boto3, Powertools and the X-Ray SDK a Tracer loads) is loaded, no setting is read and nothing is written.
+Lambda pays the import on every cold start, and a module that read settings at import would ignore the environment
+a test or host sets later."""
 
 from __future__ import annotations
 
@@ -33,13 +34,16 @@ MODULES = [
     "functions.reflect.app",
     "functions.research.app",
     "functions.research_step.app",
+    "functions.memory.app",
+    "functions.repair.app",
+    "functions.health.app",
 ]
 
 PROBE = """
 import importlib, json, sys
 for name in sys.argv[1:]:
     importlib.import_module(name)
-print(json.dumps(sorted(m for m in ("openai", "boto3") if m in sys.modules)))
+print(json.dumps(sorted(m for m in ("openai", "boto3", "aws_xray_sdk", "aws_lambda_powertools") if m in sys.modules)))
 """
 
 

@@ -118,7 +118,7 @@ def test_one_refused_document_does_not_hold_up_the_rest(brain: Container, clock:
 
     # Then every other record is indexed; the poison one has one failed attempt and waits at the back of the queue
     assert (report.indexed, report.failed, report.parked, report.stopped) == (119, 1, 0, None)
-    assert [m.id for m in brain.store.pending_index(10)] == [poison.id]
+    assert [m.id for m in brain.outbox.pending_index(10)] == [poison.id]
     assert all(searchable(brain, memory) for memory in memories[1::17])
     assert not searchable(brain, poison)
 
@@ -137,7 +137,7 @@ def test_a_refused_event_does_not_fail_its_neighbours_whose_context_it_is(brain:
     report = brain.memory.index_sync.repair_until_clean(keep_going=lambda: True, batch=3)
 
     assert (report.indexed, report.failed) == (8, 1)
-    assert [m.id for m in brain.store.pending_index(10)] == [events[4].id]
+    assert [m.id for m in brain.outbox.pending_index(10)] == [events[4].id]
 
 
 def test_splitting_a_refused_batch_costs_a_few_requests_not_one_per_record(brain: Container,
@@ -162,8 +162,8 @@ def test_each_sweep_counts_one_attempt_and_the_third_parks_the_record(brain: Con
     reports = [sweep(keep_going=lambda: True) for _ in range(4)]
 
     assert [(r.indexed, r.failed, r.parked) for r in reports] == [(1, 1, 0), (0, 1, 0), (0, 1, 1), (0, 0, 0)]
-    assert brain.store.pending_index(10) == []
-    [parked] = brain.store.parked_index(10)
+    assert brain.outbox.pending_index(10) == []
+    [parked] = brain.outbox.parked_index(10)
     assert (parked.memory_id, parked.attempts) == (poison.id, 3)
     assert parked.last_error == ("IndexRejected: OpenSearch rejected 1 document(s)")
     assert searchable(brain, healthy)
@@ -205,7 +205,7 @@ def test_reindex_goes_past_a_refused_document_and_leaves_it_pending(brain: Conta
 
     assert brain.memory.index_sync.reindex() == 10
 
-    assert [m.id for m in brain.store.pending_index(10)] == [poison.id]
+    assert [m.id for m in brain.outbox.pending_index(10)] == [poison.id]
     assert brain.index.count() == 9
     index.refused = set()
     assert brain.memory.index_sync.repair_until_clean(keep_going=lambda: True).indexed == 1

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zengram.api.errors import status_of
 from zengram.bootstrap import Container, build_container
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import MemoryType
@@ -98,14 +99,14 @@ def test_index_outage_loses_no_write_and_repair_restores_search(
     flaky.failing = True
     results = [hashing_container.memory.store(draft(f"incident {i} resolved by rollback")) for i in range(1000)]
     assert all(not result.indexed for result in results)
-    assert hashing_container.store.count() == 1000
-    assert len(hashing_container.store.pending_index(2000)) == 1000
+    assert hashing_container.records.count() == 1000
+    assert len(hashing_container.outbox.pending_index(2000)) == 1000
     assert flaky.calls == 1  # the first failure opened the circuit: the other 999 writes never waited on the index
 
     back_up(flaky, clock)
     report = hashing_container.memory.index_sync.repair_until_clean(keep_going=lambda: True, batch=300)
     assert (report.indexed, report.failed, report.stopped) == (1000, 0, None)
-    assert hashing_container.store.pending_index(10) == []
+    assert hashing_container.outbox.pending_index(10) == []
     assert hashing_container.index.count() == 1000
     assert "incident 999 resolved by rollback" in found(hashing_container, "incident 999")
 
@@ -129,8 +130,8 @@ def test_a_sweep_meeting_an_index_that_is_down_stops_and_blames_no_record(
     report = hashing_container.memory.index_sync.repair_until_clean(keep_going=lambda: True)
     assert (report.indexed, report.failed, report.parked) == (0, 0, 0)
     assert report.stopped is not None and "unavailable" in report.stopped
-    assert len(hashing_container.store.pending_index(10)) == 5
-    assert hashing_container.store.parked_index(10) == []
+    assert len(hashing_container.outbox.pending_index(10)) == 5
+    assert hashing_container.outbox.parked_index(10) == []
 
 
 def bound_to_model_one(settings: Settings) -> None:
@@ -147,11 +148,11 @@ def test_building_a_container_leaves_the_index_alone_until_it_is_used(settings: 
         # a write with another model's index is stored and waits (for a reindex) instead of failing
         result = other.memory.store(draft("written after the model changed"))
         assert result.indexed is False
-        assert [m.id for m in other.store.pending_index(10)] == [result.memory.id]
+        assert [m.id for m in other.outbox.pending_index(10)] == [result.memory.id]
         # searching that index is refused, with what to do about it (503)
         with pytest.raises(EmbeddingMismatch, match="zengram reindex") as refused:
             found(other, "model")
-        assert refused.value.status_code == 503
+        assert status_of(refused.value) == 503
     finally:
         other.close()
 
@@ -191,6 +192,6 @@ def test_embedded_server_finishes_pending_index_writes_at_startup(
     hashing_container.memory.store(draft("left pending by a crash"))
     back_up(flaky, clock)
     with TestClient(build_embedded_app(settings, hashing_container), headers={"x-api-key": API_KEY}) as client:
-        assert hashing_container.store.pending_index(10) == []
+        assert hashing_container.outbox.pending_index(10) == []
         hits = client.get("/memory/search", params={"q": "pending crash"}).json()["results"]
         assert [hit["content"] for hit in hits] == ["left pending by a crash"]

@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel, SecretStr
 from zengram.adapters.openai.chat import NO_KEY_PLACEHOLDER, OpenAIChatModel
 from zengram.adapters.system.language_model import NoLanguageModel
+from zengram.api.errors import status_of
 from zengram.bootstrap import build_language_model
 from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
 from zengram.ports import LanguageModel
@@ -96,7 +97,7 @@ def test_two_bad_answers_are_a_502(llm_server: ScriptedLLMServer) -> None:
     llm_server.script("not json", {"summary": 3})
     with pytest.raises(LLMInvalidResponse, match="summary") as raised:
         chat_model(llm_server.base_url).complete_json("s", "u", Verdict)
-    assert raised.value.status_code == 502
+    assert status_of(raised.value) == 502
     assert len(llm_server.requests) == 2
 
 
@@ -109,7 +110,7 @@ def test_json_in_a_code_fence_is_accepted(llm_server: ScriptedLLMServer) -> None
 def test_an_unreachable_server_is_a_503() -> None:
     with pytest.raises(LLMUnavailable, match="could not be reached") as raised:
         chat_model(unused_local_url()).complete_json("s", "u", Verdict)
-    assert raised.value.status_code == 503
+    assert status_of(raised.value) == 503
     assert TEST_LLM_KEY not in str(raised.value)
 
 
@@ -143,7 +144,7 @@ def test_the_configured_timeout_bounds_a_request_and_is_a_503(
     # Then the request is abandoned as timed out: a 503, asked once
     with pytest.raises(LLMUnavailable, match="timed out") as raised:
         build_language_model(settings).complete_json("s", "u", Verdict)
-    assert raised.value.status_code == 503
+    assert status_of(raised.value) == 503
     assert len(llm_server.requests) == 1
 
 
@@ -173,7 +174,7 @@ def test_unconfigured_is_a_503_llm_provider_unavailable(tmp_path: Path) -> None:
     assert isinstance(model, NoLanguageModel) and isinstance(model, LanguageModel)
     with pytest.raises(LLMUnavailable) as raised:
         model.complete_json("s", "u", Verdict)
-    assert (raised.value.status_code, str(raised.value)) == (503, "LLM provider unavailable")
+    assert (status_of(raised.value), str(raised.value)) == (503, "LLM provider unavailable")
 
 
 def test_a_base_url_alone_configures_a_keyless_compatible_model(

@@ -265,16 +265,16 @@ def test_a_failed_write_leaves_the_records_pending_for_repair(fake: FakeOpenSear
                                                               hashing_container: Container) -> None:
     memory = hashing_container.memory
     bound.clear()
-    sync = IndexSync(hashing_container.store, bound, hashing_container.embedder)
+    sync = IndexSync(hashing_container.records, hashing_container.outbox, bound, hashing_container.embedder)
     sync.ensure_compatible()
     memory.index_sync = sync
     fake.script("POST", "_bulk$", *[(503, unavailable())] * 5)
 
     result = memory.store(MemoryDraft(type=MemoryType.EVENT, content="The deploy failed", source_agent="n8n"))
     assert result.indexed is False
-    assert [m.id for m in hashing_container.store.pending_index(10)] == [result.memory.id]
+    assert [m.id for m in hashing_container.outbox.pending_index(10)] == [result.memory.id]
     assert sync.repair().indexed == 1
-    assert hashing_container.store.pending_index(10) == []
+    assert hashing_container.outbox.pending_index(10) == []
     assert fake.indices[f"{ALIAS}-v2-64d"].docs.keys() == {result.memory.id}
 
 

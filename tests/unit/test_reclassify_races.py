@@ -28,7 +28,7 @@ def test_a_patch_landing_while_reclassify_rewrites_a_memory_is_kept(
     # Given a memory naming PostgreSQL
     memory = brain.memory.store(MemoryDraft(type=MemoryType.FACT, content="We run PostgreSQL on our own hosts",
                                             source_agent="claude-code", client_id="acme")).memory
-    read_chunk = brain.store.get_many
+    read_chunk = brain.records.get_many
     patched: list[Memory] = []
 
     def get_many_then_patch(memory_ids: Sequence[str]) -> dict[str, Memory]:
@@ -38,7 +38,7 @@ def test_a_patch_landing_while_reclassify_rewrites_a_memory_is_kept(
                 content="We run PostgreSQL and Redis on our own hosts")).memory)
         return found
 
-    monkeypatch.setattr(brain.store, "get_many", get_many_then_patch)
+    monkeypatch.setattr(brain.records, "get_many", get_many_then_patch)
 
     # When PostgreSQL is reclassified as a system
     report = brain.entities.reclassify(ReclassifyRequest.model_validate(

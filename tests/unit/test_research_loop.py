@@ -80,7 +80,10 @@ def corpus(hashing_container: Container) -> dict[str, str]:
 
 
 def steps_for(container: Container, model: LanguageModel, **limits: int) -> ResearchSteps:
-    return ResearchSteps(container.memory, container.store, model, **limits)
+    settings = container.settings
+    return ResearchSteps(container.memory, container.records, model, **{
+        "retrieve_limit": settings.research_retrieve_limit, "synthesis_memories": settings.research_synthesis_memories,
+        **limits})
 
 
 def research(container: Container, model: LanguageModel, topic: str = "what replaced the caching approach?",

@@ -19,7 +19,7 @@ from zengram.domain.scoring import (
 from tests.contract.test_record_store import make_memory
 
 NOW = datetime(2026, 3, 31, tzinfo=UTC)
-CONFIG = ScoringConfig()
+CONFIG = ScoringConfig(fusion="blend")  # semantics.md's formula (the product's default fusion is "linear")
 
 
 def test_similarity_maps_cosine_and_floors_weak_matches() -> None:

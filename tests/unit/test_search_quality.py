@@ -56,9 +56,10 @@ def test_with_context_puts_previous_turns_first() -> None:
     assert own_text(indexed) == "reply"
 
 
-def test_context_off_by_policy_default() -> None:
-    assert not ContextPolicy().enabled
-    assert ContextPolicy(turns=1).enabled
+def test_context_off_without_turns_and_on_by_default() -> None:
+    assert not ContextPolicy(turns=0, next_turns=0).enabled
+    assert ContextPolicy(turns=1, next_turns=0).enabled
+    assert ContextPolicy().enabled  # the default retrieval profile ("conversation") indexes neighbouring turns
 
 
 def test_a_reply_is_found_by_the_turn_it_answers(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from zengram.adapters.stepfunctions import StepFunctionsResearchRunner
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable, ResearchFailed
+from zengram.adapters.stepfunctions import StepFunctionsResearchRunner, client_config
+from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable, ResearchFailed, ResearchTimedOut
 from zengram.domain.research import ResearchRequest, ResearchState
 
 ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:zengram-research"
@@ -59,7 +59,7 @@ def test_any_other_failure_is_a_research_failure(stubbed: tuple[Any, Stubber]) -
     client, stubber = stubbed
     stubber.add_response("start_sync_execution", sync_answer("TIMED_OUT", error="States.Timeout",
                                                              cause="execution timed out"))
-    with pytest.raises(ResearchFailed, match=r"research execution timed_out: States\.Timeout: execution timed out"):
+    with pytest.raises(ResearchTimedOut, match=r"research execution timed_out: States\.Timeout: execution timed out"):
         StepFunctionsResearchRunner(ARN, client=client).run(START)
 
 
@@ -72,5 +72,32 @@ def test_poll_mode_stops_an_execution_that_outlives_its_timeout(stubbed: tuple[A
     stubber.add_response("stop_execution", {"stopDate": STARTED},
                          {"executionArn": EXECUTION, "error": "ResearchTimeout"})
     runner = StepFunctionsResearchRunner(ARN, mode="poll", timeout=0.0, client=client, sleep=lambda _: None)
-    with pytest.raises(ResearchFailed, match="did not finish"):
+    with pytest.raises(ResearchTimedOut, match="did not finish"):
         runner.run(START)
+
+
+def test_poll_mode_timing_out_is_a_gateway_timeout_not_a_bad_gateway() -> None:
+    assert ResearchTimedOut.status_code == 504 and issubclass(ResearchTimedOut, ResearchFailed)
+
+
+@pytest.mark.parametrize("variable", ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SFN"])
+def test_an_emulator_endpoint_drops_the_sync_host_prefix(variable: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore sends StartSyncExecution to sync-<host>; an emulator on localhost has no such host."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SFN"):
+        monkeypatch.delenv(name, raising=False)
+    assert client_config("sync", 25).inject_host_prefix is True
+    monkeypatch.setenv(variable, "http://127.0.0.1:4566")
+    assert client_config("sync", 25).inject_host_prefix is False
+    client = boto3.client("stepfunctions", region_name="us-east-1", aws_access_key_id="testing",
+                          aws_secret_access_key="testing", config=client_config("sync", 25))
+    with Stubber(client) as stubber:
+        stubber.add_response("start_sync_execution", sync_answer("SUCCEEDED", output=START.model_dump_json()))
+        client.start_sync_execution(stateMachineArn=ARN, input="{}")
+    assert client.meta.endpoint_url == "http://127.0.0.1:4566"
+
+
+def test_a_sync_run_is_never_retried_and_waits_as_long_as_the_run() -> None:
+    sync, poll = client_config("sync", 25), client_config("poll", 25)
+    assert sync.retries["total_max_attempts"] == 1  # a second start would run the research (and its LLM calls) twice
+    assert poll.retries["total_max_attempts"] == 3
+    assert sync.read_timeout > 25 and sync.connect_timeout <= 5

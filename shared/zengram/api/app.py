@@ -22,8 +22,12 @@ def create_app(
     routers: Sequence[APIRouter],
     provider: ContainerProvider,
     expected_key: Callable[[], str],
+    *,
+    on_request_id: Callable[[str], None] | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
+    """`on_request_id` hears each request's id as soon as it is decided (the Lambda host makes it the log lines'
+    correlation id)."""
     app = FastAPI(
         title="Zengram",
         version=__version__,
@@ -44,7 +48,7 @@ def create_app(
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
     app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
-    app.add_middleware(RequestIdMiddleware)  # added last = outermost: even a 401 carries the id
+    app.add_middleware(RequestIdMiddleware, on_request_id=on_request_id)  # added last = outermost: a 401 has it too
     return app
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -13,9 +13,33 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from zengram.domain.errors import RateLimited, ZengramError
+from zengram.domain.errors import ErrorKind, RateLimited, ZengramError
+from zengram.domain.validation import describe_validation_errors
 
 logger = logging.getLogger(__name__)
+
+# The one table from a domain error's kind to its HTTP status.
+STATUS_OF_KIND: Mapping[ErrorKind, int] = {
+    ErrorKind.INVALID_INPUT: 400,
+    ErrorKind.FORBIDDEN: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.RATE_LIMITED: 429,
+    ErrorKind.INTERNAL: 500,
+    ErrorKind.UPSTREAM_FAILED: 502,
+    ErrorKind.UNAVAILABLE: 503,
+    ErrorKind.TIMED_OUT: 504,
+}
+
+
+def status_of(error: ZengramError) -> int:
+    return STATUS_OF_KIND[error.kind]
+
+
+def domain_error_response(error: ZengramError) -> JSONResponse:
+    """A domain error as it leaves the API: its kind's status, its message, its details (and Retry-After)."""
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, RateLimited) else None
+    return error_response(status_of(error), str(error), headers=headers, details=error.details)
 
 
 def error_response(status_code: int, message: str, headers: Mapping[str, str] | None = None,
@@ -23,22 +47,6 @@ def error_response(status_code: int, message: str, headers: Mapping[str, str] | 
     """`{"error": message}`, plus any `details` fields the error carries (never replacing `error`)."""
     extra = {name: value for name, value in (details or {}).items() if name != "error"}
     return JSONResponse({"error": message, **extra}, status_code=status_code, headers=headers)
-
-
-def describe_validation_errors(errors: Sequence[Any]) -> str:
-    """Turns pydantic's error list into one sentence that names the field: `limit: ...`."""
-    first = errors[0] if errors else {}
-    location = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path", "header")]
-    message = str(first.get("msg", "invalid input")).removeprefix("Value error, ")
-    if first.get("type") == "json_invalid":
-        return "body: invalid JSON"
-    if location and not re.match(rf"{re.escape(location[0])}[.:]", message):  # the message may name a sub-field
-        return f"{'.'.join(location)}: {message}"
-    if not location and first.get("type") in ("missing", "dict_type", "model_attributes_type"):
-        return "body: a JSON object is required"
-    if not location and not re.match(r"^\w+:", message):
-        return f"body: {message}"
-    return message
 
 
 def allowed_methods(request: Request) -> list[str]:
@@ -63,8 +71,7 @@ def _template_pattern(template: str) -> re.Pattern[str]:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ZengramError)
     async def domain_error(_: Request, exc: ZengramError) -> JSONResponse:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
-        return error_response(exc.status_code, str(exc), headers=headers, details=exc.details)
+        return domain_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from zengram.api.errors import error_response
+from zengram.api.errors import domain_error_response, error_response
 from zengram.domain.errors import ZengramError
 from zengram.domain.keys import Principal
 
@@ -26,18 +26,22 @@ MISSING_KEY = "missing x-api-key header (or x-mnexium-key, or Authorization: Bea
 
 
 class RequestIdMiddleware:
-    """Echoes a caller's `x-request-id` (when it is a sane token) or generates one."""
+    """Echoes a caller's `x-request-id` (when it is a sane token); else API Gateway's request id (on Lambda, through
+    Mangum), else a generated one. `on_request_id` hears it before anything else runs (log correlation)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, on_request_id: Callable[[str], None] | None = None) -> None:
         self.app = app
+        self._on_request_id = on_request_id
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         given = Headers(scope=scope).get("x-request-id", "")
-        request_id = given if _SAFE_REQUEST_ID.match(given) else str(uuid.uuid4())
+        request_id = given if _SAFE_REQUEST_ID.match(given) else _gateway_request_id(scope) or str(uuid.uuid4())
         scope.setdefault("state", {})["request_id"] = request_id
+        if self._on_request_id is not None:
+            self._on_request_id(request_id)
 
         response_started = False
 
@@ -56,6 +60,14 @@ class RequestIdMiddleware:
             if response_started:
                 raise
             await error_response(500, "internal server error")(scope, receive, send_with_id)
+
+
+def _gateway_request_id(scope: Scope) -> str | None:
+    """API Gateway's id of this request, when Mangum passed its event along (`aws.event`)."""
+    event = scope.get("aws.event")
+    context = event.get("requestContext") if isinstance(event, dict) else None
+    request_id = context.get("requestId") if isinstance(context, dict) else None
+    return request_id if isinstance(request_id, str) and _SAFE_REQUEST_ID.match(request_id) else None
 
 
 class ApiKeyMiddleware:
@@ -77,7 +89,7 @@ class ApiKeyMiddleware:
         try:  # a scoped key is one store read: off the event loop
             principal = await run_in_threadpool(self._authenticate, given)
         except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
-            await error_response(error.status_code, str(error))(scope, receive, send)
+            await domain_error_response(error)(scope, receive, send)
             return
         if principal is None:
             await error_response(401, "invalid API key")(scope, receive, send)

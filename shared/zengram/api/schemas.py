@@ -1,17 +1,36 @@
-"""Response bodies, typed so the OpenAPI document (and the SDK) knows their shape."""
+"""Response bodies, typed so the OpenAPI document states every field a response carries (and the fuzz test holds
+the server to it). A field declared `left_out()` is absent from the body while it is None, rather than sent as null;
+every other field is always there.
+
+The memory record has three shapes, each built in one place: the whole record (`MemoryRecord`, the stored `Memory`
+itself), the compact one (`CompactRecord.of`) and the headline (`HeadlineRecord.of`)."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, Field
 
+from zengram.domain.entities import EntityType
+from zengram.domain.jobs import JobStatus, JobTrigger
 from zengram.domain.llm import LLMInfo as LLMInfo  # re-exported: the routers take response bodies from here
-from zengram.domain.models import Memory
+from zengram.domain.models import ImportStatus, Memory, format_timestamp
 from zengram.domain.scoring import ScoredMemory
 
 COMPACT_CHARS = 200
 PREVIEW_CHARS = 120
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def left_out() -> Any:
+    """The field of a body that is left out while it is None (rather than sent as null)."""
+    return Field(default=None, exclude_if=_is_none)
+
+
+MemoryRecord = Memory  # the whole record, exactly as stored (its JSON is the record's one wire form)
 
 
 class ErrorBody(BaseModel):
@@ -29,35 +48,147 @@ class StoredIn(BaseModel):
     structured_db: bool
 
 
-class StoreBody(BaseModel):
-    """Every field a POST /memory answer can carry; which ones appear depends on the outcome."""
-
-    model_config = ConfigDict(extra="allow")
+class StoredBody(BaseModel):
+    """POST /memory stored a new memory (201)."""
 
     id: str
     type: str
     content_hash: str
-    deduplicated: bool
-    corroborated: bool | None = None
-    supersedes: str | None = None
-    stored_in: StoredIn | None = None
-    observed_by: list[str] | None = None
-    observation_count: int | None = None
-    message: str | None = None
-    warning: str | None = None
+    deduplicated: Literal[False] = False
+    supersedes: str | None
+    stored_in: StoredIn
+    warning: str | None = left_out()
+
+
+class DeduplicatedBody(BaseModel):
+    """POST /memory: the same agent stored the same content before; nothing changed (200)."""
+
+    id: str
+    type: str
+    content_hash: str
+    deduplicated: Literal[True] = True
+    observed_by: list[str]
+    observation_count: int
+    message: str
+
+
+class CorroboratedBody(BaseModel):
+    """POST /memory: another agent stored the same content; its observation is counted (200)."""
+
+    id: str
+    type: str
+    content_hash: str
+    deduplicated: Literal[False] = False
+    corroborated: Literal[True] = True
+    observed_by: list[str]
+    observation_count: int
+    message: str
+
+
+StoreOutcomeBody = StoredBody | DeduplicatedBody | CorroboratedBody
+ExistingMemoryBody = DeduplicatedBody | CorroboratedBody
+
+
+class CompactRecord(BaseModel):
+    """A memory in brief (search `compact`, briefing `compact`, an entity's memories): content cut to 200 characters;
+    a fact's key, a status's subject and value, and an inactive memory's state only where they apply."""
+
+    id: str
+    type: str
+    content: str
+    source_agent: str
+    client_id: str
+    importance: str
+    created_at: str
+    key: str | None = left_out()
+    subject: str | None = left_out()
+    status_value: str | None = left_out()  # a status's, with its subject
+    active: Literal[False] | None = left_out()  # only on an inactive (superseded) memory
+    superseded_by: str | None = left_out()
+
+    @classmethod
+    def of(cls, memory: Memory) -> CompactRecord:
+        return cls(
+            id=memory.id, type=memory.type.value, content=truncate(memory.content, COMPACT_CHARS),
+            source_agent=memory.source_agent, client_id=memory.client_id, importance=memory.importance.value,
+            created_at=format_timestamp(memory.created_at), key=memory.key, subject=memory.subject,
+            status_value=memory.status_value if memory.subject is not None else None,
+            active=None if memory.active else False, superseded_by=None if memory.active else memory.superseded_by,
+        )
+
+
+class HeadlineRecord(BaseModel):
+    """A memory as a headline (briefing `summary`): its first line, cut to 120 characters."""
+
+    id: str
+    headline: str
+    importance: str
+    created_at: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> HeadlineRecord:
+        text = memory.content.strip()
+        headline = text.splitlines()[0] if text else memory.content
+        return cls(id=memory.id, headline=truncate(headline, PREVIEW_CHARS), importance=memory.importance.value,
+                   created_at=format_timestamp(memory.created_at))
+
+
+class SearchScores(BaseModel):
+    id: str
+    score: float
+    effective_score: float
+
+
+class PreviewSearchHit(SearchScores):
+    """A hit of `format=index`: scores, type and the first 120 characters."""
+
+    type: str
+    preview: str
+
+
+class CompactSearchHit(CompactRecord, SearchScores):
+    """A hit of `format=compact` (the default): scores and the compact record."""
+
+
+class FullSearchHit(MemoryRecord, SearchScores):
+    """A hit of `format=full`: scores, the whole record, and the paths that found it."""
+
+    retrieval_sources: list[str]
+
+
+SearchHit = CompactSearchHit | FullSearchHit | PreviewSearchHit
+
+
+def search_hit(hit: ScoredMemory, form: str) -> SearchHit:
+    memory, scores = hit.memory, {"id": hit.memory.id, "score": hit.score, "effective_score": hit.effective_score}
+    if form == "index":
+        return PreviewSearchHit(**scores, type=memory.type.value, preview=truncate(memory.content, PREVIEW_CHARS))
+    if form == "full":
+        return FullSearchHit(**{**dict(memory), **scores}, retrieval_sources=hit.sources)
+    return CompactSearchHit(**{**dict(CompactRecord.of(memory)), **scores})
+
+
+class RetrievalBody(BaseModel):
+    """How a search ran: its paths and their hit counts; `degraded` and why when some path could not answer."""
+
+    multi_path: bool
+    paths: dict[str, int]
+    degraded: bool | None = left_out()
+    reason: str | None = left_out()
+    failed_paths: list[str] | None = left_out()
 
 
 class SearchBody(BaseModel):
     query: str
     count: int
-    results: list[dict[str, Any]]
-    retrieval: dict[str, Any] | None = None
+    results: list[SearchHit]
+    retrieval: RetrievalBody | None = left_out()
 
 
 class QueryBody(BaseModel):
     type: str
     count: int
-    results: list[dict[str, Any]]
+    results: list[MemoryRecord]
 
 
 class UpdateBody(BaseModel):
@@ -93,33 +224,14 @@ NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "descrip
 CONFLICT: dict[int | str, dict[str, Any]] = {409: {"model": ErrorBody, "description": "Conflicting state"}}
 
 
-def full_record(memory: Memory) -> dict[str, Any]:
-    return memory.model_dump(mode="json")
-
-
 def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def search_hit(hit: ScoredMemory, form: str) -> dict[str, Any]:
-    memory = hit.memory
-    scores = {"id": memory.id, "score": hit.score, "effective_score": hit.effective_score}
-    if form == "index":
-        return {**scores, "type": memory.type.value, "preview": truncate(memory.content, PREVIEW_CHARS)}
-    if form == "full":
-        return {**scores, **full_record(memory), "retrieval_sources": hit.sources}
-    return {
-        **scores,
-        "type": memory.type.value,
-        "content": truncate(memory.content, COMPACT_CHARS),
-        "source_agent": memory.source_agent,
-        "client_id": memory.client_id,
-        "importance": memory.importance.value,
-        "created_at": full_record(memory)["created_at"],
-        **({"key": memory.key} if memory.key else {}),
-        **({"subject": memory.subject, "status_value": memory.status_value} if memory.subject else {}),
-        **({} if memory.active else {"active": False, "superseded_by": memory.superseded_by}),
-    }
+class MentionBody(BaseModel):
+    name: str
+    type: EntityType
+    mentions: int
 
 
 class BriefingSummary(BaseModel):
@@ -129,18 +241,30 @@ class BriefingSummary(BaseModel):
     by_type: dict[str, int]
     active_agents: list[str]
     mentioned_clients: list[str]
-    top_entities: list[dict[str, Any]]
+    top_entities: list[MentionBody]
+
+
+BriefingEntry = CompactRecord | HeadlineRecord | MemoryRecord
+
+
+def briefing_entry(memory: Memory, form: str) -> BriefingEntry:
+    """One memory of a briefing bucket: the whole record (`full`), a headline (`summary`) or compact."""
+    if form == "full":
+        return memory
+    if form == "summary":
+        return HeadlineRecord.of(memory)
+    return CompactRecord.of(memory)
 
 
 class BriefingBody(BaseModel):
     since: str
-    agent: str | None = None
+    agent: str | None = left_out()
     format: str
     summary: BriefingSummary
-    events: list[dict[str, Any]]
-    facts_updated: list[dict[str, Any]]
-    status_changes: list[dict[str, Any]]
-    decisions: list[dict[str, Any]]
+    events: list[BriefingEntry]
+    facts_updated: list[BriefingEntry]
+    status_changes: list[BriefingEntry]
+    decisions: list[BriefingEntry]
 
 
 class ExportBody(BaseModel):
@@ -149,15 +273,15 @@ class ExportBody(BaseModel):
     offset: int
     limit: int
     has_more: bool
-    data: list[dict[str, Any]]
+    data: list[MemoryRecord]
 
 
 class ImportResultItem(BaseModel):
     index: int
-    status: str
-    id: str | None = None
-    reason: str | None = None
-    error: str | None = None
+    status: ImportStatus
+    id: str | None = left_out()
+    reason: str | None = left_out()
+    error: str | None = left_out()
 
 
 class ImportBody(BaseModel):
@@ -172,28 +296,6 @@ FORBIDDEN: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "Import without operator_approved=true, or of a record of a client "
                                              "the API key may not access"}
 }
-
-
-def briefing_entry(memory: Memory, form: str) -> dict[str, Any]:
-    """One memory of a briefing bucket: the whole record (`full`), a headline (`summary`) or compact."""
-    if form == "full":
-        return full_record(memory)
-    created_at = full_record(memory)["created_at"]
-    if form == "summary":
-        headline = memory.content.strip().splitlines()[0] if memory.content.strip() else memory.content
-        return {"id": memory.id, "headline": truncate(headline, PREVIEW_CHARS),
-                "importance": memory.importance.value, "created_at": created_at}
-    return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "content": truncate(memory.content, COMPACT_CHARS),
-        "source_agent": memory.source_agent,
-        "client_id": memory.client_id,
-        "importance": memory.importance.value,
-        "created_at": created_at,
-        **({"key": memory.key} if memory.key else {}),
-        **({"subject": memory.subject, "status_value": memory.status_value} if memory.subject else {}),
-    }
 
 
 class ResearchQueryTrace(BaseModel):
@@ -316,7 +418,7 @@ class StatsEntities(BaseModel):
 class StatsRetrieval(BaseModel):
     multi_path: bool
     keyword_search: bool
-    keyword_index_count: int | None = None  # absent while the search index cannot be counted
+    keyword_index_count: int | None = left_out()  # absent while the search index cannot be counted
 
 
 class ParkedRecordBody(BaseModel):
@@ -331,7 +433,7 @@ class IndexHealth(BaseModel):
     """The search index and the queue of changes waiting for it (the record store keeps that queue)."""
 
     status: str  # ok | degraded (records parked: search misses them) | unavailable (writes are stored and wait)
-    error: str | None = None  # why the index is unavailable
+    error: str | None = left_out()  # why the index is unavailable
     pending_index: int  # memories whose last change has not reached the index yet (the repair sweep's queue)
     parked: int  # memories the sweep gave up on after repeated failures (retry: `zengram repair --retry-parked`)
     parked_records: list[ParkedRecordBody]  # the oldest parked ones (at most 10), with their last error
@@ -339,7 +441,7 @@ class IndexHealth(BaseModel):
 
 class StatsBody(BaseModel):
     total_memories: int
-    vectors_count: int | None = None  # absent while the search index cannot be counted (index_health says why)
+    vectors_count: int | None = left_out()  # absent while the index cannot be counted (see index_health)
     active: int
     superseded: int
     deleted: int
@@ -347,7 +449,7 @@ class StatsBody(BaseModel):
     by_type: dict[str, int]
     decayed_below_50pct: int
     decay_config: DecayConfig
-    entities: StatsEntities | None = None  # absent where no entity registry is wired
+    entities: StatsEntities | None = left_out()  # absent where no entity registry is wired
     retrieval: StatsRetrieval
     index_health: IndexHealth
 
@@ -356,18 +458,35 @@ class StatsBody(BaseModel):
 
 
 class ConsolidationStarted(BaseModel):
-    status: str = "started"
+    status: Literal["started"] = "started"
     job_id: str
+
+
+class ConsolidationResult(BaseModel):
+    """What a run did (`zengram.services.consolidation.RunSummary`); empty until the job finishes."""
+
+    memories_considered: int | None = left_out()
+    batches: int | None = left_out()
+    clients: list[str] | None = left_out()
+    merged: int | None = left_out()
+    superseded: int | None = left_out()
+    skipped_duplicates: int | None = left_out()
+    contradictions: int | None = left_out()
+    connections: int | None = left_out()
+    summaries: int | None = left_out()
+    categorized: int | None = left_out()
+    consolidated: int | None = left_out()
+    expired: int | None = left_out()
 
 
 class JobBody(BaseModel):
     job_id: str
-    status: str  # queued | running | succeeded | failed
-    trigger: str  # api | schedule
+    status: JobStatus
+    trigger: JobTrigger
     created_at: str
     started_at: str | None = None
     finished_at: str | None = None
-    result: dict[str, Any]  # counts: memories_considered, batches, merged, superseded, expired, ...
+    result: ConsolidationResult
     error: str | None = None
 
 
@@ -386,15 +505,15 @@ class EntityBody(BaseModel):
     name: str
     type: str
     mention_count: int
-    first_seen: str | None = None
-    last_seen: str | None = None
+    first_seen: str | None = left_out()
+    last_seen: str | None = left_out()
 
 
 class EntityListBody(BaseModel):
     count: int
     offset: int
     limit: int
-    type: str | None = None
+    type: str | None = left_out()
     entities: list[EntityBody]
 
 
@@ -418,7 +537,7 @@ class EntityMemoriesBody(BaseModel):
     entity: str
     type: str
     count: int
-    memories: list[dict[str, Any]]
+    memories: list[CompactRecord]
 
 
 class ReclassifyChangeBody(BaseModel):
@@ -435,7 +554,7 @@ class ReclassifyBody(BaseModel):
     not_found: list[str]
     memories_updated: int
     indexed: bool
-    event_id: str | None = None
+    event_id: str | None = left_out()
 
 
 ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such entity"}}

@@ -12,7 +12,6 @@ import httpx
 
 from zengram.api.schemas import (
     ApiKeyListBody,
-    BriefingBody,
     ClientBody,
     ClientDeletedBody,
     ClientListBody,
@@ -22,24 +21,27 @@ from zengram.api.schemas import (
     DeleteBody,
     EntityDetailBody,
     EntityListBody,
-    EntityMemoriesBody,
     EntityStatsBody,
-    ExportBody,
     HealthBody,
     ImportBody,
-    JobBody,
-    QueryBody,
     ReclassifyBody,
     ResearchBody,
     RestoreBody,
     RevokedKeyBody,
-    SearchBody,
     StatsBody,
-    StoreBody,
     UpdateBody,
 )
 from zengram.client import calls
 from zengram.client.base import DEFAULT_TIMEOUT, EXPORT_PAGE, SLOW_TIMEOUT, ClientConfig
+from zengram.client.bodies import (
+    BriefingBody,
+    EntityMemoriesBody,
+    ExportBody,
+    JobBody,
+    QueryBody,
+    SearchBody,
+    StoreBody,
+)
 from zengram.client.calls import (
     BriefingOptions,
     Call,

@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from zengram.api.schemas import (
     ApiKeyListBody,
-    BriefingBody,
     ClientBody,
     ClientDeletedBody,
     ClientListBody,
@@ -25,21 +24,24 @@ from zengram.api.schemas import (
     DeleteBody,
     EntityDetailBody,
     EntityListBody,
-    EntityMemoriesBody,
     EntityStatsBody,
-    ExportBody,
     HealthBody,
     ImportBody,
-    JobBody,
-    QueryBody,
     ReclassifyBody,
     ResearchBody,
     RestoreBody,
     RevokedKeyBody,
-    SearchBody,
     StatsBody,
-    StoreBody,
     UpdateBody,
+)
+from zengram.client.bodies import (
+    BriefingBody,
+    EntityMemoriesBody,
+    ExportBody,
+    JobBody,
+    QueryBody,
+    SearchBody,
+    StoreBody,
 )
 from zengram.client.errors import ERRORS_BY_STATUS, BrainError, RateLimitError
 from zengram.client.retry import retry_after_seconds

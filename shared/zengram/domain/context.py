@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from zengram.domain.models import Memory, MemoryType
+from zengram.domain.retrieval import DEFAULT_PROFILE
 
 CONTEXT_TYPES = frozenset({MemoryType.EVENT})
 # Separates a memory's own text from its context in the indexed text. A control character: tokenizers
@@ -23,17 +24,21 @@ CONTEXT_MARK = "\x1e"
 
 @dataclass(frozen=True)
 class ContextPolicy:
-    """`turns` previous and `next_turns` following memories (0: off) within `window` of each other;
-    `embed`: the vector sees them too."""
+    """`turns` previous and `next_turns` following memories (0: off) within `window` of each other; `embed`: the
+    vector sees them too. The defaults are the product's: turns from the default retrieval profile
+    (`zengram.domain.retrieval`), window and embed from here (Settings takes them from here)."""
 
-    turns: int = 0
+    turns: int = DEFAULT_PROFILE.context_turns
     window: timedelta = timedelta(hours=1)
     embed: bool = False
-    next_turns: int = 0
+    next_turns: int = DEFAULT_PROFILE.context_next_turns
 
     @property
     def enabled(self) -> bool:
         return self.turns > 0 or self.next_turns > 0
+
+
+DEFAULT_CONTEXT = ContextPolicy()
 
 
 def anchor(memory: Memory) -> datetime:

@@ -1,23 +1,37 @@
-"""Domain errors. The API's single error mapper turns each into a status code."""
+"""Domain errors. Each carries a `kind` (what went wrong, in the domain's words); the API's one error mapper
+(`zengram.api.errors.STATUS_OF_KIND`) turns kinds into status codes. Nothing here knows about HTTP."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
+
+
+class ErrorKind(StrEnum):
+    INVALID_INPUT = "invalid_input"  # the caller sent something the service refuses
+    FORBIDDEN = "forbidden"  # the caller may not do this (scope, role, or an approval is missing)
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"  # the state of the records does not allow it (now)
+    RATE_LIMITED = "rate_limited"
+    UPSTREAM_FAILED = "upstream_failed"  # a provider answered, wrongly (LLM JSON, a refused document, a workflow)
+    UNAVAILABLE = "unavailable"  # switched off, not configured, or a provider that cannot be reached
+    TIMED_OUT = "timed_out"  # a workflow did not finish in the time a request may take, and was stopped
+    INTERNAL = "internal"
 
 
 class ZengramError(Exception):
     """Base class for every error the service raises on purpose. `details` are extra fields of the error body."""
 
-    status_code = 500
+    kind: ClassVar[ErrorKind] = ErrorKind.INTERNAL
     details: Mapping[str, Any] = MappingProxyType({})
 
 
 class InvalidInput(ZengramError):
-    """The caller sent something the service refuses (400)."""
+    """The caller sent something the service refuses."""
 
-    status_code = 400
+    kind = ErrorKind.INVALID_INPUT
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -25,11 +39,11 @@ class InvalidInput(ZengramError):
 
 
 class NotFound(ZengramError):
-    status_code = 404
+    kind = ErrorKind.NOT_FOUND
 
 
 class Conflict(ZengramError):
-    status_code = 409
+    kind = ErrorKind.CONFLICT
 
 
 class StaleRevision(Conflict):
@@ -39,15 +53,15 @@ class StaleRevision(Conflict):
 
 class EmbeddingMismatch(ZengramError):
     """The search index was built with another embedding model than the one configured: searching it is refused
-    (503) until `zengram reindex` rebuilds it; writes are still stored and wait for the rebuild."""
+    until `zengram reindex` rebuilds it; writes are still stored and wait for the rebuild."""
 
-    status_code = 503
+    kind = ErrorKind.UNAVAILABLE
 
 
 class IndexUnavailable(ZengramError):
     """The search index could not be reached (or failed as a whole); the record store still holds the truth."""
 
-    status_code = 503
+    kind = ErrorKind.UNAVAILABLE
 
     def __init__(self, message: str, *, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -59,7 +73,7 @@ class IndexRejected(ZengramError):
     """The search index answered, and refused the request or some of its documents (the index itself is up).
     `failures` names each refused memory id with the reason, when the index said which."""
 
-    status_code = 502
+    kind = ErrorKind.UPSTREAM_FAILED
 
     def __init__(self, message: str, failures: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
@@ -67,15 +81,16 @@ class IndexRejected(ZengramError):
 
 
 class Forbidden(ZengramError):
-    """The caller may not do this without an explicit approval (e.g. import without operator_approved)."""
+    """The caller may not do this without an explicit approval (e.g. import without operator_approved), or outside
+    its API key's clients."""
 
-    status_code = 403
+    kind = ErrorKind.FORBIDDEN
 
 
 class RateLimited(ZengramError):
-    """Too many requests of one kind for one API key; retry after `retry_after` seconds (429)."""
+    """Too many requests of one kind for one API key; retry after `retry_after` seconds."""
 
-    status_code = 429
+    kind = ErrorKind.RATE_LIMITED
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
@@ -83,9 +98,9 @@ class RateLimited(ZengramError):
 
 
 class FeatureUnavailable(ZengramError):
-    """A feature that is switched off, or whose provider is not configured (503)."""
+    """A feature that is switched off, or whose provider (or key) is not configured."""
 
-    status_code = 503
+    kind = ErrorKind.UNAVAILABLE
 
 
 class LLMUnavailable(FeatureUnavailable):
@@ -96,12 +111,18 @@ class LLMUnavailable(FeatureUnavailable):
 
 
 class LLMInvalidResponse(ZengramError):
-    """The LLM answered, twice, with something that is not the expected JSON (502)."""
+    """The LLM answered, twice, with something that is not the expected JSON."""
 
-    status_code = 502
+    kind = ErrorKind.UPSTREAM_FAILED
 
 
 class ResearchFailed(ZengramError):
-    """The research workflow itself failed (e.g. a Step Functions execution timed out or was aborted) (502)."""
+    """The research workflow itself failed (e.g. a Step Functions execution timed out or was aborted)."""
 
-    status_code = 502
+    kind = ErrorKind.UPSTREAM_FAILED
+
+
+class ResearchTimedOut(ResearchFailed):
+    """The research run did not finish in the time a request may take, and was stopped."""
+
+    kind = ErrorKind.TIMED_OUT

@@ -22,6 +22,11 @@ class JobStatus(StrEnum):
         return self in (JobStatus.SUCCEEDED, JobStatus.FAILED)
 
 
+class JobTrigger(StrEnum):
+    API = "api"  # POST /consolidate
+    SCHEDULE = "schedule"  # the schedule's tick
+
+
 class Job(BaseModel):
     """One run of a background job, as the job store keeps it."""
 
@@ -30,7 +35,7 @@ class Job(BaseModel):
     id: str
     kind: str
     status: JobStatus = JobStatus.QUEUED
-    trigger: str = "api"  # api | schedule
+    trigger: JobTrigger = JobTrigger.API
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None

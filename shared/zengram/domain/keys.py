@@ -70,7 +70,7 @@ class TenantScope:
         return self.clients is None or client_id in self.clients
 
     def require(self, client_id: str, field: str = "client_id") -> None:
-        """Forbidden (403) unless `client_id` is one of this scope's clients."""
+        """Forbidden unless `client_id` is one of this scope's clients."""
         if not self.allows(client_id):
             raise Forbidden(f"{field}: '{client_id}' is not one of this API key's clients")
 

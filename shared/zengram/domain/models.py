@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.entities import EntityRef
+from zengram.domain.errors import Conflict, NotFound, StaleRevision
 
 GLOBAL_CLIENT = "global"
 
@@ -50,8 +51,8 @@ def utc_now() -> datetime:
 def as_utc(moment: datetime) -> datetime:
     """Naive timestamps are taken as UTC; aware ones are converted to UTC.
 
-    Raises ValueError (which request models report as a 400 naming the field) when the UTC moment falls outside
-    the years 1 to 9999, as `0001-01-01T00:00:00+14:00` does: Python's own OverflowError would be a 500.
+    Raises ValueError (which request models report as invalid input naming the field) when the UTC moment falls outside
+    the years 1 to 9999, as `0001-01-01T00:00:00+14:00` does: Python's own OverflowError would be an internal error.
     """
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
@@ -136,6 +137,84 @@ class Memory(BaseModel):
     def is_superseded(self) -> bool:
         return self.superseded_by is not None and not self.active
 
+    @property
+    def label(self) -> tuple[str, str] | None:
+        """The slot only one active memory of a client holds at a time: a fact's ("key", key), a status's
+        ("subject", subject). None for other types, and for a fact without key or a status without subject."""
+        if self.type is MemoryType.FACT and self.key is not None:
+            return "key", self.key
+        if self.type is MemoryType.STATUS and self.subject is not None:
+            return "subject", self.subject
+        return None
+
+    # -- state transitions: each returns the memory as it is to be written (frozen: `self` is never changed) ------
+    # The record stores persist what these return and decide nothing themselves (zengram.domain.lifecycle for the
+    # transitions that also read other records).
+
+    def revised(self, at: datetime, **changes: Any) -> Memory:
+        """`changes` applied. Every change a reader could act on bumps `revision` (the optimistic lock every write
+        is conditioned on) and sets `updated_at`; counters (observations, accesses) are not revisions."""
+        return self.model_copy(update={**changes, "updated_at": at, "revision": self.revision + 1})
+
+    def observed_by_agent(self, agent: str, at: datetime, max_observers: int) -> Memory | None:
+        """Another agent stored the same content: one more observation, the agent named while `observed_by` has
+        room (`max_observers`). None when `agent` already stands behind this memory (a plain duplicate)."""
+        if agent == self.source_agent or agent in self.observed_by:
+            return None
+        named = [agent] if len(self.observed_by) < max_observers else []
+        return self.model_copy(update={"observed_by": [*self.observed_by, *named],
+                                       "observation_count": self.observation_count + 1, "last_observed_at": at})
+
+    def patched(self, changes: MemoryChanges, at: datetime, *, expected_revision: int | None = None) -> Memory:
+        """A PATCH applied. A deleted memory cannot change (Conflict); with `expected_revision`, a memory that changed
+        since its caller read it is not changed either (StaleRevision)."""
+        if self.is_deleted:
+            raise Conflict(f"memory {self.id} is deleted; restore is not possible, store a new one")
+        if expected_revision is not None and self.revision != expected_revision:
+            raise StaleRevision(f"memory {self.id} changed meanwhile (revision {self.revision}, "
+                                f"expected {expected_revision})")
+        return self.revised(at, **changes.updates())
+
+    def soft_deleted(self, by: str, reason: str | None, at: datetime) -> Memory:
+        """Forgotten: inactive, with who deleted it, when and why. Deleting again changes nothing (`self`)."""
+        if self.is_deleted:
+            return self
+        return self.revised(at, active=False, deleted_at=at, deleted_by=by, delete_reason=reason)
+
+    def displaced_by(self, successor_id: str, at: datetime) -> Memory:
+        """Superseded by the memory that now holds its key/subject: inactive, no longer valid from `at`."""
+        return self.revised(at, active=False, superseded_by=successor_id, superseded_at=at, valid_to=at)
+
+    def reactivated(self, at: datetime) -> Memory:
+        """A superseded memory made active again (see `zengram.domain.lifecycle.restore`). A deleted one cannot be."""
+        if self.is_deleted:
+            raise Conflict(f"memory {self.id} is deleted and cannot be restored")
+        return self.revised(at, active=True, superseded_by=None, superseded_at=None, valid_to=None)
+
+    def merged_into(self, merged_id: str, at: datetime) -> Memory | None:
+        """Consolidation merged this memory into `merged_id`: an active one is superseded by it (giving up its
+        content and key/subject slots) and consolidated; an inactive one is only marked consolidated. None when
+        nothing changes: deleted, the merged memory itself, or an inactive one already consolidated."""
+        if self.is_deleted or self.id == merged_id:
+            return None
+        if self.active:
+            return self.revised(at, active=False, superseded_by=merged_id, superseded_at=at, valid_to=at,
+                                consolidated=True)
+        return self.marked_consolidated(at)
+
+    def marked_consolidated(self, at: datetime) -> Memory | None:
+        """Seen by consolidation. None when deleted or already consolidated."""
+        if self.is_deleted or self.consolidated:
+            return None
+        return self.revised(at, consolidated=True)
+
+    def expired(self, by: str, reason: str, at: datetime) -> Memory | None:
+        """Consolidation's expiry of an old event nobody ever read: soft-deleted as `by`, for `reason`. None when
+        it no longer qualifies (not an event, accessed, superseded or deleted since it was listed)."""
+        if self.type is not MemoryType.EVENT or not self.active or self.access_count != 0 or self.is_deleted:
+            return None
+        return self.soft_deleted(by, reason, at)
+
     def index_text(self) -> str:
         """The text the keyword path indexes: content plus the labels a caller may search by."""
         parts = [self.content, self.key, self.subject, self.status_value]
@@ -145,6 +224,11 @@ class Memory(BaseModel):
         """True when the memory held at `moment`: started by then and not yet ended."""
         started = self.valid_from or self.created_at
         return started <= moment and (self.valid_to is None or self.valid_to > moment)
+
+
+class MemoryNotFound(NotFound):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(f"memory {memory_id} not found")
 
 
 class MemoryChanges(BaseModel):
@@ -203,6 +287,14 @@ class ImportKind(StrEnum):
     DUPLICATE_ID = "duplicate_id"
     DUPLICATE_CONTENT = "duplicate_content"
     LABEL_HELD = "label_held"
+
+
+class ImportStatus(StrEnum):
+    """What became of one record of an import batch."""
+
+    IMPORTED = "imported"
+    SKIPPED = "skipped"  # left out: its id, content or key/subject is already taken (`ImportKind`)
+    FAILED = "failed"  # invalid, or the record store could not take it
 
 
 class ImportOutcome(BaseModel):

@@ -237,9 +237,9 @@ class StructuredQuery(BaseModel):
     client_id: ClientId | None = None
     since: Timestamp | None = None
     key: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
-        default=None, description="Facts only: with any type but type=facts, a 400")
+        default=None, description="Facts only: with any type but type=facts, refused as invalid")
     subject: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = Field(
-        default=None, description="Statuses only: with any type but type=statuses, a 400")
+        default=None, description="Statuses only: with any type but type=statuses, refused as invalid")
     include_superseded: bool = False
     limit: int = Field(default=50, ge=1, le=500)
     offset: int = Field(default=0, ge=0, le=MAX_OFFSET)

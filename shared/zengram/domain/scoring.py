@@ -6,9 +6,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from zengram.domain.models import Importance, Memory, MemoryType
 from zengram.domain.query import QueryBoosts
+from zengram.domain.retrieval import DEFAULT_PROFILE
 
 IMPORTANCE_WEIGHTS: dict[Importance, float] = {
     Importance.CRITICAL: 1.0,
@@ -18,23 +20,32 @@ IMPORTANCE_WEIGHTS: dict[Importance, float] = {
 }
 DECAYING_TYPES = frozenset({MemoryType.FACT, MemoryType.STATUS})
 SECONDS_PER_DAY = 86_400.0
+Fusion = Literal["blend", "linear"]
 
 
 @dataclass(frozen=True)
 class ScoringConfig:
+    """How hits are ranked. The defaults here are the product's (Settings takes them from here); the query boosts
+    come from the retrieval profile (`zengram.domain.retrieval`), the default profile's unless given."""
+
     rrf_k: int = 60
     decay_factor: float = 0.98
     similarity_floor: float = 0.55
-    vector_weight: float = 0.6
+    vector_weight: float = 0.6  # the vector path's share under "blend" fusion
     access_boost_slope: float = 0.3
     access_boost_cap: float = 2.0
-    fusion: str = "blend"  # "blend": similarity and RRF (semantics.md); "linear": max-normalised path scores
+    # "linear": max-normalised path scores (LoCoMo dev5 recall@10 0.72 vs 0.58, bench/recall/RESULTS.md);
+    # "blend": similarity and RRF (semantics.md)
+    fusion: Fusion = "linear"
     linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
-    speaker_boost: float = 1.0  # × for a "Speaker: ..." memory whose speaker the query names (domain/query.py)
-    time_boost: float = 1.0  # × for a memory that says when, if the query asks when
+    speaker_boost: float = DEFAULT_PROFILE.speaker_boost  # × for a "Speaker: ..." memory whose speaker the query names
+    time_boost: float = DEFAULT_PROFILE.time_boost  # × for a memory that says when, if the query asks when
 
     def query_boosts(self) -> QueryBoosts:
         return QueryBoosts(speaker=self.speaker_boost, time=self.time_boost)
+
+
+DEFAULT_SCORING = ScoringConfig()
 
 
 @dataclass

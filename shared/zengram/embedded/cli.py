@@ -68,12 +68,12 @@ def reindex(data_dir: DataDir = None) -> None:
     container = build_container(settings)  # not checked: the index may hold another model's vectors
     try:
         with Progress(TextColumn("reindexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
-            task = progress.add_task("reindex", total=container.store.count())
+            task = progress.add_task("reindex", total=container.records.count())
             total = container.memory.index_sync.reindex(
                 on_progress=lambda done: progress.update(task, completed=done)
             )
         chat_total = container.chat.reindex()  # the rebuild cleared the chat layer's documents too
-        waiting = container.store.stats(utc_now(), settings.decay_factor)
+        waiting = container.counters.stats(utc_now(), settings.decay_factor)
     finally:
         container.close()
     typer.echo(f"indexed {total} memories and {chat_total} subject memories and records with "
@@ -121,7 +121,7 @@ def backfill_entities(data_dir: DataDir = None) -> None:
     container = build_container(_settings(data_dir))
     try:
         with Progress(TextColumn("extracting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as progress:
-            task = progress.add_task("backfill", total=container.store.count())
+            task = progress.add_task("backfill", total=container.records.count())
             report = container.memory.backfill_entities(on_progress=lambda done: progress.update(task, completed=done))
     finally:
         container.close()

@@ -53,7 +53,7 @@ class ClientService:
         scope.require(client_id)
         fingerprint = self._store.get(client_id)
         if fingerprint is None:
-            raise NotFound(f"client {client_id} not found")
+            raise _client_not_found(client_id)
         return fingerprint
 
     def delete(self, client_id: str, scope: TenantScope = TenantScope.EVERYONE) -> None:
@@ -62,7 +62,7 @@ class ClientService:
         existed = self._store.delete(client_id)
         self.invalidate()
         if not existed:
-            raise NotFound(f"client {client_id} not found")
+            raise _client_not_found(client_id)
 
     def list_all(self, scope: TenantScope = TenantScope.EVERYONE) -> list[ClientFingerprint]:
         return [fingerprint for fingerprint in self._store.list_all() if scope.allows(fingerprint.client_id)]
@@ -85,3 +85,7 @@ class ClientService:
     def _load_known(self) -> tuple[list[ClientFingerprint], list[ClientTerms]]:
         fingerprints = self._store.list_all()
         return fingerprints, [ClientTerms.of(fingerprint) for fingerprint in fingerprints]
+
+
+def _client_not_found(client_id: str) -> NotFound:
+    return NotFound(f"client {client_id} not found")

@@ -32,11 +32,20 @@ from zengram.domain.errors import (
     StaleRevision,
     ZengramError,
 )
-from zengram.domain.jobs import Job, JobStatus, LockState
+from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
 from zengram.domain.models import Category, Importance, KnowledgeCategory, Memory, MemoryType, WriteKind
 from zengram.domain.requests import MemoryDraft, MemoryPatch
 from zengram.domain.search import SearchFilters
-from zengram.ports import Clock, Embedder, JobLauncher, JobStore, LanguageModel, RecordStore, SearchIndex
+from zengram.ports import (
+    Clock,
+    ConsolidationWrites,
+    Embedder,
+    JobLauncher,
+    JobStore,
+    LanguageModel,
+    RecordStore,
+    SearchIndex,
+)
 from zengram.services.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -55,13 +64,15 @@ class AlreadyRunning(Conflict):
 
 @dataclass(frozen=True)
 class ConsolidationConfig:
-    enabled: bool = False
-    interval: str = "0 */6 * * *"
-    batch_size: int = 50
-    max_batches: int = 20
-    similarity: float = 0.92
-    event_ttl: timedelta = timedelta(days=30)
-    lock_seconds: float = 900.0
+    """The consolidation settings (their defaults are Settings')."""
+
+    enabled: bool
+    interval: str
+    batch_size: int
+    max_batches: int
+    similarity: float
+    event_ttl: timedelta
+    lock_seconds: float
 
 
 @dataclass(frozen=True)
@@ -93,10 +104,11 @@ class RunSummary:
 
 
 class ConsolidationService:
-    def __init__(self, store: RecordStore, jobs: JobStore, memory: MemoryService, index: SearchIndex,
-                 embedder: Embedder, llm: LanguageModel, clock: Clock, launcher: JobLauncher,
+    def __init__(self, records: RecordStore, writes: ConsolidationWrites, jobs: JobStore, memory: MemoryService,
+                 index: SearchIndex, embedder: Embedder, llm: LanguageModel, clock: Clock, launcher: JobLauncher,
                  config: ConsolidationConfig) -> None:
-        self._store = store
+        self._store = records
+        self._writes = writes
         self._jobs = jobs
         self._memory = memory
         self._index = index
@@ -106,14 +118,9 @@ class ConsolidationService:
         self._launcher = launcher
         self._config = config
 
-    def close(self) -> None:
-        close = getattr(self._jobs, "close", None)
-        if close is not None:
-            close()
-
     # -- jobs -----------------------------------------------------------------------------------------
 
-    def start(self, *, trigger: str = "api") -> Job:
+    def start(self, *, trigger: JobTrigger = JobTrigger.API) -> Job:
         """Takes the lock (AlreadyRunning, 409, when another run holds it) and records a queued job; `run`
         does the work. No LLM provider → LLMUnavailable (503) before anything is written."""
         if self._llm.provider == "none":
@@ -143,7 +150,7 @@ class ConsolidationService:
             raise FeatureUnavailable(f"consolidation could not be started: {error}") from error
         return job
 
-    def run_now(self, *, trigger: str = "api", raise_errors: bool = False) -> Job:
+    def run_now(self, *, trigger: JobTrigger = JobTrigger.API, raise_errors: bool = False) -> Job:
         """`start` and `run` in this thread (`?sync=true`, and the schedule)."""
         return self.run(self.start(trigger=trigger).id, raise_errors=raise_errors)
 
@@ -154,7 +161,7 @@ class ConsolidationService:
                         "disabled" if not self._config.enabled else "no LLM provider")
             return None
         try:
-            return self.run_now(trigger="schedule")
+            return self.run_now(trigger=JobTrigger.SCHEDULE)
         except AlreadyRunning:
             logger.info("scheduled consolidation skipped: a run is going on")
             return None
@@ -230,7 +237,7 @@ class ConsolidationService:
     def _consolidate(self, job: Job, summary: RunSummary) -> None:
         summary.expired = self._expire_old_events()
         limit = self._config.batch_size * self._config.max_batches
-        candidates = self._store.unconsolidated(limit)
+        candidates = self._writes.unconsolidated(limit)
         summary.memories_considered = len(candidates)
         for client_id, batch in client_batches(candidates, self._config.batch_size):
             plan = self._llm.complete_json(SYSTEM_PROMPT, batch_prompt(client_id, batch), ConsolidationPlan)
@@ -247,7 +254,7 @@ class ConsolidationService:
                  "never accessed"
         total = 0
         for _ in range(_EXPIRY_PAGES):
-            expired = self._store.expire_events(cutoff, EXPIRING_LEVELS, CONSOLIDATION, reason, now, _EXPIRY_PAGE)
+            expired = self._writes.expire_events(cutoff, EXPIRING_LEVELS, CONSOLIDATION, reason, now, _EXPIRY_PAGE)
             self._memory.after_change(expired)  # as a DELETE: unlinked from the entity registry, then the index
             total += len(expired)
             if len(expired) < _EXPIRY_PAGE:
@@ -266,7 +273,7 @@ class ConsolidationService:
             produced.append(merged.id)
             summary.merged += 1
             if merged.client_id == client_id:  # never retire one client's memories for another's
-                retired = self._store.supersede_by(fact.source_ids, merged.id, self._clock.now())
+                retired = self._writes.supersede_by(fact.source_ids, merged.id, self._clock.now())
                 self._memory.index_sync.refresh_attributes(retired)
                 summary.superseded += sum(1 for memory in retired if memory.superseded_by == merged.id)
                 summary.consolidated += len(retired)
@@ -284,7 +291,7 @@ class ConsolidationService:
                 produced.append(stored.id)
                 summary.summaries += 1
         summary.connections += self._annotate(batch, plan, summary)
-        consolidated = self._store.mark_consolidated([m.id for m in batch] + produced, self._clock.now())
+        consolidated = self._writes.mark_consolidated([m.id for m in batch] + produced, self._clock.now())
         self._memory.index_sync.refresh_attributes(consolidated)
         summary.consolidated += len(consolidated)
 

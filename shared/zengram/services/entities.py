@@ -1,25 +1,20 @@
-"""Entities: extraction at write time, the registry's views, and reclassification."""
+"""Entities: the registry's views (/entities), and reclassification. Extraction and linking at write time are the
+EntityLinker's (services/entity_links.py)."""
 
 from __future__ import annotations
 
 import itertools
 import logging
-import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import (
     EntityRecord,
-    EntityRef,
     EntityStats,
     EntityType,
     ReclassifyRequest,
     RelatedEntity,
     aliases_of,
-    canonical_entity_name,
     entity_key,
-    extract_entities,
 )
 from zengram.domain.errors import Conflict, NotFound, StaleRevision
 from zengram.domain.keys import TenantScope
@@ -27,14 +22,14 @@ from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryC
 from zengram.domain.requests import MemoryDraft
 from zengram.domain.tenant_entities import EntityTally
 from zengram.ports import Clock, EntityStore, RecordStore
-from zengram.services.cache import Expiring
+from zengram.services.entity_links import EntityLinker
+from zengram.services.memory import MemoryService
 
 logger = logging.getLogger(__name__)
 RECLASSIFY_CHUNK = 100
 MEMORY_BATCH = 100  # at most this many records per read (DynamoDB's BatchGetItem limit) when filtering by client
 RELATED_LIMIT = 20
 _STALE_ATTEMPTS = 5  # retype writes of one memory that keeps changing under the reclassification
-_KNOWN_AGENTS_LIMIT = 500
 EVENT_AGENT = "zengram"
 
 
@@ -65,58 +60,17 @@ class ReclassifyReport:
 
 
 class EntityService:
-    """Finds entities in memories (no LLM), keeps the registry in step, and answers /entities.
+    """Answers /entities from the registry (or, for a restricted scope, from the scope's own memories) and
+    reclassifies entity types: the registry first, then every linked memory (a record write), its index entry, and
+    one event memory stored through `memories`."""
 
-    `known_clients` lists client fingerprints (the ClientService). A reclassification pushes changed records
-    to the search index with `refresh_index` (IndexSync.refresh_attributes) and stores its event memory with
-    `log_event` (MemoryService.store); both are wired once the MemoryService exists.
-    """
-
-    def __init__(
-        self,
-        entities: EntityStore,
-        records: RecordStore,
-        clock: Clock,
-        *,
-        refresh_index: Callable[[Sequence[Memory]], bool] = lambda memories: True,
-        known_clients: Callable[[], Sequence[ClientFingerprint]] = list,
-        log_event: Callable[[MemoryDraft], object] | None = None,
-        cache_seconds: float = 30.0,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, links: EntityLinker, entities: EntityStore, records: RecordStore, memories: MemoryService,
+                 clock: Clock) -> None:
+        self._links = links
         self._entities = entities
         self._records = records
-        self._refresh_index = refresh_index
+        self._memories = memories
         self._clock = clock
-        self._log_event = log_event
-        self._known_clients = known_clients  # cached by the ClientService, which drops its cache on every PUT
-        self._agents = Expiring(self._registered_agents, cache_seconds, monotonic)
-
-    # -- write time -----------------------------------------------------------------------------------
-
-    def extract(self, text: str, source_agent: str) -> list[EntityRef]:
-        """The entities `text` names; an entity the registry knows keeps the registry's name and type
-        (so a reclassification sticks for later memories)."""
-        found = extract_entities(text, self._known_clients(), [*self._agents.get(), source_agent])
-        registered = self._entities.get_many([ref.key for ref in found]) if found else {}
-        return [ref.model_copy(update={"name": registered[ref.key].name, "type": registered[ref.key].type})
-                if ref.key in registered else ref for ref in found]
-
-    def link(self, memory: Memory) -> None:
-        """Makes the registry hold this memory's entities (none once it is deleted)."""
-        entities = [] if memory.is_deleted else memory.entities
-        self._entities.set_mentions(memory.id, memory.created_at, entities, memory.updated_at)
-        if any(ref.type is EntityType.AGENT for ref in entities):
-            self._agents.invalidate()
-
-    def resolve_key(self, name: str) -> str:
-        """The entity key a caller means: aliases and dictionary spellings, then client names and aliases."""
-        key = entity_key(canonical_entity_name(name))
-        if self._entities.get(key) is None:
-            client = self._client_named(name)
-            if client is not None:
-                return entity_key(client.client_id)
-        return key
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -136,7 +90,7 @@ class EntityService:
 
     def detail(self, name: str, scope: TenantScope = TenantScope.EVERYONE) -> EntityDetail:
         if scope.is_restricted:
-            key, tally = self.resolve_key(name), self._tally(scope)
+            key, tally = self._links.resolve_key(name), self._tally(scope)
             entity = tally.get(key)
             if entity is None:
                 raise NotFound(f"entity: no entity named '{name}'")
@@ -145,7 +99,7 @@ class EntityService:
             key, entity = self._require(name)
             related = self._entities.related(key, RELATED_LIMIT)
         aliases = aliases_of(entity.name)
-        client = next((c for c in self._known_clients() if entity_key(c.client_id) == key), None)
+        client = next((c for c in self._links.known_clients() if entity_key(c.client_id) == key), None)
         if client is not None and scope.allows(client.client_id):  # another tenant's fingerprint stays its own
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), related)
@@ -186,7 +140,7 @@ class EntityService:
         write that marks it for indexing) and its index entry, chunk by chunk, then one event memory."""
         report = ReclassifyReport(dry_run=request.dry_run)
         for item in request.reclassifications:
-            key = self.resolve_key(item.name)
+            key = self._links.resolve_key(item.name)
             entity = self._entities.get(key)
             if entity is None:
                 report.not_found.append(item.name)
@@ -211,7 +165,7 @@ class EntityService:
             chunk = self._records.get_many(ids[start:start + RECLASSIFY_CHUNK])
             updated = [memory for memory in (self._retype(m, key, new_type) for m in chunk.values()) if memory]
             report.memories_updated += len(updated)
-            report.indexed = self._refresh_index(updated) and report.indexed
+            report.indexed = self._memories.after_change(updated, relink=False) and report.indexed
 
     def _retype(self, memory: Memory, key: str, new_type: EntityType) -> Memory | None:
         """Rewrites the memory's `entities` only if it is still at the revision they were computed from; when
@@ -236,33 +190,19 @@ class EntityService:
         logger.info("reclassify skipped memory %s: it kept changing", memory.id)
         return None
 
-    def _record_event(self, report: ReclassifyReport) -> str | None:
-        if self._log_event is None:
-            return None
+    def _record_event(self, report: ReclassifyReport) -> str:
         changes = "; ".join(f"{change.name}: {change.old_type.value} → {change.new_type.value} "
                             f"({change.memories_affected} memories)" for change in report.changes)
-        stored = self._log_event(MemoryDraft(
+        return self._memories.store(MemoryDraft(
             type=MemoryType.EVENT, content=f"Entity reclassification: {changes}", source_agent=EVENT_AGENT,
             importance=Importance.MEDIUM, knowledge_category=KnowledgeCategory.TECHNICAL,
-        ))
-        memory = getattr(stored, "memory", None)
-        return memory.id if isinstance(memory, Memory) else None
+        )).memory.id
 
     # -- helpers --------------------------------------------------------------------------------------
 
     def _require(self, name: str) -> tuple[str, EntityRecord]:
-        key = self.resolve_key(name)
+        key = self._links.resolve_key(name)
         entity = self._entities.get(key)
         if entity is None:
             raise NotFound(f"entity: no entity named '{name}'")
         return key, entity
-
-    def _client_named(self, name: str) -> ClientFingerprint | None:
-        wanted = entity_key(name)
-        for client in self._known_clients():
-            if wanted in {entity_key(term) for term in [client.client_id, client.name or "", *client.aliases]}:
-                return client
-        return None
-
-    def _registered_agents(self) -> list[str]:
-        return [entity.name for entity in self._entities.list_entities(EntityType.AGENT, _KNOWN_AGENTS_LIMIT, 0)]

@@ -41,9 +41,7 @@ class GuardedIndex:
         return self._breaker.status(self._clock.now())
 
     def close(self) -> None:
-        close: Callable[[], None] | None = getattr(self.inner, "close", None)
-        if close is not None:
-            close()
+        self.inner.close()
 
     # -- the SearchIndex port, each call through the breaker -------------------------------------------
 

@@ -14,7 +14,7 @@ from zengram.domain.errors import EmbeddingMismatch, IndexRejected, IndexUnavail
 from zengram.domain.models import Memory, RecordQuery, shifted, utc_now
 from zengram.domain.outbox import describe_error
 from zengram.domain.search import IndexAttributes, IndexDocument
-from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
+from zengram.ports import Clock, Embedder, IndexOutbox, RecordStore, SearchIndex
 
 if TYPE_CHECKING:
     from zengram.ports import Vectors
@@ -44,10 +44,11 @@ class IndexSync:
     `park_after`: failed repair attempts after which a record is parked (None: never parked).
     """
 
-    def __init__(self, store: RecordStore, index: SearchIndex, embedder: Embedder,
+    def __init__(self, records: RecordStore, outbox: IndexOutbox, index: SearchIndex, embedder: Embedder,
                  context: ContextPolicy | None = None, *, clock: Clock | None = None,
                  park_after: int | None = None) -> None:
-        self._store = store
+        self._records = records
+        self._outbox = outbox
         self._index = index
         self._embedder = embedder
         self._context = context or ContextPolicy()
@@ -103,11 +104,11 @@ class IndexSync:
                                 since=shifted(first.created_at, -self._context.window),
                                 limit=self._context.turns + 1 if newest else page)
             if newest:
-                found[key] = self._store.query(query)
+                found[key] = self._records.query(query)
                 continue
             found[key] = []
             for number in range(pages):
-                batch = self._store.query(query.model_copy(update={"offset": number * page}))
+                batch = self._records.query(query.model_copy(update={"offset": number * page}))
                 found[key] += batch
                 # Newest first: once a page reaches back past the earliest memory, the rest is in hand.
                 older = sum(m.created_at < first.created_at for m in batch)
@@ -146,7 +147,7 @@ class IndexSync:
             query = RecordQuery(type=first.type, client_id=first.client_id, source_agent=first.source_agent,
                                 since=shifted(first.created_at, -policy.window),
                                 limit=policy.next_turns + len(memories) + 1)
-            earlier = [p for p in self._store.query(query) if p.id not in new and p.created_at <= first.created_at
+            earlier = [p for p in self._records.query(query) if p.id not in new and p.created_at <= first.created_at
                        and same_thread(first, p, policy.window)]
             found.update((p.id, p) for p in _oldest_first(earlier)[-policy.next_turns:])
         return list(found.values())
@@ -193,7 +194,7 @@ class IndexSync:
     def repair(self, limit: int = 500) -> RepairReport:
         """Re-indexes one batch of records whose last change did not reach the index (see `repair_until_clean`)."""
         report = RepairReport()
-        self._repair(self._store.pending_index(limit), report)
+        self._repair(self._outbox.pending_index(limit), report)
         return report
 
     def repair_until_clean(self, keep_going: Callable[[], bool], batch: int = 500) -> RepairReport:
@@ -208,7 +209,7 @@ class IndexSync:
         report = RepairReport()
         tried: set[str] = set()  # failed records go to the back of the queue: met again, the sweep is done
         while keep_going():
-            pending = [memory for memory in self._store.pending_index(batch) if memory.id not in tried]
+            pending = [memory for memory in self._outbox.pending_index(batch) if memory.id not in tried]
             if not pending:
                 break
             tried.update(memory.id for memory in pending)
@@ -220,7 +221,7 @@ class IndexSync:
     def retry_parked(self) -> int:
         """Puts every parked record back in the repair queue with no attempts counted (once the cause is fixed);
         returns how many. The next sweep tries them again."""
-        return self._store.requeue_parked(self._now())
+        return self._outbox.requeue_parked(self._now())
 
     def _repair(self, memories: Sequence[Memory], report: RepairReport) -> None:
         if not memories:
@@ -248,12 +249,12 @@ class IndexSync:
                 if report.stopped:
                     return
             return
-        self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+        self._outbox.mark_indexed({memory.id: memory.revision for memory in memories})
         report.indexed += len(memories)
 
     def _count_failure(self, memory: Memory, error: BaseException, report: RepairReport) -> None:
         reason = describe_error(error)
-        outcome = self._store.record_index_failure(memory.id, memory.revision, reason, self._now(),
+        outcome = self._outbox.record_index_failure(memory.id, memory.revision, reason, self._now(),
                                                    self._park_after)
         report.failed += 1
         if outcome is not None and outcome.parked:
@@ -277,7 +278,7 @@ class IndexSync:
         done = 0
         recent: dict[tuple[str, str], list[Memory]] = {}  # context carried from batch to batch
         held: list[Memory] = []  # events whose following context may still come in a later batch
-        for batch in _batches(self._store.iter_all(), EMBED_BATCH):
+        for batch in _batches(self._records.iter_all(), EMBED_BATCH):
             ready, held = self._ready([*held, *(m for m in batch if not m.is_deleted)], batch[-1].created_at)
             refused = self._rebuild(ready, recent=recent, upcoming=held)
             self._settle([*ready, *(m for m in batch if m.is_deleted)], refused)
@@ -311,10 +312,10 @@ class IndexSync:
 
     def _settle(self, memories: Sequence[Memory], refused: dict[str, str]) -> None:
         """Marks a rebuild's records indexed, but for the refused ones: those get a failed attempt counted."""
-        self._store.mark_indexed({m.id: m.revision for m in memories if m.id not in refused})
+        self._outbox.mark_indexed({m.id: m.revision for m in memories if m.id not in refused})
         for memory in memories:
             if memory.id in refused:
-                self._store.record_index_failure(memory.id, memory.revision, refused[memory.id], self._now(),
+                self._outbox.record_index_failure(memory.id, memory.revision, refused[memory.id], self._now(),
                                                  self._park_after)
                 logger.warning("reindex: memory %s refused by the index: %s", memory.id, refused[memory.id])
 
@@ -394,7 +395,7 @@ class IndexSync:
             logger.exception("search index write failed; %d record(s) left pending for repair", len(memories))
             return False
         if mark:
-            self._store.mark_indexed({memory.id: memory.revision for memory in memories})
+            self._outbox.mark_indexed({memory.id: memory.revision for memory in memories})
         return True
 
 

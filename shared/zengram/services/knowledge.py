@@ -7,21 +7,25 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.entities import EntityRef, MentionCount, most_mentioned
-from zengram.domain.errors import ZengramError
+from zengram.domain.errors import Forbidden, ZengramError
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Importance,
     ImportKind,
+    ImportStatus,
     Memory,
     MemoryType,
     RecordQuery,
 )
-from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord
+from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord, ImportRequest
+from zengram.domain.validation import describe_validation_errors
 from zengram.ports import Clock, RecordStore
-from zengram.services.entities import EntityService
+from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import EMBED_BATCH, IndexSync
 
 logger = logging.getLogger(__name__)
@@ -60,25 +64,25 @@ class ExportPage:
 @dataclass(frozen=True)
 class ImportItem:
     index: int
-    status: str  # imported | skipped | failed
+    status: ImportStatus
     id: str | None = None
-    reason: str | None = None
-    error: str | None = None
+    reason: str | None = None  # why it was skipped
+    error: str | None = None  # why it failed
 
 
 @dataclass
 class ImportReport:
-    items: list[ImportItem] = field(default_factory=list)
+    items: list[ImportItem] = field(default_factory=list)  # one per record of the batch, in order
     indexed: bool = True
 
-    def count(self, status: str) -> int:
-        return sum(1 for item in self.items if item.status == status)
+    def count(self, status: ImportStatus) -> int:
+        return sum(1 for item in self.items if item.status is status)
 
 
 class KnowledgeService:
-    def __init__(self, store: RecordStore, clock: Clock, index_sync: IndexSync,
-                 entities: EntityService | None = None, *, scrubber: Scrubber) -> None:
-        self._store = store
+    def __init__(self, records: RecordStore, clock: Clock, index_sync: IndexSync,
+                 entities: EntityLinker | None = None, *, scrubber: Scrubber) -> None:
+        self._store = records
         self._scrubber = scrubber
         self._clock = clock
         self._index_sync = index_sync
@@ -128,6 +132,30 @@ class KnowledgeService:
 
     # -- import ---------------------------------------------------------------------------------------
 
+    def import_batch(self, request: ImportRequest, *, approved: bool = False,
+                     scope: TenantScope = TenantScope.EVERYONE) -> ImportReport:
+        """POST /export/import. Import replaces live memories, so it needs the operator's approval (`approved`, or
+        the body's `operator_approved`), else Forbidden before anything is read. Each record is validated on its
+        own: an invalid one fails alone (its error names the field), the others are imported as `import_records`
+        says."""
+        if not (request.operator_approved or approved):
+            raise Forbidden("operator_approved: import replaces live memories; send operator_approved=true "
+                            "(in the body or as a query parameter) to confirm")
+        valid: list[tuple[int, ImportRecord]] = []
+        invalid: list[ImportItem] = []
+        for index, raw in enumerate(request.data):
+            try:
+                valid.append((index, _import_record(raw)))
+            except ValidationError as error:
+                raw_id = raw.get("id") if isinstance(raw, dict) else None
+                invalid.append(ImportItem(index, ImportStatus.FAILED, id=raw_id if isinstance(raw_id, str) else None,
+                                          error=describe_validation_errors(error.errors())))
+            except ValueError as error:
+                invalid.append(ImportItem(index, ImportStatus.FAILED, error=str(error)))
+        report = self.import_records(valid, scope)
+        report.items = sorted([*report.items, *invalid], key=lambda item: item.index)
+        return report
+
     def import_records(self, records: Sequence[tuple[int, ImportRecord]],
                        scope: TenantScope = TenantScope.EVERYONE) -> ImportReport:
         """Stores each record as given (scrubbed again, hash recomputed), in order, then indexes the ones
@@ -143,20 +171,20 @@ class KnowledgeService:
             try:
                 outcome = self._store.import_memory(memory)  # one record, one transaction: whole or nothing
             except ZengramError as error:
-                report.items.append(ImportItem(index, "failed", id=memory.id, error=str(error)))
+                report.items.append(ImportItem(index, ImportStatus.FAILED, id=memory.id, error=str(error)))
                 continue
             except Exception:
                 # Each record has its own outcome: one the store cannot take fails alone, reported (its cause
                 # logged, not sent), and the batch goes on; a 500 would hide which records were stored.
                 logger.exception("import of record %d (%s) failed", index, memory.id)
-                report.items.append(ImportItem(index, "failed", id=memory.id,
+                report.items.append(ImportItem(index, ImportStatus.FAILED, id=memory.id,
                                                error="record: the record store could not store it"))
                 continue
             if outcome.kind is ImportKind.IMPORTED:
                 stored.append(memory)
-                report.items.append(ImportItem(index, "imported", id=memory.id))
+                report.items.append(ImportItem(index, ImportStatus.IMPORTED, id=memory.id))
             else:
-                report.items.append(ImportItem(index, "skipped", id=memory.id,
+                report.items.append(ImportItem(index, ImportStatus.SKIPPED, id=memory.id,
                                                reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
         self._link_entities(stored)
         for start in range(0, len(stored), EMBED_BATCH):
@@ -220,6 +248,13 @@ class KnowledgeService:
             revision=record.revision,
             entities=self._entities_of(record, content),
         )
+
+
+def _import_record(raw: object) -> ImportRecord:
+    """One record of an import batch, validated (ValueError for one that is not even an object)."""
+    if not isinstance(raw, dict):
+        raise ValueError("record: must be a JSON object")
+    return ImportRecord.model_validate(raw)
 
 
 def _briefing_rank(memory: Memory) -> tuple[int, float, str]:

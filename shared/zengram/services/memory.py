@@ -9,14 +9,14 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from zengram.domain.content import Scrubber, content_hash
-from zengram.domain.context import ContextPolicy
 from zengram.domain.entities import canonical_entity_name, entity_key
-from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput, NotFound
+from zengram.domain.errors import Conflict, IndexUnavailable, InvalidInput
 from zengram.domain.keys import TenantScope
 from zengram.domain.models import (
     GLOBAL_CLIENT,
     Memory,
     MemoryChanges,
+    MemoryNotFound,
     MemoryType,
     RecordQuery,
     WriteKind,
@@ -28,11 +28,10 @@ from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_cand
 from zengram.domain.search import IndexHit, SearchFilters
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
-from zengram.services.entities import EntityService
+from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import IndexSync
 
 logger = logging.getLogger(__name__)
-MAX_PATH_FETCH = 50
 
 
 @dataclass
@@ -72,9 +71,13 @@ class UpdateResult:
 
 
 class MemoryService:
+    """The Zengram core: store, search, query, change and forget memories. `records` is the source of truth;
+    `index_sync` keeps the search index in step with it; `entities` (when wired) extracts and links entities."""
+
     def __init__(
         self,
-        store: RecordStore,
+        records: RecordStore,
+        index_sync: IndexSync,
         index: SearchIndex,
         embedder: Embedder,
         clock: Clock,
@@ -82,16 +85,15 @@ class MemoryService:
         *,
         scrubber: Scrubber,
         scoring: ScoringConfig,
-        max_observers: int = 20,
-        search_paths: str = "hybrid",
-        reinforce_on_search: bool = True,
-        context: ContextPolicy | None = None,
-        path_fetch: int = MAX_PATH_FETCH,
+        max_observers: int,
+        search_paths: str,
+        reinforce_on_search: bool,
+        path_fetch: int,
         resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
-        entities: EntityService | None = None,
-        index_park_after: int | None = None,
+        entities: EntityLinker | None = None,
     ) -> None:
-        self._store = store
+        self._store = records
+        self.index_sync = index_sync
         self._index = index
         self._embedder = embedder
         self._clock = clock
@@ -105,7 +107,6 @@ class MemoryService:
         self._resolve_client = resolve_client
         self._entities = entities
         self._queries = QueryVectorCache(embedder)
-        self.index_sync = IndexSync(store, index, embedder, context, clock=clock, park_after=index_park_after)
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -289,7 +290,7 @@ class MemoryService:
         """The memory (Forbidden when it belongs to a client outside `scope`)."""
         memory = self._store.get(memory_id)
         if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
+            raise MemoryNotFound(memory_id)
         return scope.require_memory(memory)
 
     def _within(self, memory_id: str, scope: TenantScope) -> None:

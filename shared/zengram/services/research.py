@@ -52,14 +52,14 @@ class ResearchSteps:
     def __init__(
         self,
         memory: MemoryService,
-        store: RecordStore,
+        records: RecordStore,
         llm: LanguageModel,
         *,
-        retrieve_limit: int = 15,
-        synthesis_memories: int = 40,
+        retrieve_limit: int,
+        synthesis_memories: int,
     ) -> None:
         self._memory = memory
-        self._store = store
+        self._store = records
         self._llm = llm
         self._retrieve_limit = retrieve_limit
         self._synthesis_memories = synthesis_memories

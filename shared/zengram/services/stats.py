@@ -13,7 +13,7 @@ from zengram.domain.outbox import ParkedRecord, describe_error
 from zengram.domain.scoring import DECAYING_TYPES
 from zengram.domain.stats import RecordStats, stats_of
 from zengram.domain.tenant_entities import EntityTally
-from zengram.ports import Clock, RecordStore, SearchIndex
+from zengram.ports import Clock, IndexOutbox, RecordCounters, RecordStore, SearchIndex
 from zengram.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -61,9 +61,11 @@ class Dashboard:
 
 
 class StatsService:
-    def __init__(self, store: RecordStore, index: SearchIndex, settings: Settings, clock: Clock,
-                 entities: EntityStatsSource | None = None) -> None:
-        self._store = store
+    def __init__(self, counters: RecordCounters, outbox: IndexOutbox, records: RecordStore, index: SearchIndex,
+                 settings: Settings, clock: Clock, entities: EntityStatsSource | None = None) -> None:
+        self._counters = counters
+        self._outbox = outbox
+        self._records = records
         self._index = index
         self._settings = settings
         self._clock = clock
@@ -74,7 +76,7 @@ class StatsService:
             return self._tenant_dashboard(scope)
         factor = self._settings.decay_factor
         paths = self._settings.search_paths
-        records = self._store.stats(self._clock.now(), factor)
+        records = self._counters.stats(self._clock.now(), factor)
         return Dashboard(
             records=records,
             index=self._index_status(records),
@@ -88,7 +90,7 @@ class StatsService:
     def _index_status(self, records: RecordStats) -> IndexStatus:
         """The index's count (one document per indexed memory: vectors and keywords alike), or why there is none
         (the index's circuit breaker answers at once while it is open)."""
-        parked = self._store.parked_index(PARKED_SHOWN) if records.parked_index else []
+        parked = self._outbox.parked_index(PARKED_SHOWN) if records.parked_index else []
         try:
             return IndexStatus(count=self._index.count(), parked=parked)
         except Exception as error:
@@ -100,8 +102,8 @@ class StatsService:
         the stores' counters, the index count and the entity registry span every tenant. The index count is the
         scope's memories the index holds, i.e. those not deleted and not waiting for the index."""
         now, factor = self._clock.now(), self._settings.decay_factor
-        memories = list(self._store.iter_all(include_deleted=True, client_ids=scope.sorted_clients()))
-        pending = [m for m in self._store.pending_index(TENANT_PENDING_SCAN) if scope.allows(m.client_id)]
+        memories = list(self._records.iter_all(include_deleted=True, client_ids=scope.sorted_clients()))
+        pending = [m for m in self._outbox.pending_index(TENANT_PENDING_SCAN) if scope.allows(m.client_id)]
         records = stats_of(memories, now, factor, pending_index=len(pending))
         indexed = records.total - sum(1 for memory in pending if not memory.is_deleted)
         paths = self._settings.search_paths

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from zengram.api.errors import status_of
 from zengram.domain.chat.history import Role, StoredMessage, within_budget
 from zengram.domain.chat.learning import JobStatus, LearningJob, LearnMode
 from zengram.domain.chat.prompts import PromptScope, SystemPrompt, resolve
-from zengram.domain.chat.providers import Provider, ProviderEndpoints, ProviderRefused, choose_provider
+from zengram.domain.chat.providers import Provider, ProviderEndpoints, choose_provider, provider_refusal
 from zengram.domain.chat.recalls import LearningOutcome
 from zengram.domain.chat.tenancy import resolve_project
 from zengram.domain.errors import FeatureUnavailable, Forbidden, InvalidInput
@@ -48,10 +49,12 @@ def test_without_a_key_the_default_provider_answers_or_nothing_does() -> None:
 
 
 def test_a_refused_key_names_its_header() -> None:
-    refused = ProviderRefused(Provider.OPENAI, 401, "Incorrect API key provided")
-    assert refused.status_code == 400 and str(refused).startswith("x-openai-key: refused by openai (401)")
-    assert ProviderRefused(Provider.DEFAULT, 429, "slow down").status_code == 429
-    assert ProviderRefused(Provider.GOOGLE, 418, "teapot").status_code == 400
+    refused = provider_refusal(Provider.OPENAI, 401, "Incorrect API key provided")
+    assert status_of(refused) == 400 and str(refused).startswith("x-openai-key: refused by openai (401)")
+    assert status_of(provider_refusal(Provider.DEFAULT, 429, "slow down")) == 429
+    assert status_of(provider_refusal(Provider.OPENAI, 404, "no such model")) == 404
+    assert status_of(provider_refusal(Provider.GOOGLE, 422, "unprocessable")) == 400
+    assert status_of(provider_refusal(Provider.GOOGLE, 418, "teapot")) == 400
 
 
 def prompt(name: str, scope: PromptScope = PromptScope.PROJECT, scope_id: str | None = None, seconds: int = 0,

@@ -22,7 +22,7 @@ from zengram.adapters.dynamodb.schema import (
     PK,
     SK,
 )
-from zengram.domain.models import Memory, MemoryType, format_timestamp, parse_timestamp
+from zengram.domain.models import Memory, format_timestamp, parse_timestamp
 from zengram.domain.stats import decay_reference, decays
 
 AttributeValue = dict[str, Any]
@@ -115,12 +115,12 @@ def content_guard_key(memory: Memory) -> Item:
 
 
 def label_guard_key(memory: Memory) -> Item | None:
-    """Held by the one active fact with this (client_id, key), or status with this (client_id, subject)."""
-    if memory.type is MemoryType.FACT and memory.key is not None:
-        return _guard_key("KEY", memory.client_id, memory.key)
-    if memory.type is MemoryType.STATUS and memory.subject is not None:
-        return _guard_key("SUBJECT", memory.client_id, memory.subject)
-    return None
+    """Held by the one active memory with this `Memory.label` in its client: a fact's key (`KEY#`), a status's
+    subject (`SUBJECT#`)."""
+    if memory.label is None:
+        return None
+    kind, label = memory.label
+    return _guard_key(kind.upper(), memory.client_id, label)
 
 
 def guard_item(key: Item, memory_id: str) -> Item:

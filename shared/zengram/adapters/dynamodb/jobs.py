@@ -18,7 +18,7 @@ from zengram.adapters.dynamodb.items import Item, string, timestamp
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.jobs import Job, JobStatus, LockState
+from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
 from zengram.domain.models import parse_timestamp
 
 JOB_KIND = "JOB"
@@ -41,7 +41,8 @@ def lock_key(name: str) -> Item:
 def job_item(key: Item, job: Job) -> Item:
     item: Item = {
         **key, "kind": string(JOB_KIND), "id": string(job.id), "job_kind": string(job.kind),
-        "status": string(job.status.value), "trigger": string(job.trigger), "result": string(json.dumps(job.result)),
+        "status": string(job.status.value), "trigger": string(job.trigger.value),
+        "result": string(json.dumps(job.result)),
     }
     for name in _JOB_TIMESTAMPS:
         moment = getattr(job, name)
@@ -56,7 +57,7 @@ def job_from_item(item: Item) -> Job:
     stamps = {name: parse_timestamp(item[name]["S"]) for name in _JOB_TIMESTAMPS if name in item}
     return Job(
         id=item["id"]["S"], kind=item["job_kind"]["S"], status=JobStatus(item["status"]["S"]),
-        trigger=item["trigger"]["S"], result=json.loads(item["result"]["S"]),
+        trigger=JobTrigger(item["trigger"]["S"]), result=json.loads(item["result"]["S"]),
         error=item["error"]["S"] if "error" in item else None, **stamps,
     )
 

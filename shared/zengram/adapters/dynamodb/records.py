@@ -67,7 +67,9 @@ from zengram.adapters.dynamodb.schema import (
 )
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.errors import Conflict, NotFound, StaleRevision
+from zengram.domain import lifecycle
+from zengram.domain.errors import Conflict
+from zengram.domain.lifecycle import Change
 from zengram.domain.models import (
     Importance,
     ImportKind,
@@ -220,38 +222,22 @@ class DynamoDBRecordStore:
         return [memory_from_item(item) for item in items]
 
     def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
-        def consolidated(current: Memory) -> Memory | None:
-            if current.is_deleted or current.consolidated:
-                return None
-            return _revised(current, at, consolidated=True)
-
-        return self._revise_in_chunks(memory_ids, consolidated, "mark consolidated")
+        return self._revise_in_chunks(memory_ids, lambda memory: memory.marked_consolidated(at), "mark consolidated")
 
     def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
-        def superseded(current: Memory) -> Memory | None:
-            if current.is_deleted or current.id == superseded_by:
-                return None
-            if current.active:
-                return _revised(current, at, active=False, superseded_by=superseded_by, superseded_at=at,
-                                valid_to=at, consolidated=True)
-            return None if current.consolidated else _revised(current, at, consolidated=True)
-
-        return self._revise_in_chunks(memory_ids, superseded, f"supersede by {superseded_by}")
+        return self._revise_in_chunks(memory_ids, lambda memory: memory.merged_into(superseded_by, at),
+                                      f"supersede by {superseded_by}")
 
     def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
                       at: datetime, limit: int) -> list[Memory]:
         levels = {Importance(level) for level in importances}
         if not levels or limit <= 0:
             return []
-
-        def expire(current: Memory) -> Memory | None:
-            if not (current.active and current.access_count == 0 and not current.is_deleted):
-                return None  # changed since the listing: an access, a supersede or a delete keeps it
-            return _revised(current, at, active=False, deleted_at=at, deleted_by=by, delete_reason=reason)
-
-        # Chunks of memories per transaction; an access racing a chunk cancels it, and the retry re-reads it.
+        # Chunks of memories per transaction; an access racing a chunk cancels it, and the retry re-reads it (an
+        # access, a supersede or a delete since the listing keeps the memory: `Memory.expired` says None).
         candidates = [candidate.id for candidate in self._expiry_candidates(created_before, levels, limit)]
-        return self._revise_in_chunks(candidates, expire, "expire events", unaccessed=True)
+        return self._revise_in_chunks(candidates, lambda memory: memory.expired(by, reason, at), "expire events",
+                                      unaccessed=True)
 
     def _expiry_candidates(self, created_before: datetime, levels: set[Importance], limit: int) -> list[Memory]:
         expression = Expression()
@@ -280,17 +266,10 @@ class DynamoDBRecordStore:
 
     def _revise_once(self, memory_ids: Sequence[str], change: Callable[[Memory], Memory | None],
                      unaccessed: bool) -> list[Memory]:
-        pairs = [(current, revised) for current in self.get_many(memory_ids).values()
-                 if (revised := change(current)) is not None]
-        ops: list[WriteOp] = []
-        for current, revised in pairs:
-            op = writes.revise(current, revised)
-            ops.append(_only_if_unaccessed(op) if unaccessed else op)
-            if current.active and not revised.active:
-                ops += self._release([content_guard_key(current), label_guard_key(current)], current.id)
-        if ops:
-            self._commit(ops, pairs)  # counters move in the same transaction
-        return [revised for _, revised in pairs]
+        changes = [Change(current, revised) for current in self.get_many(memory_ids).values()
+                   if (revised := change(current)) is not None]
+        self._persist(changes, _Reads(self), condition=_only_if_unaccessed if unaccessed else None)
+        return [change.after for change in changes]
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -358,118 +337,92 @@ class DynamoDBRecordStore:
         condition = expression.params(KeyConditionExpression=expression.equals(PENDING_PK, string(mark)))
         return self._table.count({"IndexName": PENDING_INDEX, **condition})
 
-    # -- one attempt of each write --------------------------------------------------------------------
+    # -- one attempt of each write: a domain transition (zengram.domain.lifecycle) over fresh reads -----------
 
     def _create_or_corroborate_once(self, memory: Memory, max_observers: int) -> WriteOutcome:
-        content_guard, label_guard = self._guards_of(memory)
-        if content_guard.holder is not None:
-            return self._observe(content_guard.holder, memory, max_observers)
-        label_ops, superseded = _take_label(label_guard, memory, at=memory.created_at)
-        if superseded is not None:
-            memory = memory.model_copy(update={"supersedes": superseded.id})
-        self._commit([writes.put_new_memory(memory), content_guard.claim(memory.id), *label_ops],
-                     [(None, memory), (label_guard.holder if label_guard else None, superseded)])
-        return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
+        reads = _Reads(self)
+        creation = lifecycle.create(memory, reads, max_observers=max_observers)
+        if creation.observation is not None:
+            return self._count_observation(creation.observation.before, memory, max_observers)
+        self._persist(creation.changes, reads)
+        return creation.outcome
 
     def _import_once(self, memory: Memory) -> ImportOutcome:
-        """An active memory takes its content guard and key/subject guard in the same transaction as its
-        item (and is refused when another active memory holds either); an inactive one takes no guard."""
-        if self.get(memory.id) is not None:
-            return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
-        ops = [writes.put_new_memory(memory)]  # attribute_not_exists: an id imported meanwhile → retry → skip
-        if memory.active:
-            content_guard, label_guard = self._guards_of(memory)
-            holders = {guard.holder.id for guard in (content_guard, label_guard) if guard and guard.holder}
-            if memory.id in holders:  # imported by a racing caller between our two reads
-                return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
-            if content_guard.holder is not None:
-                return ImportOutcome(kind=ImportKind.DUPLICATE_CONTENT, existing_id=content_guard.holder.id)
-            if label_guard is not None and label_guard.holder is not None:
-                return ImportOutcome(kind=ImportKind.LABEL_HELD, existing_id=label_guard.holder.id)
-            ops.append(content_guard.claim(memory.id))
-            if label_guard is not None:
-                ops.append(label_guard.claim(memory.id))
-        self._commit(ops, [(None, memory)])
-        return ImportOutcome(kind=ImportKind.IMPORTED)
+        """An active memory takes its content and key/subject guards in the same transaction as its item; the put
+        is conditioned on the id being new (imported meanwhile → retried → a duplicate id)."""
+        reads = _Reads(self)
+        outcome = lifecycle.import_outcome(memory, reads)
+        if outcome.kind is ImportKind.IMPORTED:
+            self._persist([Change(None, memory)], reads)
+        return outcome
 
-    def _observe(self, existing: Memory, incoming: Memory, max_observers: int) -> WriteOutcome:
-        agent = incoming.source_agent
-        if agent == existing.source_agent or agent in existing.observed_by:
-            return WriteOutcome(kind=WriteKind.DEDUPLICATED, memory=existing)
-        op = writes.corroborate(existing, agent, incoming.created_at, max_observers=max_observers)
+    def _count_observation(self, existing: Memory | None, incoming: Memory, max_observers: int) -> WriteOutcome:
+        """A corroboration as one atomic ADD (conditioned on what was read), so racing observers all count."""
+        assert existing is not None
+        op = writes.corroborate(existing, incoming.source_agent, incoming.created_at, max_observers=max_observers)
         return WriteOutcome(kind=WriteKind.CORROBORATED, memory=memory_from_item(self._table.update_returning(op)))
 
     def _update_once(self, memory_id: str, changes: MemoryChanges, at: datetime,
                      expected_revision: int | None) -> Memory:
-        current = self._require(memory_id)
-        if current.is_deleted:
-            raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
-        if expected_revision is not None and current.revision != expected_revision:
-            # The revise below is conditioned on the revision read, so a change landing after this check
-            # cancels the write and the retry's fresh read ends here.
-            raise StaleRevision(f"memory {memory_id} changed meanwhile (revision {current.revision}, "
-                                f"expected {expected_revision})")
-        fields = changes.updates()
-        updated = current.model_copy(update={**fields, "updated_at": at, "revision": current.revision + 1})
-        ops = [writes.revise(current, updated)]
-        if current.active and updated.content_hash != current.content_hash:
-            ops += self._move_content_guard(current, updated)
-        self._commit(ops, [(current, updated)])
-        return updated
+        # The revise is conditioned on the revision read, so a change landing after the domain's revision check
+        # cancels the write and the retry's fresh read ends there.
+        reads = _Reads(self)
+        change = lifecycle.update(lifecycle.require(reads, memory_id), changes, at, reads,
+                                  expected_revision=expected_revision)
+        self._persist([change], reads)
+        return change.after
 
     def _soft_delete_once(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
-        current = self._require(memory_id)
-        if current.is_deleted:
-            return current
-        deleted = current.model_copy(update={
-            "active": False, "deleted_at": at, "deleted_by": by, "delete_reason": reason,
-            "updated_at": at, "revision": current.revision + 1,
-        })
-        held = [content_guard_key(current), label_guard_key(current)] if current.active else []
-        self._commit([writes.revise(current, deleted), *self._release(held, current.id)], [(current, deleted)])
+        reads = _Reads(self)
+        current = lifecycle.require(reads, memory_id)
+        deleted = current.soft_deleted(by, reason, at)
+        if deleted is not current:
+            self._persist([Change(current, deleted)], reads)
         return deleted
 
     def _restore_once(self, memory_id: str, at: datetime) -> list[Memory]:
-        current = self._require(memory_id)
-        if current.is_deleted:
-            raise Conflict(f"memory {memory_id} is deleted and cannot be restored")
-        if current.active:
-            return [current]
-        content_guard, label_guard = self._guards_of(current)
-        if content_guard.holder is not None:
-            raise Conflict(f"memory {content_guard.holder.id} with the same content is active")
-        label_ops, displaced = _take_label(label_guard, current, at=at)
-        restored = current.model_copy(update={
-            "active": True, "superseded_by": None, "superseded_at": None, "valid_to": None,
-            "updated_at": at, "revision": current.revision + 1,
-        })
-        self._commit([writes.revise(current, restored), content_guard.claim(memory_id), *label_ops],
-                     [(current, restored), (label_guard.holder if label_guard else None, displaced)])
-        return [restored] + ([displaced] if displaced else [])
+        reads = _Reads(self)
+        current = lifecycle.require(reads, memory_id)
+        changes = lifecycle.restore(current, at, reads)
+        self._persist(changes, reads)
+        return [change.after for change in changes] or [current]
+
+    def _persist(self, changes: Sequence[Change], reads: _Reads, *,
+                 condition: Callable[[WriteOp], WriteOp] | None = None) -> None:
+        """Writes `changes` in one transaction: each memory conditioned on the revision read (or on being new), the
+        guards moved to what the memories now hold, and the counters. `condition` adds to each memory's write."""
+        if not changes:
+            return
+        memory_ops = [writes.put_new_memory(change.after) if change.before is None
+                      else writes.revise(change.before, change.after) for change in changes]
+        ops = [condition(op) for op in memory_ops] if condition else memory_ops
+        self._commit([*ops, *self._guard_moves(changes, reads)], [(c.before, c.after) for c in changes])
+
+    def _guard_moves(self, changes: Sequence[Change], reads: _Reads) -> list[WriteOp]:
+        """Only active memories hold guards: a memory entering the active set (or taking new content) claims its
+        guards, conditioned on them being as read; one leaving it gives up those nobody claims, if they still
+        point at it (a consistent table has them all)."""
+        claims: dict[str, tuple[Item, str]] = {}
+        given_up: dict[str, tuple[Item, str]] = {}
+        for change in changes:
+            before = _held_guards(change.before)
+            after = _held_guards(change.after)
+            claims.update((name, (key, change.after.id)) for name, key in after.items() if name not in before)
+            if change.before is not None:
+                given_up.update((name, (key, change.before.id)) for name, key in before.items() if name not in after)
+        ops = [reads.guard(key).claim(memory_id) for key, memory_id in claims.values()]
+        released = [entry for name, entry in given_up.items() if name not in claims]
+        targets = self._guard_targets([key for key, _ in released])
+        ops += [writes.release_guard(key, holder) for (key, target), (_, holder) in zip(targets, released, strict=True)
+                if target == holder]
+        return ops
 
     # -- guards ---------------------------------------------------------------------------------------
-
-    def _move_content_guard(self, current: Memory, updated: Memory) -> list[WriteOp]:
-        target = self._read_guards([content_guard_key(updated)])[0]
-        if target.holder is not None and target.holder.id != current.id:
-            raise Conflict(f"content: duplicates active memory {target.holder.id}")
-        return [target.claim(current.id), *self._release([content_guard_key(current)], current.id)]
-
-    def _release(self, keys: Sequence[Item | None], holder_id: str) -> list[WriteOp]:
-        """Deletes those of the guards that point at `holder_id` (a consistent table has them all)."""
-        targets = self._guard_targets([key for key in keys if key is not None])
-        return [writes.release_guard(key, holder_id) for key, target in targets if target == holder_id]
 
     def _guard_targets(self, keys: Sequence[Item]) -> list[tuple[Item, str | None]]:
         """Each guard with the id of the memory it points at (None when free), in one consistent batch read."""
         found = {item[PK]["S"]: item[GUARD_TARGET]["S"] for item in self._table.get_many(keys)}
         return [(key, found.get(key[PK]["S"])) for key in keys]
-
-    def _guards_of(self, memory: Memory) -> tuple[_Guard, _Guard | None]:
-        """The content guard `memory` needs, and its key/subject guard if its type has one."""
-        label_key = label_guard_key(memory)
-        guards = self._read_guards([content_guard_key(memory)] + ([label_key] if label_key else []))
-        return guards[0], guards[1] if label_key else None
 
     def _read_guards(self, keys: Sequence[Item]) -> list[_Guard]:
         """The guards and their active holders: two batch reads, whatever the number of guards."""
@@ -512,12 +465,6 @@ class DynamoDBRecordStore:
 
     # -- plumbing -------------------------------------------------------------------------------------
 
-    def _require(self, memory_id: str) -> Memory:
-        memory = self.get(memory_id)
-        if memory is None:
-            raise NotFound(f"memory {memory_id} not found")
-        return memory
-
     def _ignoring_conflict(self, ops: list[WriteOp]) -> None:
         with contextlib.suppress(WriteConflict):
             self._table.write(ops)
@@ -553,21 +500,49 @@ def _active(memory: Memory | None) -> Memory | None:
     return memory if memory is not None and memory.active else None
 
 
-def _take_label(guard: _Guard | None, memory: Memory, *, at: datetime) -> tuple[list[WriteOp], Memory | None]:
-    """The writes that hand `memory` its key/subject guard (if its type has one), superseding the active
-    memory holding it now; that one also gives up its content guard, since only active memories hold one."""
-    if guard is None:
-        return [], None
-    holder = guard.holder
-    if holder is None:
-        return [guard.claim(memory.id)], None
-    superseded = holder.model_copy(update={
-        "active": False, "superseded_by": memory.id, "superseded_at": at, "valid_to": at,
-        "updated_at": at, "revision": holder.revision + 1,
-    })
-    ops = [guard.claim(memory.id), writes.revise(holder, superseded),
-           writes.release_guard(content_guard_key(holder), holder.id)]
-    return ops, superseded
+def _held_guards(memory: Memory | None) -> dict[str, Item]:
+    """The guards an active memory holds, by partition key: its content guard and its key/subject guard."""
+    if memory is None or not memory.active:
+        return {}
+    keys = [content_guard_key(memory), label_guard_key(memory)]
+    return {key[PK]["S"]: key for key in keys if key is not None}
+
+
+class _Reads:
+    """`RecordLookups` for one attempt of a write. It keeps the guards it read, so the write's claims are conditioned
+    on them being unchanged (another writer's claim in between cancels the transaction, and the attempt starts
+    over)."""
+
+    def __init__(self, store: DynamoDBRecordStore) -> None:
+        self._store = store
+        self._guards: dict[str, _Guard] = {}
+
+    def find(self, memory_id: str) -> Memory | None:
+        return self._store.get(memory_id)
+
+    def active_with_content(self, memory: Memory) -> Memory | None:
+        return self._guard_of(memory, content_guard_key(memory)).holder
+
+    def label_holder(self, memory: Memory) -> Memory | None:
+        key = label_guard_key(memory)
+        return self._guard_of(memory, key).holder if key is not None else None
+
+    def guard(self, key: Item) -> _Guard:
+        """The guard as read (read now if no lookup read it)."""
+        if key[PK]["S"] not in self._guards:
+            self._remember(self._store._read_guards([key]))
+        return self._guards[key[PK]["S"]]
+
+    def _guard_of(self, memory: Memory, key: Item) -> _Guard:
+        """Reads `memory`'s content and key/subject guards together (two batch reads), once."""
+        if key[PK]["S"] not in self._guards:
+            wanted = [k for k in (content_guard_key(memory), label_guard_key(memory))
+                      if k is not None and k[PK]["S"] not in self._guards]
+            self._remember(self._store._read_guards(wanted))
+        return self._guards[key[PK]["S"]]
+
+    def _remember(self, guards: Sequence[_Guard]) -> None:
+        self._guards.update((guard.key[PK]["S"], guard) for guard in guards)
 
 
 def _counter_write(changes: Sequence[tuple[Memory | None, Memory | None]]) -> WriteOp | None:
@@ -613,10 +588,6 @@ def _listing(query: RecordQuery) -> dict[str, Any]:
 
 def _not_deleted(expression: Expression) -> str:
     return f"attribute_not_exists({expression.name('deleted_at')})"
-
-
-def _revised(current: Memory, at: datetime, **changes: Any) -> Memory:
-    return current.model_copy(update={**changes, "updated_at": at, "revision": current.revision + 1})
 
 
 def _only_if_unaccessed(op: WriteOp) -> WriteOp:

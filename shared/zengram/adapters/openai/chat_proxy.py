@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from zengram.domain.chat.providers import ProviderCall, ProviderRefused
+from zengram.domain.chat.providers import ProviderCall, provider_refusal
 from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def _raise_for_status(call: ProviderCall, status: int, content: bytes) -> None:
         return
     message = _clean(_message_of(content), call.api_key)
     if status < 500:
-        raise ProviderRefused(call.provider, status, message)
+        raise provider_refusal(call.provider, status, message)
     raise LLMUnavailable(f"{call.provider.value} failed ({status}): {message}")
 
 

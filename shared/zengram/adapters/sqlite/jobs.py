@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.jobs import Job, JobStatus, LockState
+from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
 from zengram.domain.models import format_timestamp, parse_timestamp
 
 SCHEMA = """
@@ -38,7 +38,7 @@ def _stamp(moment: datetime | None) -> str | None:
 
 def _job_from_row(row: sqlite3.Row) -> Job:
     return Job(
-        id=row["id"], kind=row["kind"], status=JobStatus(row["status"]), trigger=row["triggered_by"],
+        id=row["id"], kind=row["kind"], status=JobStatus(row["status"]), trigger=JobTrigger(row["triggered_by"]),
         created_at=parse_timestamp(row["created_at"]),
         started_at=parse_timestamp(row["started_at"]) if row["started_at"] else None,
         finished_at=parse_timestamp(row["finished_at"]) if row["finished_at"] else None,
@@ -60,7 +60,7 @@ class SQLiteJobStore:
             tx.execute(
                 "INSERT OR REPLACE INTO jobs (id, kind, status, triggered_by, created_at, started_at, finished_at, "
                 "result, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job.id, job.kind, job.status.value, job.trigger, format_timestamp(job.created_at),
+                (job.id, job.kind, job.status.value, job.trigger.value, format_timestamp(job.created_at),
                  _stamp(job.started_at), _stamp(job.finished_at), json.dumps(job.result), job.error),
             )
 

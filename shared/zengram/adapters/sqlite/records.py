@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.errors import Conflict, NotFound, StaleRevision
+from zengram.domain import lifecycle
+from zengram.domain.lifecycle import Change
 from zengram.domain.models import (
     Importance,
     ImportKind,
@@ -20,7 +21,6 @@ from zengram.domain.models import (
     MemoryChanges,
     MemoryType,
     RecordQuery,
-    WriteKind,
     WriteOutcome,
     format_timestamp,
     parse_timestamp,
@@ -142,80 +142,47 @@ class SQLiteRecordStore:
     def close(self) -> None:
         self._db.close()
 
-    # -- writes ---------------------------------------------------------------------------------------
+    # -- writes: each runs a domain transition (zengram.domain.lifecycle) inside one transaction ------------
 
     def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:
         with self._db.transaction() as tx:
-            existing = self._active_duplicate(tx, memory.client_id, memory.type.value, memory.content_hash)
-            if existing is not None:
-                return self._observe(tx, existing, memory, max_observers)
-            superseded = self._supersede_holder(tx, memory, at=memory.created_at)
-            if superseded is not None:
-                memory = memory.model_copy(update={"supersedes": superseded.id})
-            tx.execute(_INSERT, _to_row(memory))
-            return WriteOutcome(kind=WriteKind.CREATED, memory=memory, superseded=superseded)
+            creation = lifecycle.create(memory, _Lookups(tx), max_observers=max_observers)
+            if creation.observation is not None:
+                self._count_observation(tx, creation.observation.after)
+            self._persist(tx, creation.changes)
+            return creation.outcome
 
     def import_memory(self, memory: Memory) -> ImportOutcome:
         with self._db.transaction() as tx:
-            if tx.execute("SELECT 1 FROM memories WHERE id = ?", (memory.id,)).fetchone() is not None:
-                return ImportOutcome(kind=ImportKind.DUPLICATE_ID, existing_id=memory.id)
-            if memory.active:
-                duplicate = self._active_duplicate(tx, memory.client_id, memory.type.value, memory.content_hash)
-                if duplicate is not None:
-                    return ImportOutcome(kind=ImportKind.DUPLICATE_CONTENT, existing_id=duplicate.id)
-                holder = self._label_holder(tx, memory)
-                if holder is not None:
-                    return ImportOutcome(kind=ImportKind.LABEL_HELD, existing_id=holder.id)
-            tx.execute(_INSERT, _to_row(memory))
-            return ImportOutcome(kind=ImportKind.IMPORTED)
+            outcome = lifecycle.import_outcome(memory, _Lookups(tx))
+            if outcome.kind is ImportKind.IMPORTED:
+                self._persist(tx, [Change(None, memory)])
+            return outcome
 
     def update(self, memory_id: str, changes: MemoryChanges, at: datetime, *,
                expected_revision: int | None = None) -> Memory:
         with self._db.transaction() as tx:
-            current = self._require(tx, memory_id)
-            if current.is_deleted:
-                raise Conflict(f"memory {memory_id} is deleted; restore is not possible, store a new one")
-            if expected_revision is not None and current.revision != expected_revision:
-                raise StaleRevision(f"memory {memory_id} changed meanwhile (revision {current.revision}, "
-                                    f"expected {expected_revision})")
-            if changes.content_hash and changes.content_hash != current.content_hash and current.active:
-                duplicate = self._active_duplicate(tx, current.client_id, current.type.value, changes.content_hash)
-                if duplicate is not None:
-                    raise Conflict(f"content: duplicates active memory {duplicate.id}")
-            updates = changes.updates()
-            updated = current.model_copy(update={**updates, "updated_at": at, "revision": current.revision + 1})
-            self._write(tx, updated)
-            return updated
+            lookups = _Lookups(tx)
+            change = lifecycle.update(lifecycle.require(lookups, memory_id), changes, at, lookups,
+                                      expected_revision=expected_revision)
+            self._persist(tx, [change])
+            return change.after
 
     def soft_delete(self, memory_id: str, by: str, reason: str | None, at: datetime) -> Memory:
         with self._db.transaction() as tx:
-            current = self._require(tx, memory_id)
-            if current.is_deleted:
-                return current
-            deleted = current.model_copy(update={
-                "active": False, "deleted_at": at, "deleted_by": by, "delete_reason": reason,
-                "updated_at": at, "revision": current.revision + 1,
-            })
-            self._write(tx, deleted)
+            current = lifecycle.require(_Lookups(tx), memory_id)
+            deleted = current.soft_deleted(by, reason, at)
+            if deleted is not current:
+                self._persist(tx, [Change(current, deleted)])
             return deleted
 
     def restore(self, memory_id: str, at: datetime) -> list[Memory]:
         with self._db.transaction() as tx:
-            current = self._require(tx, memory_id)
-            if current.is_deleted:
-                raise Conflict(f"memory {memory_id} is deleted and cannot be restored")
-            if current.active:
-                return [current]
-            duplicate = self._active_duplicate(tx, current.client_id, current.type.value, current.content_hash)
-            if duplicate is not None:
-                raise Conflict(f"memory {duplicate.id} with the same content is active")
-            displaced = self._supersede_holder(tx, current, at=at)
-            restored = current.model_copy(update={
-                "active": True, "superseded_by": None, "superseded_at": None, "valid_to": None,
-                "updated_at": at, "revision": current.revision + 1,
-            })
-            self._write(tx, restored)
-            return [restored] + ([displaced] if displaced else [])
+            lookups = _Lookups(tx)
+            current = lifecycle.require(lookups, memory_id)
+            changes = lifecycle.restore(current, at, lookups)
+            self._persist(tx, changes)
+            return [change.after for change in changes] or [current]
 
     def record_access(self, memory_ids: Sequence[str], at: datetime) -> None:
         if not memory_ids:
@@ -284,23 +251,11 @@ class SQLiteRecordStore:
 
     def mark_consolidated(self, memory_ids: Sequence[str], at: datetime) -> list[Memory]:
         with self._db.transaction() as tx:
-            found = [self._find(tx, memory_id) for memory_id in dict.fromkeys(memory_ids)]
-            return [self._revise(tx, m, at, consolidated=True)
-                    for m in found if m is not None and not m.is_deleted and not m.consolidated]
+            return self._revise_each(tx, memory_ids, lambda memory: memory.marked_consolidated(at))
 
     def supersede_by(self, memory_ids: Sequence[str], superseded_by: str, at: datetime) -> list[Memory]:
-        changed: list[Memory] = []
         with self._db.transaction() as tx:
-            for memory_id in dict.fromkeys(memory_ids):
-                current = self._find(tx, memory_id)
-                if current is None or current.is_deleted or memory_id == superseded_by:
-                    continue
-                if current.active:
-                    changed.append(self._revise(tx, current, at, active=False, superseded_by=superseded_by,
-                                                superseded_at=at, valid_to=at, consolidated=True))
-                elif not current.consolidated:
-                    changed.append(self._revise(tx, current, at, consolidated=True))
-        return changed
+            return self._revise_each(tx, memory_ids, lambda memory: memory.merged_into(superseded_by, at))
 
     def expire_events(self, created_before: datetime, importances: Sequence[Importance], by: str, reason: str,
                       at: datetime, limit: int) -> list[Memory]:
@@ -309,22 +264,20 @@ class SQLiteRecordStore:
             return []
         with self._db.transaction() as tx:
             rows = tx.execute(
-                "SELECT * FROM memories WHERE type = 'event' AND active = 1 AND deleted_at IS NULL "
+                "SELECT id FROM memories WHERE type = 'event' AND active = 1 AND deleted_at IS NULL "
                 f"AND access_count = 0 AND created_at < ? AND importance IN ({', '.join('?' for _ in levels)}) "
                 "ORDER BY created_at, id LIMIT ?", (format_timestamp(created_before), *levels, limit),
             ).fetchall()
-            return [self._revise(tx, _from_row(row), at, active=False, deleted_at=at, deleted_by=by,
-                                 delete_reason=reason) for row in rows]
+            return self._revise_each(tx, [row["id"] for row in rows], lambda memory: memory.expired(by, reason, at))
 
-    @staticmethod
-    def _find(connection: sqlite3.Connection, memory_id: str) -> Memory | None:
-        row = connection.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        return _from_row(row) if row else None
-
-    def _revise(self, tx: sqlite3.Connection, current: Memory, at: datetime, **changes: Any) -> Memory:
-        revised = current.model_copy(update={**changes, "updated_at": at, "revision": current.revision + 1})
-        self._write(tx, revised)
-        return revised
+    def _revise_each(self, tx: sqlite3.Connection, memory_ids: Sequence[str],
+                     transition: Callable[[Memory], Memory | None]) -> list[Memory]:
+        """Applies `transition` to each listed memory that exists (None: it stays as it is), in order."""
+        lookups = _Lookups(tx)
+        changes = [Change(current, revised) for current in map(lookups.find, dict.fromkeys(memory_ids))
+                   if current is not None and (revised := transition(current)) is not None]
+        self._persist(tx, changes)
+        return [change.after for change in changes]
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -345,7 +298,7 @@ class SQLiteRecordStore:
         return found
 
     def find_active_duplicate(self, client_id: str, type_: str, content_hash: str) -> Memory | None:
-        return self._active_duplicate(self._db.connection(), client_id, type_, content_hash)
+        return _active_with_content(self._db.connection(), client_id, type_, content_hash)
 
     def query(self, query: RecordQuery) -> list[Memory]:
         clauses: list[str] = [] if query.include_deleted else ["deleted_at IS NULL"]
@@ -426,80 +379,54 @@ class SQLiteRecordStore:
                 total += connection.execute(_DECAYED_COUNT, (confidence, format_timestamp(cutoff))).fetchone()[0]
         return total
 
-    @staticmethod
-    def _active_duplicate(
-        connection: sqlite3.Connection, client_id: str, type_: str, content_hash: str
-    ) -> Memory | None:
-        row = connection.execute(
-            "SELECT * FROM memories WHERE client_id = ? AND type = ? AND content_hash = ? AND active = 1",
-            (client_id, type_, content_hash),
-        ).fetchone()
-        return _from_row(row) if row else None
-
-    @staticmethod
-    def _require(connection: sqlite3.Connection, memory_id: str) -> Memory:
-        row = connection.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"memory {memory_id} not found")
-        return _from_row(row)
-
-    def _observe(
-        self, tx: sqlite3.Connection, existing: Memory, incoming: Memory, max_observers: int
-    ) -> WriteOutcome:
-        agent = incoming.source_agent
-        if agent == existing.source_agent or agent in existing.observed_by:
-            return WriteOutcome(kind=WriteKind.DEDUPLICATED, memory=existing)
-        observers = existing.observed_by + ([agent] if len(existing.observed_by) < max_observers else [])
-        corroborated = existing.model_copy(update={
-            "observed_by": observers,
-            "observation_count": existing.observation_count + 1,
-            "last_observed_at": incoming.created_at,
-        })
+    def _count_observation(self, tx: sqlite3.Connection, observed: Memory) -> None:
+        """A corroboration's counters: no revision, no index mark (no indexed field changes)."""
         tx.execute(
             "UPDATE memories SET observed_by = ?, observation_count = ?, last_observed_at = ? WHERE id = ?",
-            (json.dumps(observers), corroborated.observation_count,
-             format_timestamp(incoming.created_at), existing.id),
+            (json.dumps(observed.observed_by), observed.observation_count,
+             format_timestamp(observed.last_observed_at or observed.updated_at), observed.id),
         )
-        return WriteOutcome(kind=WriteKind.CORROBORATED, memory=corroborated)
-
-    def _supersede_holder(self, tx: sqlite3.Connection, memory: Memory, *, at: datetime) -> Memory | None:
-        """Supersedes the active fact with `memory.key` (or status with its subject) in the same client."""
-        holder = self._label_holder(tx, memory)
-        if holder is None:
-            return None
-        superseded = holder.model_copy(update={
-            "active": False, "superseded_by": memory.id, "superseded_at": at, "valid_to": at,
-            "updated_at": at, "revision": holder.revision + 1,
-        })
-        self._write(tx, superseded)
-        return superseded
 
     @staticmethod
-    def _label_holder(connection: sqlite3.Connection, memory: Memory) -> Memory | None:
-        """The other active fact with `memory.key` (or status with its subject) in the same client, if any."""
-        label_column, label = _supersede_label(memory)
-        if label is None:
+    def _persist(tx: sqlite3.Connection, changes: Sequence[Change]) -> None:
+        """Writes each changed memory whole and marks it for indexing; the unique indexes check every row as it
+        is written, so memories leaving the active set go first."""
+        for change in lifecycle.deactivations_first(changes):
+            tx.execute("DELETE FROM memories WHERE id = ?", (change.after.id,))
+            tx.execute(_INSERT, _to_row(change.after))
+
+
+class _Lookups:
+    """`RecordLookups` inside one transaction."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def find(self, memory_id: str) -> Memory | None:
+        return self._one("SELECT * FROM memories WHERE id = ?", (memory_id,))
+
+    def active_with_content(self, memory: Memory) -> Memory | None:
+        return _active_with_content(self._connection, memory.client_id, memory.type.value, memory.content_hash)
+
+    def label_holder(self, memory: Memory) -> Memory | None:
+        if memory.label is None:
             return None
-        row = connection.execute(
-            f"SELECT * FROM memories WHERE client_id = ? AND type = ? AND {label_column} = ? "
-            "AND active = 1 AND id != ?",
-            (memory.client_id, memory.type.value, label, memory.id),
-        ).fetchone()
+        column, label = memory.label  # "key" or "subject": the column of that name
+        return self._one(f"SELECT * FROM memories WHERE client_id = ? AND type = ? AND {column} = ? AND active = 1",
+                         (memory.client_id, memory.type.value, label))
+
+    def _one(self, sql: str, params: Sequence[Any]) -> Memory | None:
+        row = self._connection.execute(sql, params).fetchone()
         return _from_row(row) if row else None
 
-    @staticmethod
-    def _write(tx: sqlite3.Connection, memory: Memory) -> None:
-        """Replaces the whole row and marks it for indexing."""
-        tx.execute("DELETE FROM memories WHERE id = ?", (memory.id,))
-        tx.execute(_INSERT, _to_row(memory))
 
-
-def _supersede_label(memory: Memory) -> tuple[str, str | None]:
-    if memory.type is MemoryType.FACT:
-        return "key", memory.key
-    if memory.type is MemoryType.STATUS:
-        return "subject", memory.subject
-    return "key", None
+def _active_with_content(connection: sqlite3.Connection, client_id: str, type_: str,
+                         content_hash: str) -> Memory | None:
+    row = connection.execute(
+        "SELECT * FROM memories WHERE client_id = ? AND type = ? AND content_hash = ? AND active = 1",
+        (client_id, type_, content_hash),
+    ).fetchone()
+    return _from_row(row) if row else None
 
 
 # Columns files written by earlier versions lack, with how to add them.

@@ -1,14 +1,19 @@
 """The research loop as an AWS Step Functions execution (`infra/statemachines/research.asl.json`).
 
-`sync` (the deployed mode) runs the Express state machine with StartSyncExecution, which answers with the
-result. `poll` starts the execution and reads DescribeExecution until it ends: for Standard state machines
-(Express executions cannot be described) and for moto, which executes ASL but has no StartSyncExecution.
-boto3 is imported when the first run starts, never at import time.
+`poll` (the deployed mode) starts the execution and reads DescribeExecution until it ends or `timeout` passes,
+then stops it: the research loop (up to five LLM calls) can outlast an HTTP request (API Gateway ends it at 30 s),
+so the caller keeps the deadline and answers in time. It needs a Standard state machine (Express executions
+cannot be described); moto runs it too. `sync` runs an Express machine with StartSyncExecution, which answers
+with the result; then the machine's own TimeoutSeconds must end the run before the caller gives up.
+boto3 is imported when the first run starts, never at import time. With an endpoint URL (an emulator such as
+LocalStack) the client leaves out the `sync-` host prefix botocore puts before StartSyncExecution's host, which
+no local endpoint answers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -21,6 +26,7 @@ from zengram.domain.errors import (
     LLMUnavailable,
     NotFound,
     ResearchFailed,
+    ResearchTimedOut,
     ZengramError,
 )
 from zengram.domain.research import ResearchState
@@ -32,6 +38,8 @@ STEP_ERRORS: dict[str, Callable[[str], ZengramError]] = {
 }
 _FIRST_POLL_SECONDS = 0.05
 _MAX_POLL_SECONDS = 1.0
+_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL")
+_CONNECT_SECONDS = 5.0
 
 
 class StepFunctionsResearchRunner:
@@ -73,7 +81,8 @@ class StepFunctionsResearchRunner:
                 return execution
             if time.monotonic() > deadline:
                 self._sfn().stop_execution(executionArn=started["executionArn"], error="ResearchTimeout")
-                raise ResearchFailed(f"research execution did not finish within {self._timeout:g} s")
+                raise ResearchTimedOut(f"research execution did not finish within {self._timeout:g} s; "
+                                       "ask for fewer max_iterations")
             self._sleep(pause)
             pause = min(pause * 2, _MAX_POLL_SECONDS)
 
@@ -81,8 +90,21 @@ class StepFunctionsResearchRunner:
         if self._client is None:
             import boto3  # type: ignore[import-untyped]
 
-            self._client = boto3.session.Session().client("stepfunctions", region_name=self._region)
+            self._client = boto3.session.Session().client("stepfunctions", region_name=self._region,
+                                                          config=client_config(self._mode, self._timeout))
         return self._client
+
+
+def client_config(mode: Literal["sync", "poll"], timeout: float) -> Any:
+    """StartSyncExecution holds the connection for the whole run, so the read timeout covers the run; a retried
+    start would run the research twice (more LLM calls), so the sync mode never retries. Polls are idempotent."""
+    from botocore.config import Config  # type: ignore[import-untyped]
+
+    endpoint_configured = any(os.environ.get(name) for name in _ENDPOINT_VARIABLES)
+    attempts = 1 if mode == "sync" else 3
+    return Config(connect_timeout=_CONNECT_SECONDS, read_timeout=timeout + _CONNECT_SECONDS,
+                  retries={"mode": "standard", "total_max_attempts": attempts},
+                  inject_host_prefix=not endpoint_configured)
 
 
 def _final_state(execution: dict[str, Any]) -> ResearchState:
@@ -94,7 +116,8 @@ def _final_state(execution: dict[str, Any]) -> ResearchState:
     if error in STEP_ERRORS:
         raise STEP_ERRORS[error](message or error)
     detail = f"{error}: {message}" if message else error
-    raise ResearchFailed(f"research execution {execution['status'].lower()}: {detail}")
+    failure = ResearchTimedOut if execution["status"] == "TIMED_OUT" else ResearchFailed
+    raise failure(f"research execution {execution['status'].lower()}: {detail}")
 
 
 def _error_message(cause: str | None) -> str:

@@ -26,8 +26,6 @@ CHAT_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorBody, "description": "The search index (or a provider) is unavailable"},
 }
 PROVIDER_ERRORS: dict[int | str, dict[str, Any]] = {
-    413: {"model": ErrorBody, "description": "The provider refused the request as too large"},
-    422: {"model": ErrorBody, "description": "The provider refused the request"},
     502: {"model": ErrorBody, "description": "The provider failed or answered with something unusable"},
     503: {"model": ErrorBody, "description": "No provider configured, or the provider is unreachable"},
 }

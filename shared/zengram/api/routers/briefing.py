@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import KnowledgeServiceDep
-from zengram.api.schemas import ERROR_RESPONSES, BriefingBody, BriefingSummary, briefing_entry
+from zengram.api.schemas import ERROR_RESPONSES, BriefingBody, BriefingSummary, MentionBody, briefing_entry
 from zengram.domain.models import format_timestamp
 from zengram.domain.requests import BriefingRequest
 from zengram.services.knowledge import BUCKETS
@@ -16,7 +16,7 @@ from zengram.services.knowledge import BUCKETS
 router = APIRouter(tags=["briefing"], responses=ERROR_RESPONSES)
 
 
-@router.get("/briefing", response_model=BriefingBody, response_model_exclude_none=True)
+@router.get("/briefing", response_model=BriefingBody)
 def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: KnowledgeServiceDep,
                  scope: ScopeDep) -> BriefingBody:
     briefing = knowledge.briefing(request, scope)
@@ -30,7 +30,8 @@ def get_briefing(request: Annotated[BriefingRequest, Query()], knowledge: Knowle
         by_type=briefing.by_type,
         active_agents=briefing.active_agents,
         mentioned_clients=briefing.mentioned_clients,
-        top_entities=[entity.model_dump(mode="json") for entity in briefing.top_entities],
+        top_entities=[MentionBody(name=entity.name, type=entity.type, mentions=entity.mentions)
+                      for entity in briefing.top_entities],
     )
     return BriefingBody(since=format_timestamp(request.since), agent=request.agent, format=form, summary=summary,
                         **buckets)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Path, Response
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import ClientServiceDep
@@ -24,11 +23,13 @@ def client_body(fingerprint: ClientFingerprint) -> ClientBody:
 
 @router.put("/clients/{client_id}", status_code=200, response_model=ClientBody,
             responses={201: {"model": ClientBody, "description": "Created"}})
-def put_client(client_id: ClientIdPath, draft: ClientDraft, clients: ClientServiceDep,
-               scope: ScopeDep) -> JSONResponse:
+def put_client(client_id: ClientIdPath, draft: ClientDraft, clients: ClientServiceDep, scope: ScopeDep,
+               response: Response) -> ClientBody:
     """Creates (201) or replaces (200) the whole fingerprint."""
     stored = clients.put(client_id, draft, scope)
-    return JSONResponse(client_body(stored).model_dump(), status_code=201 if stored.revision == 1 else 200)
+    if stored.revision == 1:
+        response.status_code = 201
+    return client_body(stored)
 
 
 @router.get("/clients", response_model=ClientListBody)

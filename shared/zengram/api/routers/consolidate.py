@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query, Response
 
 from zengram.api.deps import ConsolidationServiceDep
 from zengram.api.schemas import (
     CONFLICT,
     ERROR_RESPONSES,
+    ConsolidationResult,
     ConsolidationStarted,
     ConsolidationStatusBody,
     ErrorBody,
@@ -37,23 +37,24 @@ def _stamp(moment: datetime | None) -> str | None:
 
 
 def job_body(job: Job) -> JobBody:
-    return JobBody(job_id=job.id, status=job.status.value, trigger=job.trigger,
-                   created_at=format_timestamp(job.created_at), started_at=_stamp(job.started_at),
-                   finished_at=_stamp(job.finished_at), result=job.result, error=job.error)
+    return JobBody(job_id=job.id, status=job.status, trigger=job.trigger, created_at=format_timestamp(job.created_at),
+                   started_at=_stamp(job.started_at), finished_at=_stamp(job.finished_at),
+                   result=ConsolidationResult.model_validate(job.result), error=job.error)
 
 
-@router.post("/consolidate", status_code=202, response_model=ConsolidationStarted,
-             responses={200: {"model": JobBody, "description": "?sync=true: the finished job"},
+@router.post("/consolidate", status_code=202, response_model=None,  # each status documents its own body
+             responses={202: {"model": ConsolidationStarted, "description": "Started: poll the job"},
+                        200: {"model": JobBody, "description": "?sync=true: the finished job"},
                         **CONFLICT, **UNAVAILABLE, **BAD_LLM_ANSWER})
 def consolidate(
     consolidation: ConsolidationServiceDep,
+    response: Response,
     sync: Annotated[bool, Query(description="Run now and answer when done")] = False,
-) -> Any:
+) -> ConsolidationStarted | JobBody:
     if sync:
-        job = consolidation.run_now(raise_errors=True)
-        return JSONResponse(job_body(job).model_dump(mode="json"), status_code=200)
-    job = consolidation.start_in_background()
-    return ConsolidationStarted(job_id=job.id)
+        response.status_code = 200
+        return job_body(consolidation.run_now(raise_errors=True))
+    return ConsolidationStarted(job_id=consolidation.start_in_background().id)
 
 
 @router.get("/consolidate/job/{job_id}", response_model=JobBody, responses=JOB_NOT_FOUND)

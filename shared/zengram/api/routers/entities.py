@@ -11,6 +11,7 @@ from zengram.api.deps import EntityServiceDep
 from zengram.api.schemas import (
     ENTITY_NOT_FOUND,
     ERROR_RESPONSES,
+    CompactRecord,
     EntityBody,
     EntityDetailBody,
     EntityListBody,
@@ -19,19 +20,21 @@ from zengram.api.schemas import (
     ReclassifyBody,
     ReclassifyChangeBody,
     RelatedEntityBody,
-    briefing_entry,
 )
 from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, EntityRecord, ReclassifyRequest
+from zengram.domain.models import format_timestamp
 from zengram.domain.requests import CLIENT_PATTERN
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
 
 
 def _entity_body(entity: EntityRecord) -> EntityBody:
-    return EntityBody.model_validate(entity.model_dump(mode="json"))
+    return EntityBody(name=entity.name, type=entity.type.value, mention_count=entity.mention_count,
+                      first_seen=format_timestamp(entity.first_seen) if entity.first_seen else None,
+                      last_seen=format_timestamp(entity.last_seen) if entity.last_seen else None)
 
 
-@router.get("/entities", response_model=EntityListBody, response_model_exclude_none=True)
+@router.get("/entities", response_model=EntityListBody)
 def list_entities(request: Annotated[EntityListRequest, Query()], entities: EntityServiceDep,
                   scope: ScopeDep) -> EntityListBody:
     found = entities.list_entities(request.type, request.limit, request.offset, scope)
@@ -47,7 +50,7 @@ def entity_stats(entities: EntityServiceDep, scope: ScopeDep) -> EntityStatsBody
                            top_mentioned=[_entity_body(entity) for entity in stats.top_mentioned])
 
 
-@router.post("/entities/reclassify", response_model=ReclassifyBody, response_model_exclude_none=True)
+@router.post("/entities/reclassify", response_model=ReclassifyBody)
 def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> ReclassifyBody:
     report = entities.reclassify(body)
     return ReclassifyBody(
@@ -60,7 +63,7 @@ def reclassify_entities(body: ReclassifyRequest, entities: EntityServiceDep) -> 
     )
 
 
-@router.get("/entities/{name}", response_model=EntityDetailBody, response_model_exclude_none=True,
+@router.get("/entities/{name}", response_model=EntityDetailBody,
             responses=ENTITY_NOT_FOUND)
 def get_entity(name: str, entities: EntityServiceDep, scope: ScopeDep) -> EntityDetailBody:
     detail = entities.detail(name, scope)
@@ -78,4 +81,4 @@ def entity_memories(name: str, request: Annotated[EntityMemoriesRequest, Query()
                     ) -> EntityMemoriesBody:
     entity, memories = entities.memories(name, request.limit, client_id, scope)
     return EntityMemoriesBody(entity=entity.name, type=entity.type.value, count=len(memories),
-                              memories=[briefing_entry(memory, "compact") for memory in memories])
+                              memories=[CompactRecord.of(memory) for memory in memories])

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Body, Query
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, BackgroundTasks, Body, Query, Response
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import MemoryServiceDep
@@ -13,47 +12,59 @@ from zengram.api.schemas import (
     CONFLICT,
     ERROR_RESPONSES,
     NOT_FOUND,
+    CorroboratedBody,
+    DeduplicatedBody,
     DeleteBody,
     ErrorBody,
+    ExistingMemoryBody,
+    MemoryRecord,
     QueryBody,
     RestoreBody,
+    RetrievalBody,
     SearchBody,
-    StoreBody,
+    StoredBody,
     StoredIn,
+    StoreOutcomeBody,
     UpdateBody,
-    full_record,
     search_hit,
 )
 from zengram.domain.models import RecordQuery, WriteKind, format_timestamp
 from zengram.domain.requests import DeleteRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
+from zengram.services.memory import SearchResult, StoreResult
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 
 DEFAULT_AGENT = "claude-code"  # Zengram v4 attributes writes without an agent to its single admin identity
 
 
-@router.post("/memory", status_code=201, response_model=StoreBody, responses={200: {"model": StoreBody}})
-def store_memory(draft: MemoryDraft, memories: MemoryServiceDep, scope: ScopeDep) -> JSONResponse:
+# Which body answers depends on the outcome, so each status documents its own (response_model=None: no union).
+@router.post("/memory", status_code=201, response_model=None,
+             responses={201: {"model": StoredBody, "description": "Stored: a new memory"},
+                        200: {"model": ExistingMemoryBody,
+                              "description": "Already stored: deduplicated (same agent) or corroborated (another)"}})
+def store_memory(draft: MemoryDraft, memories: MemoryServiceDep, scope: ScopeDep,
+                 response: Response) -> StoreOutcomeBody:
     result = memories.store(draft, scope)
+    if result.kind is not WriteKind.CREATED:
+        response.status_code = 200
+    return store_body(result)
+
+
+def store_body(result: StoreResult) -> StoreOutcomeBody:
     memory = result.memory
-    base = {"id": memory.id, "type": memory.type.value, "content_hash": memory.content_hash}
     if result.kind is WriteKind.DEDUPLICATED:
-        body = {**base, "deduplicated": True, "observed_by": memory.observed_by,
-                "observation_count": memory.observation_count,
-                "message": "Exact duplicate from same agent -- returning existing memory"}
-        return JSONResponse(body, status_code=200)
+        return DeduplicatedBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
+                                observed_by=memory.observed_by, observation_count=memory.observation_count,
+                                message="Exact duplicate from same agent -- returning existing memory")
     if result.kind is WriteKind.CORROBORATED:
-        body = {**base, "deduplicated": False, "corroborated": True, "observed_by": memory.observed_by,
-                "observation_count": memory.observation_count,
-                "message": f"Cross-agent corroboration recorded -- now observed by "
-                           f"{memory.observation_count} agents"}
-        return JSONResponse(body, status_code=200)
-    body = {**base, "deduplicated": False, "supersedes": memory.supersedes,
-            "stored_in": StoredIn(vector=result.indexed, structured_db=True).model_dump()}
+        return CorroboratedBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
+                                observed_by=memory.observed_by, observation_count=memory.observation_count,
+                                message=f"Cross-agent corroboration recorded -- now observed by "
+                                        f"{memory.observation_count} agents")
     warnings = [*result.warnings, *([] if result.indexed else [NOT_INDEXED_YET])]
-    if warnings:
-        body["warning"] = "; ".join(warnings)
-    return JSONResponse(body, status_code=201)
+    return StoredBody(id=memory.id, type=memory.type.value, content_hash=memory.content_hash,
+                      supersedes=memory.supersedes, stored_in=StoredIn(vector=result.indexed, structured_db=True),
+                      warning="; ".join(warnings) or None)
 
 
 NOT_INDEXED_YET = ("stored, but not in the search index yet (it is unavailable): the repair sweep indexes it once "
@@ -65,25 +76,25 @@ SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: {
 }}
 
 
-@router.get("/memory/search", response_model=SearchBody, response_model_exclude_none=True,
-            responses=SEARCH_UNAVAILABLE)
+@router.get("/memory/search", response_model=SearchBody, responses=SEARCH_UNAVAILABLE)
 def search_memories(
     request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks,
     scope: ScopeDep,
 ) -> SearchBody:
     result = memories.search(request, scope)
     background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
-    body = SearchBody(
-        query=result.query,
-        count=len(result.hits),
-        results=[search_hit(hit, request.format.value) for hit in result.hits],
-    )
-    if request.format.value == "full":
-        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts}
-    if result.failed_paths:  # some path could not answer: say so whatever the format (as upstream Zengram does)
-        body.retrieval = {"multi_path": result.multi_path, "paths": result.path_counts, "degraded": True,
-                          "reason": result.degraded_reason, "failed_paths": result.failed_paths}
-    return body
+    return SearchBody(query=result.query, count=len(result.hits),
+                      results=[search_hit(hit, request.format.value) for hit in result.hits],
+                      retrieval=_retrieval(result, full=request.format.value == "full"))
+
+
+def _retrieval(result: SearchResult, *, full: bool) -> RetrievalBody | None:
+    """The retrieval block: with `format=full`, and whatever the format when some path could not answer (as
+    upstream Zengram does)."""
+    if result.failed_paths:
+        return RetrievalBody(multi_path=result.multi_path, paths=result.path_counts, degraded=True,
+                             reason=result.degraded_reason, failed_paths=result.failed_paths)
+    return RetrievalBody(multi_path=result.multi_path, paths=result.path_counts) if full else None
 
 
 @router.get("/memory/query", response_model=QueryBody)
@@ -94,12 +105,12 @@ def query_memories(request: Annotated[StructuredQuery, Query()], memories: Memor
         category=request.category, key=request.key, subject=request.subject, since=request.since,
         include_inactive=request.include_superseded, limit=request.limit, offset=request.offset,
     ), scope)
-    return QueryBody(type=request.type.value, count=len(found), results=[full_record(m) for m in found])
+    return QueryBody(type=request.type.value, count=len(found), results=found)
 
 
-@router.get("/memory/{memory_id}", responses=NOT_FOUND)
-def get_memory(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> dict[str, object]:
-    return full_record(memories.get(memory_id, scope))
+@router.get("/memory/{memory_id}", response_model=MemoryRecord, responses=NOT_FOUND)
+def get_memory(memory_id: str, memories: MemoryServiceDep, scope: ScopeDep) -> MemoryRecord:
+    return memories.get(memory_id, scope)
 
 
 @router.patch("/memory/{memory_id}", response_model=UpdateBody, responses={**NOT_FOUND, **CONFLICT})

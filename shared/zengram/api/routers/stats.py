@@ -23,7 +23,7 @@ from zengram.services.stats import Dashboard
 router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
 
 
-@router.get("/stats", response_model=StatsBody, response_model_exclude_none=True)
+@router.get("/stats", response_model=StatsBody)
 def get_stats(stats: StatsServiceDep, scope: ScopeDep) -> StatsBody:
     """Counts over every memory; a key limited to some clients gets the counts of theirs (docs/keys.md)."""
     dashboard = stats.dashboard(scope)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from zengram.domain.errors import FeatureUnavailable, InvalidInput, ZengramError
+from zengram.domain.errors import ErrorKind, FeatureUnavailable, InvalidInput, ZengramError
 
 
 class Provider(StrEnum):
@@ -83,12 +83,12 @@ class ProviderEndpoints:
         return ProviderCall(provider, self.urls[provider], keys[provider], model)
 
 
-PASSED_THROUGH = frozenset({400, 404, 409, 413, 422, 429})
-
-
 class ProviderRefused(ZengramError):
-    """The provider answered with a 4xx. Its status is passed on (a refused key becomes a 400 naming the key header,
-    since our own 401 means our key); the message is the provider's, never the key."""
+    """The provider answered with a 4xx: the caller's request (or key) is at fault, so the caller hears of it as
+    invalid input (a refused key names its header, since our own 401 means our key). Statuses that say more keep
+    their meaning (`provider_refusal`). The message is the provider's, never the key."""
+
+    kind = ErrorKind.INVALID_INPUT
 
     def __init__(self, provider: Provider, status: int, message: str) -> None:
         if status in (401, 403) and provider in KEY_HEADERS:
@@ -96,4 +96,30 @@ class ProviderRefused(ZengramError):
         else:
             text = f"{provider.value} refused the request ({status}): {message}"
         super().__init__(text)
-        self.status_code = status if status in PASSED_THROUGH else 400
+        self.provider_status = status
+
+
+class ProviderNotFound(ProviderRefused):
+    """The provider knows no such model (or route)."""
+
+    kind = ErrorKind.NOT_FOUND
+
+
+class ProviderConflict(ProviderRefused):
+    kind = ErrorKind.CONFLICT
+
+
+class ProviderRateLimited(ProviderRefused):
+    """The provider's own rate limit on the caller's key."""
+
+    kind = ErrorKind.RATE_LIMITED
+
+
+_REFUSAL_OF_STATUS: Mapping[int, type[ProviderRefused]] = {
+    404: ProviderNotFound, 409: ProviderConflict, 429: ProviderRateLimited}
+
+
+def provider_refusal(provider: Provider, status: int, message: str) -> ProviderRefused:
+    """The error for a provider's 4xx answer: not found, conflict and rate limited keep their kind; any other
+    refusal is the caller's invalid input."""
+    return _REFUSAL_OF_STATUS.get(status, ProviderRefused)(provider, status, message)

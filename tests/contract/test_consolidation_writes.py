@@ -1,5 +1,6 @@
-"""The `RecordStore` contract for consolidation's writes: unconsolidated listing, mark consolidated, supersede by a
-merged memory, expiry of old unaccessed events; with counters that still agree with a recount."""
+"""The `ConsolidationWrites` contract (see zengram.ports.ConsolidationWrites) on every record backend:
+unconsolidated listing, mark consolidated, supersede by a merged memory, expiry of old unaccessed events; with
+counters that still agree with a recount."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import timedelta
 
 from zengram.domain.models import Importance, Memory, MemoryType
 from zengram.domain.stats import stats_from_counters, tally
-from zengram.ports import RecordStore
+from zengram.ports import ConsolidationWrites, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 
@@ -144,3 +145,7 @@ def test_expire_events_respects_the_limit_oldest_first(record_store: RecordStore
               for n in range(3)]
     changed = record_store.expire_events(LATER, EVENT_LEVELS, "consolidation", "expired", LATER, 2)
     assert [m.id for m in changed] == [events[0].id, events[1].id]
+
+
+def test_the_record_backend_takes_consolidation_writes(record_store: RecordStore) -> None:
+    assert isinstance(record_store, ConsolidationWrites)

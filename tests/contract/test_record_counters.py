@@ -1,4 +1,5 @@
-"""`RecordStore.stats` (GET /stats) for every adapter: equal to a recount of the records, whatever the workload."""
+"""The `RecordCounters` contract (see zengram.ports.RecordCounters): `stats` (GET /stats) on every record backend,
+equal to a recount of the records, whatever the workload (written through the backend's `RecordStore`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from zengram.domain.content import content_hash
 from zengram.domain.models import Importance, Memory, MemoryChanges, MemoryType
 from zengram.domain.scoring import effective_confidence
 from zengram.domain.stats import RecordStats, stats_of
-from zengram.ports import RecordStore
+from zengram.ports import RecordCounters, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 
@@ -180,3 +181,7 @@ def test_concurrent_lifecycle_writes_keep_the_counters_exact(record_store: Recor
     assert stats == recount(record_store, now)
     assert sum(memory.active for memory in record_store.iter_all() if memory.type is MemoryType.FACT) == 1
     assert (stats.total, stats.deleted, stats.active) == (14, 4, 9)
+
+
+def test_the_record_backend_keeps_the_counters(record_store: RecordStore) -> None:
+    assert isinstance(record_store, RecordCounters)
