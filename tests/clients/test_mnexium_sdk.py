@@ -212,6 +212,28 @@ def test_the_mnexium_sdk_drives_the_whole_layer(mnx: Mnexium, http: httpx.Client
     assert [row["memory_id"] for row in alice.memories.recalls(chat_id=recalling.id)] == [favorite]
     assert [row["chat_id"] for row in alice.memories.recalls(memory_id=favorite)] == [recalling.id]
 
+    # All six steps at once, in the spec's order: prompts, state, memories, records in the system message; then the
+    # chat's history; then the caller's message (state is loaded with mnx.state: the openai SDK's extra_body).
+    with openai.OpenAI(base_url=str(http.base_url).rstrip("/"), api_key=API_KEY,
+                       default_headers={"x-openai-key": OPENAI_KEY}, max_retries=0) as client:
+        llm_server.script("Blue plates at Tasca do Chico.", route="openai")
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "Portuguese food and my favorite color?"}],
+            extra_body={"mnx": {"subject_id": "alice", "chat_id": chat.id, "history": True, "recall": True,
+                                "state": {"load": True, "key": "trip"}, "learn": False,
+                                "records": {"recall": True, "tables": ["restaurant"]}}})
+    assert received(llm_server) == [
+        {"role": "system", "content": "\n\n".join([
+            PROMPTS, CHAT_PROMPT, 'Agent state (JSON):\n{"trip": {"city": "Lisbon", "step": 2}}',
+            # the restored fruit memory shares "favorite" with the question: above the relevance floor too
+            "Relevant memories about the user:\n- User's favorite color is blue\n- Favorite fruit is blueberry",
+            f"Relevant records:\n- restaurant {record['record_id']}: "
+            '{"cuisine": "Portuguese food", "name": "Tasca do Chico"}'])},
+        *history,
+        {"role": "user", "content": "Portuguese food and my favorite color?"}]
+    history += [{"role": "user", "content": "Portuguese food and my favorite color?"},
+                {"role": "assistant", "content": "Blue plates at Tasca do Chico."}]
+
     # Streaming, through both SDKs.
     llm_server.script("Once upon a time in Lisbon.", route="openai")
     stream = chat.process(ChatProcessOptions(content="Tell me a story", stream=True))
