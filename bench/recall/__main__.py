@@ -14,12 +14,14 @@ import os
 import platform
 import sys
 import time
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.recall.data import CATEGORY_NAMES, DEFAULT_DATA, load
 from bench.recall.metrics import render, table
-from bench.recall.runner import ask, prepared_store
+from bench.recall.rerank_server import minilm_rerank_server
+from bench.recall.runner import MODEL_CACHE, ask, prepared_store
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 RAW_DIR = Path(__file__).resolve().parents[1] / ".data"
@@ -46,6 +48,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="search this cached pristine store (only for runs that change query-time settings)")
     parser.add_argument("--no-record", action="store_true", help="do not append to RESULTS.md")
     parser.add_argument("--format", default="index", choices=["index", "full"])
+    parser.add_argument("--reference-dates", action="store_true",
+                        help="pass reference_date = each conversation's last session (for the temporal resolver)")
+    parser.add_argument("--rerank-minilm", action="store_true",
+                        help="turn the rerank hook on against a local re-ranker scoring by MiniLM cosine on the "
+                             "full memory text (bench/recall/rerank_server.py)")
+    parser.add_argument("--speakers-as-people", action="store_true",
+                        help="register each conversation's speakers as its client's people before ingest, so "
+                             "entity extraction finds them (a store of its own; for the graph path)")
     args = parser.parse_args(argv)
     overrides = _overrides(args.set)
 
@@ -54,23 +64,50 @@ def main(argv: list[str] | None = None) -> int:
 
     conversations = load(args.data)
     started = time.perf_counter()
-    pristine = args.store or prepared_store(conversations, overrides, args.data, progress, fresh=args.fresh)
-    outcomes = ask(pristine, conversations, overrides, search_format=args.format)
+    load_before = os.getloadavg()
+    pristine = args.store or prepared_store(conversations, overrides, args.data, progress, fresh=args.fresh,
+                                            speakers_as_people=args.speakers_as_people)
+    asking = time.perf_counter()
+    with ExitStack() as stack:
+        search_overrides = dict(overrides)
+        if args.rerank_minilm:
+            url, scorer = stack.enter_context(minilm_rerank_server(MODEL_CACHE))
+            search_overrides.update(rerank_enabled="true", rerank_url=url)
+            stack.callback(lambda: progress(_scorer_times(scorer.seconds, scorer.abandoned)))
+        outcomes = ask(pristine, conversations, search_overrides, search_format=args.format,
+                       reference_dates=args.reference_dates)
+    asked = time.perf_counter() - asking
+    load_after = os.getloadavg()
     rows = table(outcomes, CATEGORY_NAMES)
     text = render(rows)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     settings_text = ", ".join(f"{k}={v}" for k, v in sorted(overrides.items())) or "defaults"
-    print(f"\n{args.label or 'run'} — {stamp} — settings: {settings_text}")
+    flags = [flag for flag, on in (("--reference-dates", args.reference_dates),
+                                   ("--speakers-as-people", args.speakers_as_people),
+                                   ("--rerank-minilm", args.rerank_minilm)) if on]
+    if flags:
+        settings_text += "; " + " ".join(flags)
+    load_text = f"load average {load_before[0]:.1f} → {load_after[0]:.1f} (1 min)"
+    print(f"\n{args.label or 'run'} — {stamp} — settings: {settings_text} — {load_text}")
     print(text)
     RAW_DIR.mkdir(parents=True, exist_ok=True)
     (RAW_DIR / f"recall-{int(time.time())}.json").write_text(json.dumps(
-        {"label": args.label, "at": stamp, "settings": overrides, "rows": [r.as_dict() for r in rows]}, indent=1))
+        {"label": args.label, "at": stamp, "settings": overrides, "flags": flags, "load": [load_before, load_after],
+         "rows": [r.as_dict() for r in rows]}, indent=1))
     if not args.no_record:
         with RESULTS.open("a") as out:
             out.write(f"\n### {args.label or 'run'} — {stamp}\n\nSettings: `{settings_text}`; data "
                       f"{args.data.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
-                      f"wall {time.perf_counter() - started:.0f}s.\n\n{text}\n")
+                      f"wall {time.perf_counter() - started:.0f}s (questions {asked:.0f}s); {load_text}.\n\n{text}\n")
     return 0
+
+
+def _scorer_times(seconds: list[float], abandoned: int) -> str:
+    if not seconds:
+        return "re-ranker: no requests"
+    ordered = sorted(seconds)
+    return (f"re-ranker: {len(ordered)} requests, scoring p50 {ordered[len(ordered) // 2] * 1000:.0f} ms, "
+            f"p95 {ordered[int(len(ordered) * 0.95)] * 1000:.0f} ms; {abandoned} answered after the hook's timeout")
 
 
 if __name__ == "__main__":

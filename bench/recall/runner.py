@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -37,10 +38,12 @@ INDEX_CODE = (
 )
 
 
-def index_fingerprint(overrides: dict[str, str], data_path: Path) -> str:
+def index_fingerprint(overrides: dict[str, str], data_path: Path, *, speakers_as_people: bool = False) -> str:
     """Keyed by the effective index-time settings (so a changed default rebuilds), the data and the code."""
     settings = Settings(data_dir=CACHE_DIR, api_key=API_KEY, **overrides)  # type: ignore[arg-type]
     index_time = {k: v for k, v in settings.model_dump(mode="json").items() if k.startswith(INDEX_TIME_PREFIXES)}
+    if speakers_as_people:  # the entities extracted at write time differ
+        index_time["bench_speakers_as_people"] = True
     digest = hashlib.sha256()
     digest.update(json.dumps(index_time, sort_keys=True).encode())
     digest.update(hashlib.sha256(data_path.read_bytes()).digest())
@@ -66,11 +69,17 @@ def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
         container.close()
 
 
-def ingest(client: httpx.Client, conversations: list[Conversation],
-           progress: Callable[[str], None]) -> dict[str, dict[str, list[tuple[int, int]]]]:
-    """POSTs every turn in order; returns conversation → memory id → the dia_ids stored as it."""
+def ingest(client: httpx.Client, conversations: list[Conversation], progress: Callable[[str], None], *,
+           speakers_as_people: bool = False) -> dict[str, dict[str, list[tuple[int, int]]]]:
+    """POSTs every turn in order; returns conversation → memory id → the dia_ids stored as it.
+
+    `speakers_as_people`: first registers each conversation as a client whose people are its speakers
+    (PUT /clients/{id}), so entity extraction finds them in turns and questions (for the graph path)."""
     mapping: dict[str, dict[str, list[tuple[int, int]]]] = {}
     for conversation in conversations:
+        if speakers_as_people:
+            speakers = sorted({turn.speaker for turn in conversation.turns})
+            client.put(f"/clients/{conversation.sample_id}", json={"people": speakers}).raise_for_status()
         ids: dict[str, list[tuple[int, int]]] = {}
         started = time.perf_counter()
         for turn in conversation.turns:
@@ -87,9 +96,9 @@ def ingest(client: httpx.Client, conversations: list[Conversation],
 
 
 def prepared_store(conversations: list[Conversation], overrides: dict[str, str], data_path: Path,
-                   progress: Callable[[str], None], *, fresh: bool) -> Path:
+                   progress: Callable[[str], None], *, fresh: bool, speakers_as_people: bool = False) -> Path:
     """A pristine store for these index-time settings: from the cache, or built now and cached."""
-    cached = CACHE_DIR / index_fingerprint(overrides, data_path)
+    cached = CACHE_DIR / index_fingerprint(overrides, data_path, speakers_as_people=speakers_as_people)
     if fresh and cached.exists():
         shutil.rmtree(cached)
     if (cached / "ids.json").exists():
@@ -97,7 +106,7 @@ def prepared_store(conversations: list[Conversation], overrides: dict[str, str],
         return cached
     building = Path(tempfile.mkdtemp(prefix="recall-build-"))
     with serve(building, overrides) as client:
-        mapping = ingest(client, conversations, progress)
+        mapping = ingest(client, conversations, progress, speakers_as_people=speakers_as_people)
     (building / "ids.json").write_text(json.dumps(mapping))
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
     if cached.exists():
@@ -106,35 +115,45 @@ def prepared_store(conversations: list[Conversation], overrides: dict[str, str],
     return cached
 
 
+def conversation_end(conversation: Conversation) -> datetime:
+    """The conversation's "now": when its last session took place (LoCoMo questions carry no date)."""
+    return max(turn.session_date for turn in conversation.turns)
+
+
 def ask(pristine: Path, conversations: list[Conversation], overrides: dict[str, str], *,
-        limit: int = 50, search_format: str = "index") -> list[Outcome]:
-    """Asks every question against a scratch copy of the store (searches write access counts)."""
+        limit: int = 50, search_format: str = "index", reference_dates: bool = False) -> list[Outcome]:
+    """Asks every question against a scratch copy of the store (searches write access counts).
+
+    `reference_dates`: each search passes `reference_date` = the conversation's end, the moment relative
+    dates in questions ("last week", "in June") are resolved against by the temporal resolver."""
     mapping: dict[str, dict[str, list[list[int]]]] = json.loads((pristine / "ids.json").read_text())
     with tempfile.TemporaryDirectory(prefix="recall-run-") as scratch:
         work = Path(scratch) / "store"
         shutil.copytree(pristine, work)
         with serve(work, overrides) as client:
-            return ask_through(client, conversations, mapping, limit=limit, search_format=search_format)
+            return ask_through(client, conversations, mapping, limit=limit, search_format=search_format,
+                               reference_dates=reference_dates)
 
 
 def ask_through(client: httpx.Client, conversations: list[Conversation],
                 mapping: Mapping[str, Mapping[str, Iterable[Sequence[int]]]], *,
-                limit: int = 50, search_format: str = "index") -> list[Outcome]:
+                limit: int = 50, search_format: str = "index", reference_dates: bool = False) -> list[Outcome]:
     """Asks every question through a running server's GET /memory/search, timing each on the client side.
 
-    `mapping` is `ingest`'s answer: conversation → memory id → the dia_ids stored as it.
+    `mapping` is `ingest`'s answer: conversation → memory id → the dia_ids stored as it. `reference_dates`: as
+    for `ask`.
     """
     client.get("/memory/search", params={"q": "warm up", "limit": 1})
     outcomes: list[Outcome] = []
     for conversation in conversations:
         dia = {memory_id: frozenset((s, t) for s, t in ids)
                for memory_id, ids in mapping[conversation.sample_id].items()}
+        params: dict[str, str | int] = {"client_id": conversation.sample_id, "limit": limit, "format": search_format}
+        if reference_dates:
+            params["reference_date"] = conversation_end(conversation).isoformat()
         for question in conversation.questions:
             started = time.perf_counter()
-            response = client.get("/memory/search", params={
-                "q": question.text, "client_id": conversation.sample_id, "limit": limit,
-                "format": search_format,
-            })
+            response = client.get("/memory/search", params={"q": question.text, **params})
             elapsed = (time.perf_counter() - started) * 1000
             response.raise_for_status()
             ranked = [dia.get(hit["id"], frozenset()) for hit in response.json()["results"]]

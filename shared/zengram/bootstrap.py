@@ -45,9 +45,11 @@ if TYPE_CHECKING:
     from zengram.services.clients import ClientService
     from zengram.services.consolidation import ConsolidationService
     from zengram.services.entities import EntityService
+    from zengram.services.entity_links import EntityLinker
     from zengram.services.keys import KeyService
     from zengram.services.reflect import ReflectService
     from zengram.services.research import ResearchService, ResearchSteps
+    from zengram.services.retrieval import RetrievalExtras
     from zengram.services.stats import StatsService
 
 
@@ -328,17 +330,18 @@ def build_container(
                          cache_seconds=settings.client_cache_seconds)
     index_sync = IndexSync(backend.records, backend.outbox, index, embedder, settings.context_policy(), clock=clock,
                            park_after=settings.index_repair_attempts)
+    extras = build_retrieval_extras(settings, backend, links, clock)
     memory = MemoryService(
         backend.records, index_sync, index, embedder, clock, executor,
         scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
-        path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links,
+        path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
     )
     llm = language_model or build_language_model(settings)
     container = Container(
         settings, backend, index, embedder, memory,
         KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),
-        closers=[backend.close, index.close, lambda: executor.shutdown(wait=False)],
+        closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False)],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
         stats=build_stats_service(settings, backend, index, clock),
@@ -352,6 +355,28 @@ def build_container(
         container.close()
         raise
     return container
+
+
+def build_retrieval_extras(settings: Settings, backend: RecordBackend, links: EntityLinker,
+                           clock: Clock) -> RetrievalExtras:
+    """Upstream Zengram's optional retrieval stages the settings turn on (docs/retrieval-extras.md)."""
+    from zengram.services.graph import GraphPath
+    from zengram.services.rerank import RerankStage
+    from zengram.services.retrieval import RetrievalExtras
+
+    graph_policy, rerank_policy = settings.graph_policy(), settings.rerank_policy()
+    graph = None
+    if graph_policy.enabled:
+        graph = GraphPath(backend.entities, backend.records, lambda text: links.extract(text, ""), graph_policy)
+    rerank = None
+    if rerank_policy.enabled and settings.rerank_url is not None:
+        from zengram.adapters.http import HttpReranker
+
+        key = settings.rerank_api_key.get_secret_value() if settings.rerank_api_key else None
+        reranker = HttpReranker(settings.rerank_url, api=settings.rerank_api, model=settings.rerank_model,
+                                api_key=key, timeout=rerank_policy.timeout_seconds, max_batch=rerank_policy.max_batch)
+        rerank = RerankStage(reranker, clock, candidates=rerank_policy.candidates, breaker=rerank_policy.breaker())
+    return RetrievalExtras(settings.query_extras(), graph=graph, rerank=rerank)
 
 
 def build_consolidation_service(settings: Settings, backend: RecordBackend, memory: MemoryService,

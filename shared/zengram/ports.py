@@ -454,3 +454,23 @@ class JobLauncher(Protocol):
     """
 
     def launch(self, job_id: str, run_here: Callable[[str], object]) -> None: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores how well each document answers a query, reading both together (a cross-encoder behind a
+    Cohere/Jina/TEI-compatible `/rerank` endpoint, or a test scorer).
+
+    Contract:
+    - `rerank(query, documents)` returns position in `documents` → score, higher meaning more relevant (a
+      probability in [0, 1] or a raw logit); a document it did not score is left out, never guessed.
+    - Any failure (unreachable, timeout, an error status, an answer it cannot read) raises; the caller then
+      keeps its own order. It never returns positions outside `documents`.
+    - `describe()` names the provider for logs (never a key); `close()` releases its connections.
+    """
+
+    def rerank(self, query: str, documents: Sequence[str]) -> dict[int, float]: ...
+
+    def describe(self) -> str: ...
+
+    def close(self) -> None: ...

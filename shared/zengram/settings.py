@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from zengram.domain.chat.learning import LearningConfig
@@ -15,8 +15,12 @@ from zengram.domain.chat.memories import RecallPolicy, VersioningPolicy
 from zengram.domain.chat.recalls import RecallConfig
 from zengram.domain.circuit import CircuitBreaker
 from zengram.domain.context import DEFAULT_CONTEXT, ContextPolicy
+from zengram.domain.graph import DEFAULT_GRAPH, GraphPolicy
+from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryExtras
+from zengram.domain.rerank import DEFAULT_RERANK, RerankPolicy
 from zengram.domain.retrieval import DEFAULT_PROFILE, PROFILES, ProfileName, RetrievalProfile
 from zengram.domain.scoring import DEFAULT_SCORING, Fusion, ScoringConfig
+from zengram.domain.temporal import TemporalMode
 
 
 class Settings(BaseSettings):
@@ -221,6 +225,96 @@ class Settings(BaseSettings):
                     "(conversation 1.2, plain 1).",
     )
 
+    # Upstream Zengram's retrieval extras (docs/retrieval-extras.md; LoCoMo measurements: bench/recall/RESULTS.md).
+    temporal_resolver: TemporalMode = Field(
+        default=DEFAULT_QUERY_EXTRAS.temporal_windows,
+        description="Which time words in a search query narrow it to their date window, resolved against "
+                    "reference_date (else at_time, else now): 'all' (upstream's resolver: 'yesterday', 'last "
+                    "week', 'two days ago', 'recently', 'in March'…), 'calendar' (only month and year names: 'in "
+                    "May 2022', 'in March', 'in 2022') or 'off'. Explicit date_from/date_to always apply.",
+    )
+    temporal_boost: bool = Field(
+        default=DEFAULT_QUERY_EXTRAS.temporal_boost,
+        description="For a query about time that passes reference_date (or at_time): memories that happened near "
+                    "that moment score up to x2 (1 + e^(-days/temporal_half_life_days)).",
+    )
+    temporal_half_life_days: float = Field(
+        default=DEFAULT_QUERY_EXTRAS.half_life_days, gt=0, description="The temporal boost's scale in days.",
+    )
+    query_expansion: bool = Field(
+        default=DEFAULT_QUERY_EXTRAS.query_expansion,
+        description="A vague, preference-style query ('recommend a show') gets its topic's broader terms on the "
+                    "vector path (upstream's query expander).",
+    )
+    graph_retrieval: bool = Field(
+        default=DEFAULT_GRAPH.enabled,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_RETRIEVAL", "GRAPH_RETRIEVAL_ENABLED"),
+        description="A third search path: the entities the query names, one hop over their co-occurrence edges, "
+                    "and the memories linked to them, fused at graph_weight.",
+    )
+    graph_weight: float = Field(
+        default=DEFAULT_SCORING.graph_weight, ge=0, le=1,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_WEIGHT", "RRF_GRAPH_WEIGHT"),
+        description="The graph path's weight: x its max-normalised score under fusion='linear' (beside vector and "
+                    "keyword shares summing to 1; LoCoMo best 0.1, 0.5 costs 4.7 pt r@10), x its RRF term under "
+                    "fusion='blend' (the others weigh 1; upstream's RRF weight is 0.5).",
+    )
+    graph_hop_decay: float = Field(
+        default=DEFAULT_GRAPH.hop_decay, ge=0, le=1,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_HOP_DECAY", "GRAPH_HOP_DECAY"),
+        description="A one-hop neighbour's score at the strongest edge (entities the query names score 1).",
+    )
+    graph_neighbor_limit: int = Field(
+        default=DEFAULT_GRAPH.neighbour_limit, ge=0, le=100,
+        validation_alias=AliasChoices("ZENGRAM_GRAPH_NEIGHBOR_LIMIT", "GRAPH_NEIGHBOR_LIMIT"),
+        description="The strongest co-occurrence edges the graph path follows per query.",
+    )
+    graph_memories_per_entity: int = Field(
+        default=DEFAULT_GRAPH.memories_per_entity, ge=1, le=1000,
+        description="Most linked memories (newest first) the graph path reads per entity.",
+    )
+    rerank_enabled: bool = Field(
+        default=DEFAULT_RERANK.enabled, validation_alias=AliasChoices("ZENGRAM_RERANK_ENABLED", "RERANK_ENABLED"),
+        description="Re-score the fused top rerank_candidates hits through rerank_url; on failure or timeout the "
+                    "fused order stays.",
+    )
+    rerank_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("ZENGRAM_RERANK_URL", "RERANK_URL"),
+        description="The re-ranker's full endpoint, e.g. http://localhost:8090/rerank.",
+    )
+    rerank_api: Literal["cohere", "tei"] = Field(
+        default="cohere", validation_alias=AliasChoices("ZENGRAM_RERANK_API", "RERANK_API"),
+        description="'cohere': {query, documents} -> {results: [{index, relevance_score}]} (Cohere, Jina, "
+                    "Infinity, vLLM); 'tei': {query, texts} -> [{index, score}] (text-embeddings-inference).",
+    )
+    rerank_model: str | None = Field(
+        default=None, validation_alias=AliasChoices("ZENGRAM_RERANK_MODEL", "RERANK_MODEL"),
+        description="Model name sent in the 'cohere' shape (many servers ignore it).",
+    )
+    rerank_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("ZENGRAM_RERANK_API_KEY", "RERANK_API_KEY"),
+        description="Sent as a bearer token to the re-ranker.",
+    )
+    rerank_timeout: float = Field(
+        default=DEFAULT_RERANK.timeout_seconds, gt=0, description="Seconds one search waits for the re-ranker.",
+    )
+    rerank_candidates: int = Field(
+        default=DEFAULT_RERANK.candidates, ge=2, le=200,
+        validation_alias=AliasChoices("ZENGRAM_RERANK_CANDIDATES", "RERANK_CANDIDATES"),
+        description="How many of the fused top hits are re-scored (at least the request's limit).",
+    )
+    rerank_max_batch: int = Field(
+        default=DEFAULT_RERANK.max_batch, ge=1, le=1000,
+        validation_alias=AliasChoices("ZENGRAM_RERANK_MAX_BATCH", "RERANK_MAX_BATCH"),
+        description="Most documents per re-ranker request (larger pools are sent in chunks).",
+    )
+    rerank_circuit_failures: int = Field(
+        default=DEFAULT_RERANK.circuit_failures, ge=1,
+        description="Consecutive re-ranker failures after which searches stop asking it for "
+                    "rerank_circuit_open_seconds (then one search probes it again).",
+    )
+    rerank_circuit_open_seconds: float = Field(default=DEFAULT_RERANK.circuit_open / timedelta(seconds=1), gt=0)
+
     client_cache_seconds: float = Field(
         default=30.0, ge=0,
         description="How long a process reuses the client fingerprint list for client_id auto-resolution "
@@ -346,11 +440,35 @@ class Settings(BaseSettings):
                              embed=self.index_context_embed)
 
     @field_validator("api_key", "scrub_key", "openai_api_key", "opensearch_password", "llm_api_key", "llm_base_url",
-                     "chat_default_base_url", "chat_default_api_key", mode="before")
+                     "rerank_api_key", "rerank_url", "rerank_model", "chat_default_base_url", "chat_default_api_key",
+                     mode="before")
     @classmethod
     def _blank_secret_is_unset(cls, value: object) -> object:
         """`BRAIN_API_KEY=` must not configure an empty key that an empty header would match."""
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _rerank_needs_a_url(self) -> Self:
+        if self.rerank_enabled and self.rerank_url is None:
+            raise ValueError("rerank_url: required when rerank_enabled is true (RERANK_URL)")
+        if self.rerank_url is not None and not self.rerank_url.startswith(("http://", "https://")):
+            raise ValueError("rerank_url: must be an http:// or https:// URL")
+        return self
+
+    def query_extras(self) -> QueryExtras:
+        return QueryExtras(temporal_windows=self.temporal_resolver, temporal_boost=self.temporal_boost,
+                           half_life_days=self.temporal_half_life_days, query_expansion=self.query_expansion)
+
+    def graph_policy(self) -> GraphPolicy:
+        return GraphPolicy(enabled=self.graph_retrieval, hop_decay=self.graph_hop_decay,
+                           neighbour_limit=self.graph_neighbor_limit,
+                           memories_per_entity=self.graph_memories_per_entity)
+
+    def rerank_policy(self) -> RerankPolicy:
+        return RerankPolicy(enabled=self.rerank_enabled, candidates=self.rerank_candidates,
+                            timeout_seconds=self.rerank_timeout, max_batch=self.rerank_max_batch,
+                            circuit_failures=self.rerank_circuit_failures,
+                            circuit_open=timedelta(seconds=self.rerank_circuit_open_seconds))
 
     def index_circuit(self) -> CircuitBreaker:
         return CircuitBreaker(failures_to_open=self.index_circuit_failures,
@@ -361,7 +479,7 @@ class Settings(BaseSettings):
         return replace(DEFAULT_SCORING, rrf_k=self.rrf_k, decay_factor=self.decay_factor,
                        similarity_floor=self.similarity_floor, vector_weight=self.vector_weight, fusion=self.fusion,
                        linear_vector_weight=self.linear_vector_weight, speaker_boost=profile.speaker_boost,
-                       time_boost=profile.time_boost)
+                       time_boost=profile.time_boost, graph_weight=self.graph_weight)
 
     @property
     def records_path(self) -> Path:

@@ -50,6 +50,17 @@ def test_store_then_search_shows_a_table(live_server: BackgroundServer) -> None:
     assert "Acme invoices are due in 30 days" in table and "finance-bot" in table and "1 results" in table
 
 
+def test_search_takes_a_date_window(live_server: BackgroundServer) -> None:
+    with BrainClient(url=live_server.url, api_key=API_KEY, source_agent="cli-test") as brain:
+        brain.store("event", "Renewed the TLS certificates", valid_from="2026-01-05T10:00:00Z")
+        brain.store("event", "Renewed the domain names", valid_from="2026-02-05T10:00:00Z")
+
+    code, table, _ = run(live_server.url, "search", "renewed", "--from", "2026-02-01T00:00:00Z",
+                         "--to", "2026-02-28T00:00:00Z", "--reference-date", "2026-03-01T00:00:00Z")
+
+    assert code == 0 and "Renewed the domain names" in table and "TLS" not in table and "1 results" in table
+
+
 def test_read_commands_print_the_servers_json(live_server: BackgroundServer) -> None:
     _, stored, _ = run(live_server.url, "store", "event", "The nightly backup finished", "--json")
     memory_id = json.loads(stored)["id"]

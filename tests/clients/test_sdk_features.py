@@ -102,3 +102,13 @@ def test_features_that_are_off_say_why(brain: BrainClient) -> None:
 
     assert research.value.status_code == 503 and "RESEARCH_ENABLED" in research.value.error
     assert reflect.value.status_code == 503 and reflect.value.error
+
+
+def test_search_takes_the_date_window_and_reference_date(brain: BrainClient) -> None:
+    brain.store("event", "Migrated billing to PostgreSQL 16", valid_from="2026-01-10T09:00:00Z")
+    brain.store("event", "Migrated search to OpenSearch 2.19", valid_from="2026-02-20T09:00:00Z")
+    window = brain.search("migrated", date_from="2026-02-01T00:00:00Z", date_to="2026-02-28T00:00:00Z",
+                          reference_date="2026-03-01T00:00:00Z", format="full")
+    assert [hit["content"] for hit in window.results] == ["Migrated search to OpenSearch 2.19"]
+    assert window.retrieval is not None and window.retrieval["date_window"]["from"].startswith("2026-02-01")
+    assert brain.search("migrated", date_to="2026-01-31T00:00:00Z").count == 1

@@ -159,6 +159,22 @@ def test_at_time_keeps_documents_valid_then(index: SearchIndex) -> None:
     assert index.keyword_search("office", SearchFilters(at_time=T0 - timedelta(days=1)), k=10) == []
 
 
+def test_date_window_keeps_documents_by_valid_from_bounds_included(index: SearchIndex) -> None:
+    index.upsert([document(f"day-{day}", "standup notes", valid_from=T0 + timedelta(days=day), created_at=T0)
+                  for day in (0, 3, 7, 10)])
+    query = EMBEDDER.embed(["standup"])[0]
+    week = SearchFilters(date_from=T0 + timedelta(days=3), date_to=T0 + timedelta(days=7))
+    assert set(ids(index.keyword_search("standup", week, k=10))) == {"day-3", "day-7"}
+    assert set(ids(index.vector_search(query, week, k=10))) == {"day-3", "day-7"}
+    since = SearchFilters(date_from=T0 + timedelta(days=7, seconds=1))
+    assert ids(index.keyword_search("standup", since, k=10)) == ["day-10"]
+    until = SearchFilters(date_to=T0 + timedelta(hours=1))
+    assert ids(index.vector_search(query, until, k=10)) == ["day-0"]
+    empty = SearchFilters(date_from=T0 + timedelta(days=20))
+    assert index.keyword_search("standup", empty, k=10) == []
+    assert index.vector_search(query, empty, k=10) == []
+
+
 def test_entity_filter_keeps_documents_holding_that_entity_key(index: SearchIndex) -> None:
     index.upsert([document("next", "Acme migrated to Next.js 15", entities=("next.js", "acme-corp")),
                   document("js", "Next week Acme ships the JS SDK next", entities=("javascript",)),

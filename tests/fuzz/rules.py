@@ -16,6 +16,7 @@ RULES_STATED_IN_WORDS = (
     "key: only type=facts can be queried by key",  # GET /memory/query: `key` with another type
     "subject: only type=statuses can be queried by subject",  # GET /memory/query: `subject` with another type
     "valid_to: must be later than valid_from",  # POST /memory: compares two timestamps
+    "date_to: must not be before date_from",  # GET /memory/search: compares two timestamps
     "must fall between years 0001 and 9999 once converted to UTC",  # any timestamp: the offset moves the year
     "metadata: may be at most 10240 bytes as JSON",  # metadata: the serialised size
     "value: may be at most 65536 bytes as JSON",  # agent state and record data: the serialised size

@@ -12,6 +12,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from zengram.adapters.stepfunctions import StepFunctionsResearchRunner, client_config
+from zengram.api.errors import STATUS_OF_KIND
 from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable, ResearchFailed, ResearchTimedOut
 from zengram.domain.research import ResearchRequest, ResearchState
 
@@ -77,7 +78,7 @@ def test_poll_mode_stops_an_execution_that_outlives_its_timeout(stubbed: tuple[A
 
 
 def test_poll_mode_timing_out_is_a_gateway_timeout_not_a_bad_gateway() -> None:
-    assert ResearchTimedOut.status_code == 504 and issubclass(ResearchTimedOut, ResearchFailed)
+    assert STATUS_OF_KIND[ResearchTimedOut.kind] == 504 and issubclass(ResearchTimedOut, ResearchFailed)
 
 
 @pytest.mark.parametrize("variable", ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SFN"])

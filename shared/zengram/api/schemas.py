@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from zengram.domain.entities import EntityType
 from zengram.domain.jobs import JobStatus, JobTrigger
@@ -168,11 +168,39 @@ def search_hit(hit: ScoredMemory, form: str) -> SearchHit:
     return CompactSearchHit(**{**dict(CompactRecord.of(memory)), **scores})
 
 
+class TemporalBody(BaseModel):
+    """What the temporal resolver found in the query (upstream Zengram's camelCase object), and whether the
+    temporal boost applied."""
+
+    # upstream's field names
+    dateFrom: str | None
+    dateTo: str | None
+    isTemporalQuery: bool
+    temporalPattern: str | None
+    orderDirection: Literal["asc", "desc"] | None = left_out()
+    boost: bool
+
+
+class DateWindowBody(BaseModel):
+    """The date window every path applied (explicit date_from/date_to, else the resolver's)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    from_: str | None = Field(alias="from")
+    to: str | None
+
+
 class RetrievalBody(BaseModel):
-    """How a search ran: its paths and their hit counts; `degraded` and why when some path could not answer."""
+    """How a search ran: its paths and their hit counts, the retrieval extras applied (docs/retrieval-extras.md);
+    `degraded` and why when some path could not answer."""
 
     multi_path: bool
     paths: dict[str, int]
+    reranked: bool | None = left_out()  # whether the re-ranker re-scored the hits; absent: none configured
+    query_domain: str | None = left_out()  # the topic query expansion found
+    expanded_query: str | None = left_out()  # the text the vector path embedded, when expanded
+    temporal: TemporalBody | None = left_out()  # for a temporal query, when the resolver or the boost is on
+    date_window: DateWindowBody | None = left_out()
     degraded: bool | None = left_out()
     reason: str | None = left_out()
     failed_paths: list[str] | None = left_out()

@@ -70,6 +70,10 @@ def search(
     agent: Annotated[str | None, typer.Option("--agent", help="Only this source_agent")] = None,
     include_superseded: Annotated[bool, typer.Option(help="Include superseded memories")] = False,
     at_time: Annotated[str | None, typer.Option(help="What was true then (ISO 8601)")] = None,
+    date_from: Annotated[str | None, typer.Option("--from", help="Only what happened at or after (ISO 8601)")] = None,
+    date_to: Annotated[str | None, typer.Option("--to", help="Only what happened at or before (ISO 8601)")] = None,
+    reference_date: Annotated[str | None, typer.Option(
+        help="The 'now' that 'yesterday' or 'last week' in the query mean (ISO 8601)")] = None,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
@@ -78,7 +82,8 @@ def search(
     client = connect(url, key)
     with reporting_errors(client):
         answer = client.search(query, limit=limit, client_id=client_id, type=type, source_agent=agent,
-                               include_superseded=include_superseded, at_time=at_time)
+                               include_superseded=include_superseded, at_time=at_time, date_from=date_from,
+                               date_to=date_to, reference_date=reference_date)
     if as_json:
         return print_json(answer)
     table = Table(title=f"{answer.count} results for {answer.query!r}", title_justify="left")

@@ -91,6 +91,9 @@ class SearchOptions(TypedDict, total=False):
     format: str | None
     include_superseded: bool | None
     at_time: Timestamp | None
+    reference_date: Timestamp | None
+    date_from: Timestamp | None
+    date_to: Timestamp | None
 
 
 class QueryOptions(TypedDict, total=False):

@@ -210,6 +210,20 @@ class SearchRequest(BaseModel):
     format: SearchFormat = SearchFormat.COMPACT
     include_superseded: bool = False
     at_time: Timestamp | None = None
+    reference_date: Timestamp | None = Field(
+        default=None, description="The moment relative time words in q ('yesterday', 'last week', 'in March') "
+                                  "mean, and the temporal boost's centre; default: at_time, else now")
+    date_from: Timestamp | None = Field(
+        default=None, description="Only memories that happened (valid_from, else stored) at or after this")
+    date_to: Timestamp | None = Field(
+        default=None, description="Only memories that happened (valid_from, else stored) at or before this; "
+                                  "must not be before date_from")
+
+    @model_validator(mode="after")
+    def _window_is_ordered(self) -> Self:
+        if self.date_from is not None and self.date_to is not None and self.date_to < self.date_from:
+            raise ValueError("date_to: must not be before date_from")
+        return self
 
 
 class QueryType(StrEnum):

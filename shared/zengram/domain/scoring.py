@@ -40,6 +40,10 @@ class ScoringConfig:
     linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
     speaker_boost: float = DEFAULT_PROFILE.speaker_boost  # × for a "Speaker: ..." memory whose speaker the query names
     time_boost: float = DEFAULT_PROFILE.time_boost  # × for a memory that says when, if the query asks when
+    # The graph path's weight (when it runs: docs/retrieval-extras.md): × its share under "linear" fusion, beside
+    # the vector and keyword shares that sum to 1; × its RRF term under "blend". LoCoMo best 0.1 (upstream's 0.5
+    # cost 4.7 pt recall@10, bench/recall/RESULTS.md).
+    graph_weight: float = 0.1
 
     def query_boosts(self) -> QueryBoosts:
         return QueryBoosts(speaker=self.speaker_boost, time=self.time_boost)
@@ -85,8 +89,12 @@ def _share(score: float | None, top: float) -> float:
     return max(score, 0.0) / top
 
 
-def rrf_score(candidate: Candidate, k: int) -> float:
-    return sum(1.0 / (k + rank) for rank in candidate.ranks.values())
+GRAPH_PATH = "graph"
+
+
+def rrf_score(candidate: Candidate, k: int, graph_weight: float = 1.0) -> float:
+    """Σ 1/(k + rank) over the paths that found it; the graph path's term weighs `graph_weight`."""
+    return sum((graph_weight if path == GRAPH_PATH else 1.0) / (k + rank) for path, rank in candidate.ranks.items())
 
 
 def similarity(cosine: float | None, floor: float) -> float:
@@ -111,10 +119,14 @@ def access_boost(access_count: int, config: ScoringConfig) -> float:
 
 @dataclass(frozen=True)
 class ScoredMemory:
+    """`score`: the fused relevance; `effective_score` = score × `multiplier` (confidence decay, access boost,
+    temporal and query boosts, importance), so a re-ranker's relevance can take the score's place."""
+
     memory: Memory
     score: float
     effective_score: float
     sources: list[str]
+    multiplier: float = 1.0
 
 
 def score_candidates(
@@ -131,8 +143,9 @@ def score_candidates(
 
     `boosts`: per-memory multipliers from the query (see `zengram.domain.query.candidate_boosts`)."""
     known = [c for c in candidates.values() if c.id in memories]
-    max_rrf = max((rrf_score(c, config.rrf_k) for c in known), default=0.0)
-    tops = {path: max((c.scores.get(path, 0.0) for c in known), default=0.0) for path in ("vector", "keyword")}
+    max_rrf = max((rrf_score(c, config.rrf_k, config.graph_weight) for c in known), default=0.0)
+    tops = {path: max((c.scores.get(path, 0.0) for c in known), default=0.0)
+            for path in ("vector", "keyword", GRAPH_PATH)}
     scored = [
         _score_one(c, memories[c.id], max_rrf, now=now, multi_path=multi_path, config=config,
                    temporal_boost=temporal_boost * (boosts or {}).get(c.id, 1.0), tops=tops)
@@ -157,18 +170,19 @@ def _score_one(
     if multi_path and config.fusion == "linear" and tops:
         weight = config.linear_vector_weight
         blended = (weight * _share(candidate.scores.get("vector"), tops["vector"])
-                   + (1 - weight) * _share(candidate.scores.get("keyword"), tops["keyword"]))
+                   + (1 - weight) * _share(candidate.scores.get("keyword"), tops["keyword"])
+                   + config.graph_weight * _share(candidate.scores.get(GRAPH_PATH), tops[GRAPH_PATH]))
     elif multi_path and max_rrf > 0:
-        blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf_score(candidate, config.rrf_k) / max_rrf
+        rrf = rrf_score(candidate, config.rrf_k, config.graph_weight)
+        blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf / max_rrf
     elif candidate.cosine is None and max_rrf > 0:  # a keyword-only search: its rank is all there is
-        blended = rrf_score(candidate, config.rrf_k) / max_rrf
+        blended = rrf_score(candidate, config.rrf_k, config.graph_weight) / max_rrf
     else:
         blended = sim
-    effective = (
-        blended
-        * effective_confidence(memory, now, config.decay_factor)
+    multiplier = (
+        effective_confidence(memory, now, config.decay_factor)
         * access_boost(memory.access_count, config)
         * temporal_boost
         * IMPORTANCE_WEIGHTS[memory.importance]
     )
-    return ScoredMemory(memory, round(blended, 4), round(effective, 4), candidate.sources)
+    return ScoredMemory(memory, round(blended, 4), round(blended * multiplier, 4), candidate.sources, multiplier)

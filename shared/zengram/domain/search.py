@@ -72,7 +72,9 @@ class SearchFilters(BaseModel):
     `client_ids` is a tenant scope (an API key's clients): documents of any of them; an empty tuple matches
     nothing. It applies together with `client_id`.
     Inactive (superseded) documents are excluded unless `include_inactive`; `at_time` keeps documents
-    valid at that moment (valid_from ≤ T < valid_to), inactive ones included.
+    valid at that moment (valid_from ≤ T < valid_to), inactive ones included. `date_from`/`date_to` keep
+    documents whose `valid_from` (when the memory happened or became true; its stored time when not given)
+    lies within them, both bounds included.
     `scopes`: documents in any of these scopes (by default Zengram memories only); an empty tuple matches nothing.
     """
 
@@ -87,6 +89,8 @@ class SearchFilters(BaseModel):
     entity: str | None = None
     include_inactive: bool = False
     at_time: datetime | None = None
+    date_from: datetime | None = None
+    date_to: datetime | None = None
     scopes: tuple[str, ...] = (MEMORY_SCOPE,)
 
 

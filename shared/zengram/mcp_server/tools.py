@@ -132,11 +132,16 @@ def _memory_tools(server: MCPServer, client: AsyncBrainClient, agent: str) -> No
         knowledge_category: KnowledgeCategory | None = None,
         entity: Annotated[str | None, Field(description="Only memories mentioning this entity")] = None,
         at_time: Annotated[str | None, Field(description="ISO 8601: what was true at that moment")] = None,
+        date_from: Annotated[str | None, Field(description="ISO 8601: only what happened at or after")] = None,
+        date_to: Annotated[str | None, Field(description="ISO 8601: only what happened at or before")] = None,
+        reference_date: Annotated[str | None, Field(
+            description="ISO 8601: the 'now' that 'yesterday' or 'last week' in the query mean")] = None,
     ) -> str:
         """Search all shared memories by meaning and keywords (vector + BM25, fused). Compact by default."""
         options = SearchOptions(type=type, source_agent=source_agent, client_id=client_id, category=category,
                                 limit=limit, format=format or "compact", include_superseded=include_superseded,
-                                knowledge_category=knowledge_category, entity=entity, at_time=at_time)
+                                knowledge_category=knowledge_category, entity=entity, at_time=at_time,
+                                date_from=date_from, date_to=date_to, reference_date=reference_date)
         checked(SearchRequest, {"q": query, **options})
         return await answer(client.search(query, **options))
 

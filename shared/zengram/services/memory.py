@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Any
 
 from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.entities import canonical_entity_name, entity_key
@@ -23,6 +24,7 @@ from zengram.domain.models import (
 )
 from zengram.domain.outbox import describe_error
 from zengram.domain.query import candidate_boosts
+from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryPlan, plan_query
 from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.domain.scoring import ScoredMemory, ScoringConfig, fuse, score_candidates
 from zengram.domain.search import IndexHit, SearchFilters
@@ -30,6 +32,7 @@ from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
 from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import IndexSync
+from zengram.services.retrieval import RetrievalExtras
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,15 @@ class SearchResult:
     multi_path: bool
     path_counts: dict[str, int]
     failed_paths: list[str] = field(default_factory=list)  # paths that could not answer: results are degraded
+    plan: QueryPlan | None = None  # the query-time extras applied (temporal window and boost, expansion)
+    reranked: bool | None = None  # whether the re-ranker re-scored the hits (None: none configured)
+
+    def retrieval(self) -> dict[str, Any]:
+        """Upstream Zengram's `retrieval` block: the paths and their hit counts, and the extras applied."""
+        block: dict[str, Any] = {"multi_path": self.multi_path, "paths": self.path_counts}
+        if self.reranked is not None:
+            block["reranked"] = self.reranked
+        return {**block, **(self.plan.wire() if self.plan is not None else {})}
 
     @property
     def degraded_reason(self) -> str | None:
@@ -91,6 +103,7 @@ class MemoryService:
         path_fetch: int,
         resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
         entities: EntityLinker | None = None,
+        extras: RetrievalExtras | None = None,
     ) -> None:
         self._store = records
         self.index_sync = index_sync
@@ -106,6 +119,7 @@ class MemoryService:
         self._reinforce_on_search = reinforce_on_search
         self._resolve_client = resolve_client
         self._entities = entities
+        self._extras = extras
         self._queries = QueryVectorCache(embedder)
 
     # -- writes ---------------------------------------------------------------------------------------
@@ -308,8 +322,13 @@ class MemoryService:
             "key": scrub(query.key), "subject": scrub(query.subject)}))
 
     def search(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
-        """Vector and keyword paths in parallel, fused (`ScoringConfig.fusion`), ranked by `effective_score`;
-        only memories of `scope`'s clients (the index filters, the record store has the last word)."""
+        """Vector and keyword paths (and the graph path, when on) in parallel, fused (`ScoringConfig.fusion`),
+        ranked by `effective_score`, then re-ranked when a re-ranker is on; only memories of `scope`'s clients
+        (the index filters, the record store has the last word). The extras: docs/retrieval-extras.md."""
+        extras = self._extras
+        plan = plan_query(request.q, extras.query if extras else DEFAULT_QUERY_EXTRAS, now=self._clock.now(),
+                          reference_date=request.reference_date, at_time=request.at_time,
+                          date_from=request.date_from, date_to=request.date_to)
         tenants = scope.narrow(request.client_id)
         filters = SearchFilters(
             type=request.type.value if request.type else None,
@@ -321,6 +340,8 @@ class MemoryService:
             entity=self._entity_key(request.entity) if request.entity is not None else None,
             include_inactive=request.include_superseded,
             at_time=request.at_time,
+            date_from=plan.date_from,
+            date_to=plan.date_to,
         )
         fetch = max(request.limit, min(2 * request.limit, self._path_fetch))
         # An entity filter narrows to the vector path, as Zengram does; `search_paths` may pin one path.
@@ -331,31 +352,48 @@ class MemoryService:
         keyword_future = (
             self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if use_keyword else None
         )
+
+        def wanted(memory: Memory) -> bool:
+            return _still_matches(memory, request, scope) and plan.keeps(memory)
+
+        graph = extras.graph if extras is not None and multi_path else None  # the raw query: no expansion terms
+        graph_future = self._executor.submit(graph.search, request.q, wanted, fetch) if graph is not None else None
         paths: dict[str, list[IndexHit]] = {}
         failed: dict[str, str] = {}
         if use_vector:
-            _run_path("vector", lambda: self._index.vector_search(self._queries.vector(request.q), filters, fetch),
+            _run_path("vector",
+                      lambda: self._index.vector_search(self._queries.vector(plan.vector_text), filters, fetch),
                       paths, failed)
         if keyword_future is not None:
             _run_path("keyword", keyword_future.result, paths, failed)
         if failed and not paths:
             raise _search_unavailable(request.q, "; ".join(failed.values()), list(failed))
+        if graph_future is not None:  # additive: a graph failure never fails nor degrades the search
+            _run_path("graph", graph_future.result, paths, {})
         candidates = fuse({path: [(hit.id, hit.score) for hit in hits] for path, hits in paths.items()})
         memories = {
             memory_id: memory
             for memory_id, memory in self._store.get_many(list(candidates)).items()
-            if _still_matches(memory, request, scope) and _names_entity(memory, filters.entity)
+            if wanted(memory) and _names_entity(memory, filters.entity)
         }
+        boosts = candidate_boosts(request.q, memories, self._scoring.query_boosts())
+        if plan.boost_reference is not None:
+            boosts = {memory_id: boosts.get(memory_id, 1.0) * plan.boost(memory)
+                      for memory_id, memory in memories.items()}
         scored = score_candidates(
-            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring,
-            boosts=candidate_boosts(request.q, memories, self._scoring.query_boosts()),
+            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring, boosts=boosts,
         )
+        reranked = None
+        if extras is not None and extras.rerank is not None:
+            scored, reranked = extras.rerank.apply(request.q, scored, request.limit)
         return SearchResult(
             query=request.q,
             hits=scored[: request.limit],
             multi_path=multi_path,
             path_counts={path: len(hits) for path, hits in paths.items()},
             failed_paths=list(failed),
+            plan=plan,
+            reranked=reranked,
         )
 
     def _searchable(self, query: str, paths: list[str]) -> None:

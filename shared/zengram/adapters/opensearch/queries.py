@@ -33,7 +33,7 @@ def vector_values(vector: npt.NDArray[np.floating[Any]]) -> list[float]:
 
 
 def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
-    """Every `SearchFilters` condition as a non-scoring clause, with the port's active/at_time rules."""
+    """Every `SearchFilters` condition as a non-scoring clause, with the port's active/at_time/date rules."""
     clauses: list[dict[str, Any]] = [
         {"term": {name: getattr(filters, name)}} for name in CATEGORICAL_FIELDS if getattr(filters, name) is not None
     ]
@@ -43,6 +43,10 @@ def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
         clauses.append({"term": {"active": True}})
     if filters.at_time is not None:
         clauses.extend(_valid_at(moment(filters.at_time)))
+    window = {bound: moment(value) for bound, value in (("gte", filters.date_from), ("lte", filters.date_to))
+              if value is not None}
+    if window:
+        clauses.append({"range": {"valid_from": window}})
     if filters.entity is not None:
         clauses.append({"term": {"entities": filters.entity}})
     clauses.append(_in_scopes(filters.scopes))

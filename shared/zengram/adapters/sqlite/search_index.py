@@ -421,6 +421,10 @@ class EmbeddedSearchIndex:
         if filters.at_time is not None:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
+        if filters.date_from is not None:
+            mask &= snap.valid_from[:size] >= filters.date_from.timestamp()
+        if filters.date_to is not None:
+            mask &= snap.valid_from[:size] <= filters.date_to.timestamp()
         if filters.entity is not None:
             mask &= matrix.entity_rows(filters.entity, size)
         return mask
@@ -445,6 +449,12 @@ class EmbeddedSearchIndex:
         if filters.at_time is not None:
             clauses.append("docs.valid_from <= ? AND (docs.valid_to IS NULL OR docs.valid_to > ?)")
             params += [filters.at_time.timestamp()] * 2
+        if filters.date_from is not None:
+            clauses.append("docs.valid_from >= ?")
+            params.append(filters.date_from.timestamp())
+        if filters.date_to is not None:
+            clauses.append("docs.valid_from <= ?")
+            params.append(filters.date_to.timestamp())
         if filters.entity is not None:
             clauses.append("instr(docs.entities, ?) > 0")
             params.append(_entity_text([filters.entity]))

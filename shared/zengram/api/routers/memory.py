@@ -90,11 +90,14 @@ def search_memories(
 
 def _retrieval(result: SearchResult, *, full: bool) -> RetrievalBody | None:
     """The retrieval block: with `format=full`, and whatever the format when some path could not answer (as
-    upstream Zengram does)."""
+    upstream Zengram does). It says which extras were applied (docs/retrieval-extras.md)."""
+    if not full and not result.failed_paths:
+        return None
+    body = RetrievalBody.model_validate(result.retrieval())
     if result.failed_paths:
-        return RetrievalBody(multi_path=result.multi_path, paths=result.path_counts, degraded=True,
-                             reason=result.degraded_reason, failed_paths=result.failed_paths)
-    return RetrievalBody(multi_path=result.multi_path, paths=result.path_counts) if full else None
+        return body.model_copy(update={"degraded": True, "reason": result.degraded_reason,
+                                       "failed_paths": result.failed_paths})
+    return body
 
 
 @router.get("/memory/query", response_model=QueryBody)
