@@ -76,8 +76,9 @@ def reindex(data_dir: DataDir = None) -> None:
         waiting = container.counters.stats(utc_now(), settings.decay_factor)
     finally:
         container.close()
-    typer.echo(f"indexed {total} memories and {chat_total} subject memories and records with "
-               f"{container.embedder.model_id}")
+    typer.echo(f"indexed {total} memories with {container.embedder.model_id}")
+    if chat_total:
+        typer.echo(f"indexed {chat_total} subject memories and records of the chat layer")
     if waiting.pending_index or waiting.parked_index:
         typer.echo(f"{waiting.pending_index} refused by the index and left pending, {waiting.parked_index} parked: "
                    "see GET /stats index_health; `zengram repair` retries them")
