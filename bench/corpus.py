@@ -17,10 +17,11 @@ from typing import Any
 from zengram.domain.models import Category, Importance, KnowledgeCategory, MemoryType
 from zengram.domain.requests import MemoryDraft
 
+from bench.recall.data import locomo_file
+
 # Bump when the generated text changes: cached stores built from another version are re-seeded.
 CORPUS_VERSION = 1
 SEED = 20260301
-LOCOMO_PATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev5.json"
 
 MIN_WORDS = 10
 MAX_WORDS = 80
@@ -232,10 +233,10 @@ def _slug(text: str) -> str:
 class Corpus:
     """Memories (`drafts`) and questions (`queries`), reproducible from `SEED`."""
 
-    def __init__(self, locomo_path: Path = LOCOMO_PATH, seed: int = SEED) -> None:
+    def __init__(self, locomo_path: Path | None = None, seed: int = SEED) -> None:
         self._rng = random.Random(seed)
         self.clients = self._make_clients()
-        self._locomo = json.loads(locomo_path.read_text(encoding="utf-8"))
+        self._locomo = json.loads(locomo_file(locomo_path).read_text(encoding="utf-8"))
         self._conversation_client = {
             sample["sample_id"]: self.clients[i * 7 % len(self.clients)].id for i, sample in enumerate(self._locomo)
         }

@@ -32,7 +32,7 @@ from bench.corpus import Corpus, word_count
 from bench.stats import format_load, load_average
 
 DATA_DIR = Path(__file__).resolve().parent / ".data"
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "data" / "embeddings" / "all-MiniLM-L6-v2.reference.json"
+REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "all-MiniLM-L6-v2.reference.json"
 RUNTIMES: tuple[Runtime, ...] = ("numpy", "onnx", "onnx-int8")
 BATCH_SIZES = (8, 32)
 

@@ -15,6 +15,7 @@ import platform
 import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
 from bench.corpus import AGENTS, Corpus, Query, word_count
+from bench.recall.data import LocomoDataMissing
 from bench.stats import Latency, format_duration, format_load, load_average
 from bench.stores import API_KEY, SeedReport, ensure_store, open_container, settings_for, store_path, working_copy
 
@@ -140,7 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.load["start"] = load_average()
     print(f"Zengram benchmark · {results.started_at} · {_cpu_count()} CPUs · load {format_load(results.load['start'])}")
 
-    corpus = Corpus()
+    try:
+        corpus = Corpus()
+    except LocomoDataMissing as missing:  # the corpus mixes in LoCoMo turns
+        print(missing, file=sys.stderr)
+        return 2
     needed_queries = 2 * (args.warmup + args.queries)
     queries = corpus.queries(needed_queries)
     write_drafts_needed = len(WRITE_CONCURRENCY) * (args.writes + args.warmup)

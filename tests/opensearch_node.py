@@ -31,7 +31,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # Where the tests that need the node live: the controller starts one only when the run selects them.
-USERS = (REPO / "tests" / "contract" / "test_search_index.py", REPO / "tests" / "opensearch")
+USERS = (REPO / "tests" / "contract" / "test_search_index.py", REPO / "tests" / "opensearch",
+         REPO / "tests" / "documents" / "test_chunk_index_contract.py")
 NODE_PROJECT = REPO / "infra" / "opensearch-node"
 TARGET = NODE_PROJECT / "target"
 CLASSPATH_FILE = TARGET / "classpath.txt"

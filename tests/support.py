@@ -14,7 +14,6 @@ from zengram.domain.content import Scrubber, derive_digest_key
 from zengram.domain.text import words
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 API_KEY = "test-key-0123456789"
 # The scrubber a container built with API_KEY (and no ZENGRAM_SCRUB_KEY) uses: tests can predict placeholders.
 TEST_SCRUBBER = Scrubber(derive_digest_key(API_KEY))

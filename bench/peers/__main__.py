@@ -21,7 +21,7 @@ from pathlib import Path
 from bench.peers.figures import figures_of, machine_now, ratios, render
 from bench.peers.systems import ROOT, Floor, Mem0, System, mem0, ours, project_embedder, rotated
 from bench.peers.workload import selected
-from bench.recall.data import DEFAULT_DATA, load
+from bench.recall.data import LocomoDataMissing, default_data, load
 from bench.recall.metrics import Outcome
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -54,7 +54,7 @@ def _start(name: str, stack: ExitStack, args: argparse.Namespace, overrides: dic
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.peers", description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None)  # None: bench.recall.data.default_data()
     parser.add_argument("--conversations", default="", help="comma-separated sample ids (default: all)")
     parser.add_argument("--systems", default=",".join(SYSTEMS),
                         help=f"a subset of {','.join(SYSTEMS)}; the first goes first in the first conversation")
@@ -73,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     def progress(message: str) -> None:
         print(f"[{datetime.now(UTC):%H:%M:%S}] {message}", file=sys.stderr, flush=True)
 
+    args.data = args.data or default_data()
     try:
         conversations = selected(load(args.data), [n.strip() for n in args.conversations.split(",") if n.strip()])
-    except ValueError as error:
+    except (ValueError, LocomoDataMissing) as error:
         raise SystemExit(str(error)) from error
     turns = sum(len(c.turns) for c in conversations)
     questions = sum(len(c.questions) for c in conversations)

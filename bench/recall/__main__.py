@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.recall.data import CATEGORY_NAMES, DEFAULT_DATA, load
+from bench.recall.data import CATEGORY_NAMES, DATA_ENV, LocomoDataMissing, default_data, load
 from bench.recall.metrics import render, table
 from bench.recall.rerank_server import minilm_rerank_server
 from bench.recall.runner import MODEL_CACHE, ask, prepared_store
@@ -42,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a zengram Settings field for this run (repeatable)")
     parser.add_argument("--label", default="", help="a name for this run in RESULTS.md")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None,
+                        help=f"LoCoMo file (default: ${DATA_ENV}, else locomo-dev5.json in the shared folder beside "
+                             "the repository)")
     parser.add_argument("--fresh", action="store_true", help="rebuild the store even if one is cached")
     parser.add_argument("--store", type=Path, default=None,
                         help="search this cached pristine store (only for runs that change query-time settings)")
@@ -62,10 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    conversations = load(args.data)
+    data_path: Path = args.data or default_data()
+    try:
+        conversations = load(data_path)
+    except LocomoDataMissing as missing:
+        print(missing, file=sys.stderr)
+        return 2
     started = time.perf_counter()
     load_before = os.getloadavg()
-    pristine = args.store or prepared_store(conversations, overrides, args.data, progress, fresh=args.fresh,
+    pristine = args.store or prepared_store(conversations, overrides, data_path, progress, fresh=args.fresh,
                                             speakers_as_people=args.speakers_as_people)
     asking = time.perf_counter()
     with ExitStack() as stack:
@@ -97,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_record:
         with RESULTS.open("a") as out:
             out.write(f"\n### {args.label or 'run'} — {stamp}\n\nSettings: `{settings_text}`; data "
-                      f"{args.data.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
+                      f"{data_path.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
                       f"wall {time.perf_counter() - started:.0f}s (questions {asked:.0f}s); {load_text}.\n\n{text}\n")
     return 0
 

@@ -1,14 +1,21 @@
-"""LoCoMo conversations as turns to store and questions to ask (see /work/shared/data/locomo/README.md)."""
+"""LoCoMo conversations as turns to store and questions to ask.
+
+The conversations (CC BY-NC 4.0: evaluation data, never in this repository) live in the project's shared folder
+beside the repository, `../shared/data/locomo/` (its README describes the shape); `ZENGRAM_LOCOMO` or
+`--data` names another file.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-DEFAULT_DATA = Path("/work/shared/data/locomo/locomo-dev5.json")
+DATA_ENV = "ZENGRAM_LOCOMO"
+REPOSITORY = Path(__file__).resolve().parents[2]
 EVIDENCE_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
@@ -62,9 +69,32 @@ def _dia_id(value: str) -> tuple[int, int]:
     return next(iter(ids))
 
 
-def load(path: Path = DEFAULT_DATA) -> list[Conversation]:
+class LocomoDataMissing(FileNotFoundError):
+    """The LoCoMo file is not where it was looked for; the message says how to point at it."""
+
+
+def default_data() -> Path:
+    """`$ZENGRAM_LOCOMO`, else `<repository>/../shared/data/locomo/locomo-dev5.json`, resolved when called."""
+    configured = os.environ.get(DATA_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return REPOSITORY.parent / "shared" / "data" / "locomo" / "locomo-dev5.json"
+
+
+def locomo_file(path: Path | None = None) -> Path:
+    """The given file, else `default_data()`; a missing file raises with what to do about it."""
+    path = path or default_data()
+    if not path.is_file():
+        raise LocomoDataMissing(
+            f"LoCoMo data not found at {path}: put the project's shared folder beside the repository "
+            f"(../shared/data/locomo/locomo-dev5.json), or set {DATA_ENV}=<file>, or pass --data <file>"
+        )
+    return path
+
+
+def load(path: Path | None = None) -> list[Conversation]:
     conversations = []
-    for sample in json.loads(path.read_text()):
+    for sample in json.loads(locomo_file(path).read_text()):
         conv = sample["conversation"]
         turns: list[Turn] = []
         sessions = sorted(

@@ -186,6 +186,43 @@ SAMPLES.update({
         "detail": {},
     },
 })
+# The document knowledge base: one greedy route (ANY /kb/{proxy+}); the Agent Brain CLI's trailing slashes and its
+# bearer token; folders are s3://<documents bucket>/<prefix> (tests substitute the bucket for SAMPLE-BUCKET).
+KB_ROUTE = "/kb/{proxy+}"
+
+
+def kb_event(method: str, path: str, *, bearer: bool = False, **options: Any) -> dict[str, Any]:
+    event = http_event(method, path, route=KB_ROUTE, **options)
+    event["pathParameters"] = {"proxy": path.removeprefix("/kb/")}
+    if bearer:
+        event["headers"].pop("x-api-key", None)
+        event["headers"]["authorization"] = f"Bearer {SAMPLE_KEY}"
+    return event
+
+
+SAMPLES.update({
+    "documents/get_health.json": kb_event("GET", "/kb/health/", authenticated=False, request_id="sample-kb-health"),
+    "documents/get_status.json": kb_event("GET", "/kb/health/status", bearer=True, request_id="sample-kb-status"),
+    "documents/post_index.json": kb_event("POST", "/kb/index/", bearer=True, request_id="sample-kb-index", body={
+        "folder_path": "s3://SAMPLE-BUCKET/handbook", "recursive": True, "include_code": True, "chunk_size": 512,
+        "chunk_overlap": 50}),
+    "documents/post_index_forbidden.json": kb_event("POST", "/kb/index", request_id="sample-kb-index-403",
+                                                    body={"folder_path": "s3://another-bucket/secrets"}),
+    "documents/get_job.json": kb_event("GET", "/kb/index/jobs/SAMPLE-ID", bearer=True, request_id="sample-kb-job"),
+    "documents/post_query.json": kb_event("POST", "/kb/query/", bearer=True, request_id="sample-kb-query", body={
+        "query": "what calls compute_total", "mode": "graph", "top_k": 5, "traversal_depth": 2,
+        "include_relationships": True}),
+    "documents/post_query_hybrid.json": kb_event("POST", "/kb/query", request_id="sample-kb-query-2", body={
+        "query": "how is the invoice total computed", "mode": "hybrid", "alpha": 0.5, "similarity_threshold": 0.2}),
+    "documents/delete_index.json": kb_event("DELETE", "/kb/index/", bearer=True, request_id="sample-kb-reset"),
+    "documents/get_docs.json": kb_event("GET", "/kb/openapi.json", authenticated=False, request_id="sample-kb-docs"),
+    "documents_step/plan.json": {"step": "plan", "job_id": "SAMPLE-ID"},
+    "documents_step/batch.json": {"step": "batch", "job_id": "SAMPLE-ID"},
+    "documents_step/finish.json": {"step": "finish", "job_id": "SAMPLE-ID"},
+    "documents_step/fail.json": {"step": "fail", "job_id": "SAMPLE-ID", "error": "States.TaskFailed",
+                                 "cause": "the batch Lambda ran out of memory"},
+})
+
 
 # Scoped API keys (admin only): create, list, revoke.
 SAMPLES.update({

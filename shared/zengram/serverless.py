@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, FastAPI
 
 from zengram.api.app import create_app
+from zengram.api.middleware import OPEN_PATHS
 from zengram.bootstrap import Container, ContainerProvider, build_container, build_language_model
 from zengram.domain.errors import FeatureUnavailable
 from zengram.settings import Settings
@@ -114,9 +115,9 @@ def lambda_container() -> Container:
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 
-def create_function_app(routers: Sequence[APIRouter]) -> FastAPI:
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
     return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
-                      on_request_id=OBSERVABILITY.set_correlation_id)
+                      open_paths=open_paths, on_request_id=OBSERVABILITY.set_correlation_id)
 
 
 def http_handler(app: FastAPI) -> LambdaHandler:

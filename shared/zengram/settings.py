@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from zengram.domain.chat.learning import LearningConfig
 from zengram.domain.chat.memories import RecallPolicy, VersioningPolicy
@@ -427,6 +427,34 @@ class Settings(BaseSettings):
         default=LearningConfig.retry_after.total_seconds(), gt=0,
         description="Wait before a failed learning job is tried again (doubling per attempt).")
 
+    # -- the document knowledge base (Agent Brain-style API under /kb; docs/documents.md) --------------------
+    documents_allowed_roots: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Folders POST /kb/index may read (local paths, or s3://bucket/prefix on AWS), comma-separated. "
+                    "Empty: the folder the embedded server starts in; nothing on AWS.",
+    )
+    documents_dynamodb_table: str = Field(
+        default="zengram-documents", description="DynamoDB table of files, chunks, jobs and the code graph (AWS).")
+    documents_opensearch_alias: str = Field(
+        default="zengram-documents", description="OpenSearch alias of the chunk index (its own, beside memories').")
+    documents_state_machine_arn: str | None = Field(
+        default=None, description="Run indexing jobs as this Step Functions state machine (AWS); unset: a worker "
+                                  "thread of this process.")
+    documents_batch_files: int = Field(
+        default=200, ge=1, le=10_000,
+        description="Most files one indexing batch takes (on AWS, one Lambda invocation of the documents state "
+                    "machine; embedded, progress is saved after each).")
+    documents_max_file_mb: float = Field(default=10.0, gt=0, description="Larger files are skipped when indexing.")
+    documents_graph_enabled: bool = Field(
+        default=True, description="Build the code graph (entities and relations) and answer graph/multi queries.")
+
+    @field_validator("documents_allowed_roots", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     def retrieval(self) -> RetrievalProfile:
         """The retrieval profile in effect: the named one, with the values set one by one in place of its own."""
         return PROFILES[self.retrieval_profile].overridden(
@@ -492,6 +520,14 @@ class Settings(BaseSettings):
     @property
     def index_path(self) -> Path:
         return self.data_dir / "index.sqlite3"
+
+    @property
+    def documents_path(self) -> Path:
+        return self.data_dir / "documents.sqlite3"
+
+    @property
+    def documents_index_path(self) -> Path:
+        return self.data_dir / "documents-index.sqlite3"
 
     @property
     def key_file(self) -> Path:

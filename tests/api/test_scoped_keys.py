@@ -180,12 +180,24 @@ CALLS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/admin/keys"): {"path": "/admin/keys", "json": {"name": "n", "role": "read", "clients": ["acme"]}},
     ("GET", "/admin/keys"): {"path": "/admin/keys"},
     ("DELETE", "/admin/keys/{key_id}"): {"path": "/admin/keys/" + "0" * 32},
+    ("GET", "/kb/health/status"): {"path": "/kb/health/status"},
+    ("GET", "/kb/query/count"): {"path": "/kb/query/count"},
+    ("POST", "/kb/query"): {"path": "/kb/query", "json": {"query": "note"}},
+    ("GET", "/kb/index/jobs"): {"path": "/kb/index/jobs"},
+    ("GET", "/kb/index/jobs/{job_id}"): {"path": "/kb/index/jobs/nope"},
+    ("GET", "/kb/index/folders"): {"path": "/kb/index/folders"},
+    ("POST", "/kb/index"): {"path": "/kb/index", "json": {"folder_path": "/outside/every/root"}},
+    ("POST", "/kb/index/add"): {"path": "/kb/index/add/", "json": {"folder_path": "/outside/every/root"}},
+    ("DELETE", "/kb/index/jobs/{job_id}"): {"path": "/kb/index/jobs/nope"},
+    ("DELETE", "/kb/index/folders"): {"path": "/kb/index/folders", "json": {"folder_path": "not-indexed"}},
+    ("DELETE", "/kb/index"): {"path": "/kb/index/"},
 }
 
 
 @pytest.fixture
 def role_world(api: TestClient) -> dict[str, Any]:
-    keys = {role: create_key(api, name=role, role=role, clients=None if role == "admin" else ["acme"])["key"]
+    # `global` too: the document knowledge base is shared knowledge, so only the role decides there as well.
+    keys = {role: create_key(api, name=role, role=role, clients=None if role == "admin" else ["acme", "global"])["key"]
             for role in ("read", "write", "admin")}
     api.put("/clients/acme", json={"name": "Acme"}, headers=ADMIN)
     acme_id = api.post("/memory", json=memory("Acme runs PostgreSQL", client_id="acme"), headers=ADMIN).json()["id"]

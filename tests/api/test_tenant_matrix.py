@@ -23,6 +23,7 @@ import pytest
 from fastapi.testclient import TestClient
 from zengram.api.access import ROUTE_ROLES
 from zengram.bootstrap import build_container
+from zengram.domain.keys import Role
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 
@@ -509,6 +510,37 @@ by_id_in_globex("PATCH", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_i
 by_id_in_globex("DELETE", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}")
 
 
+def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:
+    """The document knowledge base is shared knowledge (`global`): keys whose clients do not include it are refused
+    on every /kb route but health (after the role check); the admin key gets the route's own answer (none of these
+    writes anything). Its errors carry `detail` beside `error`, as Agent Brain's clients read it."""
+
+    def check(world: World, caller: str) -> None:
+        response = world.call(caller, method, path, **kwargs)
+        if caller == "admin":
+            assert response.status_code == admin_status, response.text
+            return
+        assert response.status_code == 403, response.text
+        expected = ("role:" if ROUTE_ROLES[(method, route)] is Role.ADMIN
+                    else "client_id: the document knowledge base is shared knowledge")
+        assert response.json()["error"].startswith(expected)
+
+    MATRIX[(method, route)] = check
+
+
+shared_documents("GET", "/kb/health/status", "/kb/health/status", 200)
+shared_documents("GET", "/kb/query/count", "/kb/query/count/", 200)
+shared_documents("POST", "/kb/query", "/kb/query/", 503, json={"query": "deployment"})  # nothing indexed yet
+shared_documents("GET", "/kb/index/jobs", "/kb/index/jobs", 200)
+shared_documents("GET", "/kb/index/jobs/{job_id}", "/kb/index/jobs/no-such-job", 404)
+shared_documents("GET", "/kb/index/folders", "/kb/index/folders", 200)
+shared_documents("POST", "/kb/index", "/kb/index", 400, json={"folder_path": ""})  # let in, then refused
+shared_documents("POST", "/kb/index/add", "/kb/index/add/", 400, json={"folder_path": ""})
+shared_documents("DELETE", "/kb/index/jobs/{job_id}", "/kb/index/jobs/no-such-job", 404)
+shared_documents("DELETE", "/kb/index/folders", "/kb/index/folders", 404, json={"folder_path": "not-indexed"})
+shared_documents("DELETE", "/kb/index", "/kb/index", 200)
+
+
 # -- the tests ---------------------------------------------------------------------------------------------------
 
 
@@ -519,9 +551,22 @@ def test_tenant_matrix(world: World, route: tuple[str, str], caller: str) -> Non
 
 
 def test_the_matrix_covers_every_route(world: World) -> None:
-    document = world.admin("GET", "/openapi.json").json()
-    routes = {(method.upper(), path) for path, item in document["paths"].items() for method in item}
-    assert set(MATRIX) == routes - {("GET", "/health")} == set(ROUTE_ROLES)
+    routes = {(method.upper(), f"{base}{path}") for base in ("", "/kb")
+              for path, item in world.admin("GET", f"{base}/openapi.json").json()["paths"].items() for method in item}
+    assert ("POST", "/kb/query") in routes  # the mounted document API is counted too
+    assert set(MATRIX) == routes - {("GET", "/health"), ("GET", "/kb/health")} == set(ROUTE_ROLES)
+
+
+def test_a_key_that_lists_global_uses_the_document_knowledge_base_by_its_role(world: World) -> None:
+    reader = world.admin("POST", "/admin/keys", json={"name": "docs reader", "role": "read",
+                                                      "clients": ["initech", "global"]}).json()["key"]
+    as_reader = {"x-api-key": reader}
+    assert world.client.get("/kb/index/jobs", headers=as_reader).status_code == 200
+    assert world.client.post("/kb/query", json={"query": "deployment"}, headers=as_reader).status_code == 503
+    refused = world.client.post("/kb/index", json={"folder_path": "/tmp"}, headers=as_reader)
+    assert refused.status_code == 403
+    assert refused.json()["error"] == "role: this API key is read; POST /kb/index needs write"
+    assert world.client.get("/kb/health").status_code == 200  # health needs no key at all
 
 
 def test_a_search_without_client_id_never_reaches_another_tenant(world: World) -> None:

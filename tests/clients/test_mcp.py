@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -27,7 +28,7 @@ from tests.support import API_KEY, REPO_ROOT
 
 TOOLS = {"brain_store", "brain_search", "brain_briefing", "brain_query", "brain_stats", "brain_consolidate",
          "brain_entities", "brain_delete", "brain_update", "brain_export", "brain_import", "brain_reclassify",
-         "brain_reflect", "brain_research", "brain_restore"}
+         "brain_reflect", "brain_research", "brain_restore", "brain_docs_query"}
 
 Call = Callable[..., Awaitable[CallToolResult]]
 
@@ -59,6 +60,17 @@ class Recorder:
     async def __call__(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         self.called.add(name)
         return await self.session.call_tool(name, arguments)
+
+
+def index_sample_documents(server: BackgroundServer) -> None:
+    """The document sample folder, indexed through /kb (the server allows the folder it runs in: the repo)."""
+    headers = {"x-api-key": API_KEY}
+    folder = str(REPO_ROOT / "tests" / "data" / "kb_sample")
+    job = httpx.post(f"{server.url}/kb/index", json={"folder_path": folder}, headers=headers, timeout=30).json()
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{server.url}/kb/index/jobs/{job['job_id']}", headers=headers).json()["status"] != "done":
+        assert time.monotonic() < deadline, "indexing did not finish"
+        time.sleep(0.1)
 
 
 def text(result: CallToolResult) -> str:
@@ -131,8 +143,11 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
         seen["reclassify"] = payload(await call("brain_reclassify", {
             "reclassifications": [{"name": "Next.js", "new_type": "system"}], "dry_run": False}))
         seen["reclassified"] = payload(await call("brain_entities", {"action": "get", "name": "Next.js"}))
+        seen["docs"] = payload(await call("brain_docs_query", {"query": "what calls compute_total", "mode": "graph",
+                                                               "top_k": 2, "include_relationships": True}))
         return call.called, seen
 
+    index_sample_documents(llm_live_server)
     called, seen = with_mcp(llm_live_server, scenario)
 
     assert called == TOOLS
@@ -161,6 +176,9 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
     assert seen["reclassify"]["changes"][0]["old_type"] == "technology" and not seen["reclassify"]["dry_run"]
     assert seen["reclassified"]["type"] == "system"
     assert llm_server.pending == 0 and len(llm_server.requests) == 4  # reflect 1, research 2, consolidation 1
+    callers = seen["docs"]["results"]
+    assert {result["metadata"]["symbol"] for result in callers} == {"Invoice", "MonthlyReport"}
+    assert all(result["graph_score"] >= 0.9 and result["relationships"] for result in callers)
 
 
 def test_without_an_llm_the_llm_tools_pass_on_the_documented_503(live_server: BackgroundServer) -> None:
@@ -230,7 +248,7 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
 
 
 def test_finds_the_local_key_file_like_the_readme_config(live_server: BackgroundServer, tmp_path: Path) -> None:
-    """The README's .mcp.json gives only BRAIN_API_URL: started in the project folder, the key comes from
+    """The .mcp.json of docs/clients.md gives only BRAIN_API_URL: started in the project folder, the key comes from
     `.zengram/api-key`."""
     (tmp_path / ".zengram").mkdir()
     (tmp_path / ".zengram" / "api-key").write_text(API_KEY + "\n")

@@ -64,7 +64,7 @@ def seconds_left_in_minute(clock: ManualClock) -> int:
 def test_sync_client_waits_the_servers_retry_after_then_succeeds(
     limited_server: BackgroundServer, clock: ManualClock
 ) -> None:
-    clock.advance(seconds=37)  # 23 s left in the minute, as in the README's example
+    clock.advance(seconds=37)  # 23 s left in the minute, as in the example of docs/api/README.md
     sleeper = ClockSleeper(clock)
     with BrainClient(url=limited_server.url, api_key=API_KEY, source_agent="t", sleep=sleeper) as brain:
         first = brain.store(type="event", content="First write of the minute")

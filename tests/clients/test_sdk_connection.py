@@ -1,4 +1,4 @@
-"""Where the SDK connects when told nothing (the README: BRAIN_API_URL / BRAIN_API_KEY, else the local
+"""Where the SDK connects when told nothing (docs/clients.md: BRAIN_API_URL / BRAIN_API_KEY, else the local
 embedded server and its generated key file), and that the async client has every method of the sync one."""
 
 from __future__ import annotations

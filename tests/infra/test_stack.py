@@ -203,7 +203,8 @@ def test_readers_may_not_create_or_change_indexes(function: str) -> None:
 
 
 @pytest.mark.parametrize("function", ["MemoryFunction", "RepairFunction", "ExportFunction", "EntitiesFunction",
-                                      "ConsolidateFunction", "IndexBootstrapFunction"])
+                                      "ConsolidateFunction", "IndexBootstrapFunction", "DocumentsFunction",
+                                      "DocumentsStepFunction"])
 def test_writers_may_write(function: str) -> None:
     assert {"es:ESHttpPut", "es:ESHttpDelete"} <= search_actions(evaluator(), function)
 
@@ -231,7 +232,7 @@ def test_the_created_domain_admits_only_the_stacks_search_roles() -> None:
              if (match := re.search(f"{stack.stack.name}-(\\w+)-GENERATED1", principal))}
     assert roles == {f"{name}FunctionRole" for name in ("Memory", "Briefing", "Export", "Entities", "Repair",
                                                        "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
-                                                       "Chat", "ChatLearning")}
+                                                       "Chat", "ChatLearning", "Documents", "DocumentsStep")}
     assert "arn:aws:iam::123456789012:role/ops" in principals
     assert statement["Resource"] == "arn:aws:es:eu-west-1:123456789012:domain/zg-prod-1a2b3c4d/*"
 
@@ -280,17 +281,62 @@ def test_no_secret_value_reaches_a_function_configuration() -> None:
                 assert variables["ZENGRAM_OPENAI_API_KEY_SECRET_ID"] == "openai"
 
 
-def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only() -> None:
-    stack = evaluator(EVERY_BACKEND[1])
+@pytest.mark.parametrize(("parameters", "documents"), [
+    (EVERY_BACKEND[1], ()),
+    ({"Embedder": "openai", "OpenAIApiKeySecretName": "openai"}, ("Documents", "DocumentsStep"))],
+    ids=["serverless", "domain"])
+def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only(parameters: dict[str, Any],
+                                                                            documents: tuple[str, ...]) -> None:
+    stack = evaluator(parameters)
     statement = created(stack)["OpenAIKeyPolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
     assert statement["Action"] == "secretsmanager:GetSecretValue"
     assert statement["Resource"] == "arn:aws:secretsmanager:eu-west-1:123456789012:secret:openai-*"
     readers = {logical.removesuffix("Role") for logical, r in created(stack).items() if r["Type"] == "AWS::IAM::Role"
                and stack.ref("OpenAIKeyPolicy") in r["Properties"].get("ManagedPolicyArns", [])}
     assert readers == {f"{name}Function" for name in ("Memory", "Briefing", "Export", "Entities", "Repair",
-                                                     "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap", "Chat",
-                                                     "ChatLearning")}
+                                                     "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
+                                                     "Chat", "ChatLearning", *documents)}
     assert "OpenAIKeyPolicy" not in created(evaluator())
+
+
+# ---- the document knowledge base ----
+
+DOCUMENTS = {"DocumentsBucket", "DocumentsBucketPolicy", "DocumentsTable", "DocumentsFunction", "DocumentsStepFunction",
+             "DocumentsIndexStateMachine", "DocumentsIndexStateMachineLogs", "DocumentsFunctionLogGroup",
+             "DocumentsStepFunctionLogGroup", "DocumentsFunctionFailingAlarm", "DocumentsStepFunctionFailingAlarm",
+             "DocumentsIndexingFailedAlarm", "DocumentsTableThrottlesAlarm"}
+
+
+@pytest.mark.parametrize(("parameters", "deployed"), [
+    ({}, True),
+    ({"SearchBackend": "opensearch-existing", "ExistingOpenSearchService": "es",
+      "ExistingOpenSearchArn": "arn:aws:es:eu-west-1:123456789012:domain/shared",
+      "ExistingOpenSearchEndpoint": "https://search-shared.eu-west-1.es.amazonaws.com"}, True),
+    (EVERY_BACKEND[1], False),
+    ({"SearchBackend": "opensearch-existing", "ExistingOpenSearchService": "aoss",
+      "ExistingOpenSearchArn": "arn:aws:aoss:eu-west-1:123456789012:collection/abc",
+      "ExistingOpenSearchEndpoint": "https://abc.eu-west-1.aoss.amazonaws.com"}, False),
+], ids=["domain", "existing-domain", "serverless", "existing-collection"])
+def test_the_document_knowledge_base_is_deployed_on_domains_only(parameters: dict[str, Any], deployed: bool) -> None:
+    resources = created(evaluator(parameters))
+    assert (DOCUMENTS & set(resources)) == (DOCUMENTS if deployed else set())
+    assert ("/kb/{proxy+}" in resources["HttpApi"]["Properties"]["Body"]["paths"]) == deployed  # the route too
+
+
+def test_the_documents_functions_follow_the_stack() -> None:
+    stack = evaluator()
+    resources = created(stack)
+    for function in ("DocumentsFunction", "DocumentsStepFunction"):
+        variables = resources[function]["Properties"]["Environment"]["Variables"]
+        assert variables["ZENGRAM_DOCUMENTS_OPENSEARCH_ALIAS"] == "zengram-prod-documents"  # per stage
+        assert variables["ZENGRAM_SEARCH_INDEX"] == "opensearch" and variables["ZENGRAM_RECORD_STORE"] == "dynamodb"
+        assert variables["ZENGRAM_API_KEY_SECRET_ID"] == stack.ref("ApiKeySecret")  # key check / scrubber key
+        assert "FunctionName" not in resources[function]["Properties"]  # named by CloudFormation, per stack
+        assert stack.ref("SearchWritePolicy") in resources[f"{function}Role"]["Properties"]["ManagedPolicyArns"]
+    api_statements = role_policies(stack, "DocumentsFunction")
+    assert any(statement.get("Sid") == "ApiKeys" and statement["Action"] == "dynamodb:GetItem"
+               for statement in api_statements)
+    assert not any("RATE#" in json.dumps(statement) for statement in api_statements)  # /kb is not rate limited
 
 
 # ---- the index bootstrap step ----

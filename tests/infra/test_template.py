@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from samtranslator.translator.transform import transform
+from starlette.routing import Mount
 
 from tests.functions.invoke import load_function_module
 from tests.infra.template_model import TEMPLATE, as_packaged, functions, load_template
@@ -18,8 +19,18 @@ BIN = Path(sys.executable).parent
 
 
 def api_routes(app: FastAPI) -> set[tuple[str, str]]:
-    """Every (METHOD, path) the app serves, read from its OpenAPI document."""
-    return {(method.upper(), path) for path, operations in app.openapi()["paths"].items() for method in operations}
+    """Every (METHOD, path) the app serves, read from its OpenAPI document and those of the apps it mounts."""
+    routes = {(method.upper(), path) for path, operations in app.openapi()["paths"].items() for method in operations}
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, FastAPI):
+            routes |= {(method, f"{route.path}{path}") for method, path in api_routes(route.app)}
+    return routes
+
+
+def under_proxy(route: tuple[str, str], proxies: set[tuple[str, str]]) -> bool:
+    """Whether a greedy route (`ANY /kb/{proxy+}`) takes this one."""
+    return any(method in ("ANY", route[0]) and route[1].startswith(path.removesuffix("{proxy+}"))
+               for method, path in proxies)
 
 
 class NoManagedPolicies:
@@ -71,17 +82,26 @@ def test_template_routes_match_the_function_app(function: object) -> None:
 
     assert isinstance(function, FunctionSpec)
     app = load_function_module(function.group).app
-    assert api_routes(app) == documented(function.routes)
+    proxies = {route for route in function.routes if route[1].endswith("{proxy+}")} - {CATCH_ALL}
+    served = api_routes(app)
+    assert {route for route in served if not under_proxy(route, proxies)} == documented(function.routes) - proxies
+    for proxy in proxies:
+        assert any(under_proxy(route, {proxy}) for route in served), f"{proxy} takes no route of the app"
 
 
 def test_every_embedded_route_is_deployed_and_nothing_else() -> None:
+    from zengram.api import kb
     from zengram.embedded.app import ROUTERS
 
     every_route = set().union(*(documented(function.routes) for function in HTTP_FUNCTIONS))
     embedded = FastAPI()
     for router in ROUTERS:
         embedded.include_router(router)
-    assert api_routes(embedded) == every_route
+    embedded.mount(kb.BASE_PATH, kb.create_kb_app(kb.Lazy(lambda: None)))  # type: ignore[arg-type, return-value]
+    proxies = {route for route in every_route if route[1].endswith("{proxy+}")}
+    served = api_routes(embedded)
+    assert {route for route in served if not under_proxy(route, proxies)} == every_route - proxies
+    assert all(any(under_proxy(route, {proxy}) for route in served) for proxy in proxies)
 
 
 def test_only_the_chat_function_catches_undocumented_paths() -> None:

@@ -30,13 +30,8 @@ MIN_COSINE = {"numpy": 0.999, "onnx": 0.999, "onnx-int8": 0.975}
 BATCH_TOLERANCE = {"numpy": 1e-6, "onnx": 1e-5, "onnx-int8": 0.0}
 
 
-def shared_dir() -> Path:
-    """`<repo>/../shared`: beside the work tree locally, beside the fresh clone in CI."""
-    repo = Path(__file__).resolve().parents[2]
-    return repo.parent / "shared"
-
-
-REFERENCE_FILE = shared_dir() / "data" / "embeddings" / "all-MiniLM-L6-v2.reference.json"
+# Made by sentence-transformers itself; where it comes from: tests/data/README.md.
+REFERENCE_FILE = Path(__file__).resolve().parents[1] / "data" / "all-MiniLM-L6-v2.reference.json"
 
 
 def reference_cases() -> list[dict[str, Any]]:

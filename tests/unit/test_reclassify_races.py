@@ -1,5 +1,5 @@
 """Reclassification against a concurrent PATCH: its rewrite of a memory's `entities` is conditioned on the revision
-it read, so a PATCH landing between that read and the write is never overwritten (README "Entities")."""
+it read, so a PATCH landing between that read and the write is never overwritten (docs/api/entities.md)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ The API key middleware authenticates the caller and leaves its `Principal` in th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from zengram.api.chat.roles import CHAT_ROUTE_ROLES, UNSUPPORTED_ROLES
 from zengram.domain.errors import Forbidden
 from zengram.domain.keys import Principal, Role, TenantScope, key_id_of, verify_bootstrap_key
+from zengram.domain.models import GLOBAL_CLIENT
 
 # (method, route path) → the least role that may call it. A route missing here needs admin: fail closed.
 ROUTE_ROLES: dict[tuple[str, str], Role] = {
@@ -46,6 +47,19 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("POST", "/admin/keys"): Role.ADMIN,
     ("GET", "/admin/keys"): Role.ADMIN,
     ("DELETE", "/admin/keys/{key_id}"): Role.ADMIN,
+    # The document knowledge base (mounted at /kb; docs/documents.md). Its documents are shared knowledge, not any
+    # one client's: a scoped key also needs `global` among its clients (authorize_documents).
+    ("GET", "/kb/health/status"): Role.READ,
+    ("GET", "/kb/query/count"): Role.READ,
+    ("POST", "/kb/query"): Role.READ,
+    ("GET", "/kb/index/jobs"): Role.READ,
+    ("GET", "/kb/index/jobs/{job_id}"): Role.READ,
+    ("GET", "/kb/index/folders"): Role.READ,
+    ("POST", "/kb/index"): Role.WRITE,
+    ("POST", "/kb/index/add"): Role.WRITE,
+    ("DELETE", "/kb/index/jobs/{job_id}"): Role.WRITE,
+    ("DELETE", "/kb/index/folders"): Role.WRITE,
+    ("DELETE", "/kb/index"): Role.ADMIN,  # clears every indexed folder
 }
 
 
@@ -79,11 +93,32 @@ def authorize(request: Request) -> None:
     route_path = getattr(request.scope.get("route"), "path", None)
     if route_path is None or route_path == "/health":
         return
+    require_role(request, route_path)
+
+
+def require_role(request: Request, route_path: str) -> Principal:
+    """The caller, if its role reaches the one `route_path` (as written in ROUTE_ROLES) needs; else a 403."""
     principal = get_principal(request)
     needed = required_role(request.method, route_path)
     if not principal.may(needed):
         raise Forbidden(f"role: this API key is {principal.role.value}; {request.method} {route_path} needs "
                         f"{needed.value}")
+    return principal
+
+
+def authorize_documents(request: Request, base_path: str, open_paths: Collection[str]) -> None:
+    """The document knowledge base's check (an app-wide dependency of the app mounted at `base_path`): the route's
+    role, and `global` in the key's scope, because the indexed documents belong to no one client."""
+    route_path = getattr(request.scope.get("route"), "path", None)
+    if route_path is None:
+        return
+    route_path = base_path + (route_path.rstrip("/") or "")  # each route also answers with a trailing slash
+    if route_path in open_paths:
+        return
+    principal = require_role(request, route_path)
+    if not principal.scope.allows(GLOBAL_CLIENT):
+        raise Forbidden(f"client_id: the document knowledge base is shared knowledge ('{GLOBAL_CLIENT}'), which "
+                        "is not one of this API key's clients")
 
 
 def authenticator(bootstrap_key: Callable[[], str],

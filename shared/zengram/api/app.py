@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
@@ -23,6 +23,7 @@ def create_app(
     provider: ContainerProvider,
     expected_key: Callable[[], str],
     *,
+    open_paths: Collection[str] = OPEN_PATHS,
     on_request_id: Callable[[str], None] | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
@@ -47,7 +48,7 @@ def create_app(
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
     authenticate = authenticator(expected_key, lambda presented: app.state.provider.get().keys.authenticate(presented))
-    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate)
+    app.add_middleware(ApiKeyMiddleware, authenticate=authenticate, open_paths=open_paths)
     app.add_middleware(RequestIdMiddleware, on_request_id=on_request_id)  # added last = outermost: a 401 has it too
     return app
 

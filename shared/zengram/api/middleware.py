@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
@@ -62,6 +62,16 @@ class RequestIdMiddleware:
             await error_response(500, "internal server error")(scope, receive, send_with_id)
 
 
+def presented_key(headers: Headers) -> str | None:
+    """The key a request carries: `x-api-key`, else `x-mnexium-key` (the Mnexium SDK), else `Authorization: Bearer
+    <key>` (Agent Brain's clients, the openai SDK)."""
+    given = headers.get("x-api-key") or headers.get("x-mnexium-key")
+    if given:
+        return given
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
 def _gateway_request_id(scope: Scope) -> str | None:
     """API Gateway's id of this request, when Mangum passed its event along (`aws.event`)."""
     event = scope.get("aws.event")
@@ -71,15 +81,18 @@ def _gateway_request_id(scope: Scope) -> str | None:
 
 
 class ApiKeyMiddleware:
-    """Refuses any request without a valid API key (`presented_key`) before routing or body parsing, and leaves the
-    caller's `Principal` in the request state for the routes (`zengram.api.access`). The key is never logged."""
+    """Refuses any request without a valid key (`presented_key`) before routing or body parsing, and leaves the
+    caller's `Principal` in the request state for the routes (`zengram.api.access`); `open_paths` need none. The key
+    is never logged."""
 
-    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None]) -> None:
+    def __init__(self, app: ASGIApp, authenticate: Callable[[str], Principal | None],
+                 open_paths: Collection[str] = OPEN_PATHS) -> None:
         self.app = app
         self._authenticate = authenticate
+        self._open_paths = frozenset(open_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        if scope["type"] != "http" or scope["path"] in self._open_paths:
             await self.app(scope, receive, send)
             return
         given = presented_key(Headers(scope=scope))
@@ -96,15 +109,6 @@ class ApiKeyMiddleware:
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
-
-
-def presented_key(headers: Headers) -> str | None:
-    """The API key a request presents: `x-api-key`, else `x-mnexium-key` (the Mnexium SDK sends it), else an
-    `Authorization: Bearer` token (the openai SDK sends its api_key so)."""
-    bearer = headers.get("authorization", "")
-    scheme, _, token = bearer.partition(" ")
-    return (headers.get("x-api-key") or headers.get("x-mnexium-key")
-            or (token.strip() if scheme.lower() == "bearer" else None) or None)
 
 
 class BodySizeLimitMiddleware:

@@ -1,6 +1,6 @@
 """What every client command shares: connection options, `--json`, exit codes and error messages.
 
-Exit codes (documented in the README):
+Exit codes (documented in docs/clients.md):
   0  done
   1  the server said no (4xx/5xx; the message is the server's `error` text), or some imported records failed
   2  usage: a bad option or argument, an unreadable file (typer/click also use 2 for usage errors)

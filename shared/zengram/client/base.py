@@ -33,7 +33,7 @@ class ClientConfig:
               request_id: str | None) -> ClientConfig:
         """Arguments win; `BRAIN_API_URL` / `BRAIN_API_KEY` fill what is left out, then the local embedded
         server (`ZENGRAM_HOST`/`ZENGRAM_PORT`) and the key it generated into `<ZENGRAM_DATA_DIR>/api-key`,
-        as the README promises for all three clients. Read when the client is built, never at import."""
+        as docs/clients.md promises for all three clients. Read when the client is built, never at import."""
         if not url or api_key is None:
             connection = resolve_connection(url, api_key)
             url, api_key = connection.url, api_key if api_key is not None else connection.api_key

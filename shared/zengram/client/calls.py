@@ -45,6 +45,7 @@ from zengram.client.bodies import (
 )
 from zengram.client.errors import ERRORS_BY_STATUS, BrainError, RateLimitError
 from zengram.client.retry import retry_after_seconds
+from zengram.domain.documents.query import DocumentQuery, QueryResponse
 from zengram.domain.models import Memory, format_timestamp
 from zengram.domain.reflect import ReflectResult
 
@@ -347,6 +348,11 @@ def reflect(topic: str, client_id: str | None, limit: int | None) -> Call[Reflec
 def research(topic: str, client_id: str | None, max_iterations: int | None) -> Call[ResearchBody]:
     body = json_body({"topic": topic, "client_id": client_id, "max_iterations": max_iterations})
     return Call("POST", "/research", model(ResearchBody), body=body, slow=True)
+
+
+def docs_query(query: DocumentQuery) -> Call[QueryResponse]:
+    """POST /kb/query: the document knowledge base, mounted beside the memory API."""
+    return Call("POST", "/kb/query", model(QueryResponse), body=query.model_dump(mode="json", exclude_none=True))
 
 
 # -- client fingerprints ----------------------------------------------------------------------------------

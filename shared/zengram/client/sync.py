@@ -56,6 +56,7 @@ from zengram.client.calls import (
     UpdateOptions,
 )
 from zengram.client.retry import RetryPolicy
+from zengram.domain.documents.query import DocumentQuery, QueryResponse
 from zengram.domain.models import Memory
 from zengram.domain.reflect import ReflectResult
 
@@ -225,6 +226,11 @@ class BrainClient:
 
     def reflect(self, topic: str, *, client_id: str | None = None, limit: int | None = None) -> ReflectResult:
         return self._send(calls.reflect(topic, client_id, limit))
+
+    def docs_query(self, query: str, **fields: Any) -> QueryResponse:
+        """Searches the document knowledge base (`POST /kb/query`); `fields` as its request: mode, top_k,
+        similarity_threshold, alpha, traversal_depth, include_relationships, source_types, languages, file_paths."""
+        return self._send(calls.docs_query(DocumentQuery(query=query, **fields)))
 
     def research(self, topic: str, *, client_id: str | None = None,
                  max_iterations: int | None = None) -> ResearchBody:

@@ -8,8 +8,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from zengram.api import kb
 from zengram.api.app import create_app
 from zengram.api.chat.routers import CHAT_ROUTERS
+from zengram.api.middleware import OPEN_PATHS
 from zengram.api.routers import (
     admin,
     briefing,
@@ -23,7 +25,13 @@ from zengram.api.routers import (
     stats,
 )
 from zengram.api.routers import entities as entity_routes
-from zengram.bootstrap import Container, ContainerProvider, build_container
+from zengram.bootstrap import (
+    Container,
+    ContainerProvider,
+    DocumentsContainer,
+    build_container,
+    build_documents_container,
+)
 from zengram.domain.consolidation import schedule_interval
 from zengram.domain.errors import IndexUnavailable
 from zengram.embedded.keys import resolve_api_key
@@ -36,10 +44,14 @@ ROUTERS = [health.router, memory.router, briefing.router, export.router, researc
            entity_routes.router, admin.router, *CHAT_ROUTERS]
 
 
-def build_embedded_app(settings: Settings, container: Container | None = None) -> FastAPI:
-    """`container` lets tests and benchmarks pass one wired with their own embedder or clock."""
+def build_embedded_app(settings: Settings, container: Container | None = None,
+                       documents_container: DocumentsContainer | None = None) -> FastAPI:
+    """`container` and `documents_container` let tests and benchmarks pass ones wired with their own embedder or
+    clock. The document knowledge base is mounted at /kb and shares the memories' embedder."""
     key, _ = resolve_api_key(settings)
     provider = ContainerProvider(lambda: container or build_container(settings))
+    documents = kb.Lazy(lambda: documents_container or build_documents_container(
+        settings, embedder=provider.get().embedder, recover=True), close=DocumentsContainer.close)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -55,15 +67,20 @@ def build_embedded_app(settings: Settings, container: Container | None = None) -
         chat = provider.get().chat  # the chat layer: its index writes left pending, and its stored learning jobs
         chat.repair_index(settings.index_repair_batch)
         chat.start_learning()
+        documents.get()  # restarts indexing jobs a previous process left queued
         schedule = consolidation_schedule(settings, provider)
         if schedule is not None:
             schedule.start()
         yield
         if schedule is not None:
             schedule.stop()
+        documents.close()
         provider.close()
 
-    return create_app(ROUTERS, provider, expected_key=lambda: key, lifespan=lifespan)
+    app = create_app(ROUTERS, provider, expected_key=lambda: key, open_paths=OPEN_PATHS | kb.open_paths(),
+                     lifespan=lifespan)
+    app.mount(kb.BASE_PATH, kb.create_kb_app(documents))
+    return app
 
 
 def consolidation_schedule(settings: Settings, provider: ContainerProvider) -> PeriodicTask | None:

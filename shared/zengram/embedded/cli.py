@@ -12,6 +12,7 @@ import typer
 
 from zengram import cli as client_commands
 from zengram.bootstrap import build_container
+from zengram.cli import kb as kb_commands
 from zengram.cli import keys as key_commands
 from zengram.domain.errors import EmbeddingMismatch
 from zengram.domain.models import utc_now
@@ -162,6 +163,7 @@ def keys(
 
 key_commands.register(keys_app)
 client_commands.register(app)
+app.add_typer(kb_commands.app, name="kb")
 
 
 def main() -> None:

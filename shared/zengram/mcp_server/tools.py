@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from zengram.client import AsyncBrainClient, BrainError
 from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, StoreOptions, UpdateOptions
+from zengram.domain.documents.query import DocumentQuery
 from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
 from zengram.domain.reflect import ReflectRequest
 from zengram.domain.requests import (
@@ -86,6 +87,7 @@ def build_server(client: AsyncBrainClient, *, source_agent: str | None = None) -
     _memory_tools(server, client, agent)
     _knowledge_tools(server, client)
     _llm_tools(server, client)
+    _document_tools(server, client)
     return server
 
 
@@ -317,3 +319,33 @@ def _llm_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         checked(ResearchRequest, {"topic": topic, "client_id": client_id, "max_iterations": max_iterations})
         return await answer(client.research(topic, client_id=client_id, max_iterations=max_iterations))
 
+
+
+def _document_tools(server: MCPServer, client: AsyncBrainClient) -> None:
+    @server.tool(annotations=READ)
+    async def brain_docs_query(
+        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to look for")],
+        mode: Annotated[Literal["vector", "bm25", "hybrid", "graph", "multi"], Field(
+            description="hybrid (default): meaning and keywords; graph: code relations of the names the query "
+                        "mentions (\"what calls compute_total\"); multi: vector, BM25 and graph fused")] = "hybrid",
+        top_k: Annotated[int, Field(ge=1, le=100, description="Results (default 5)")] = 5,
+        similarity_threshold: Annotated[float, Field(ge=0, le=1, description="Least vector similarity "
+                                                                             "(default 0.3)")] = 0.3,
+        alpha: Annotated[float | None, Field(ge=0, le=1, description="Hybrid: 1 vector only, 0 BM25 only")] = None,
+        traversal_depth: Annotated[int | None, Field(ge=1, le=5, description="Graph hops (default 2)")] = None,
+        include_relationships: Annotated[bool, Field(description="Add each code result's relations")] = False,
+        source_types: Annotated[list[Literal["doc", "code", "test"]] | None, Field(
+            description="Only these kinds of sources")] = None,
+        languages: Annotated[list[str] | None, Field(description="Only these languages (python, typescript…)")]
+        = None,
+        file_paths: Annotated[list[str] | None, Field(description="Only sources matching these globs")] = None,
+    ) -> str:
+        """Search the indexed documents and code (the document knowledge base under /kb: folders indexed with
+        `zengram kb index` or POST /kb/index). Answers chunks with their source file, section or symbol."""
+        fields: dict[str, Any] = {"mode": mode, "top_k": top_k, "similarity_threshold": similarity_threshold,
+                                  "alpha": alpha, "traversal_depth": traversal_depth,
+                                  "include_relationships": include_relationships, "source_types": source_types,
+                                  "languages": languages, "file_paths": file_paths}
+        checked(DocumentQuery, {"query": query, **fields})
+        return await answer(client.docs_query(query, **{name: value for name, value in fields.items()
+                                                         if value is not None}))

@@ -1,0 +1,5 @@
+"""The document knowledge base API (Agent Brain-style), a FastAPI application of its own mounted at `/kb`."""
+
+from zengram.api.kb.app import BASE_PATH, Lazy, create_kb_app, open_paths
+
+__all__ = ["BASE_PATH", "Lazy", "create_kb_app", "open_paths"]

@@ -1,0 +1,3 @@
+export function formatMoney(amount: number): string {
+  return `$${amount.toFixed(2)}`;
+}
