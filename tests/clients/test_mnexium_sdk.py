@@ -58,7 +58,9 @@ def host_settings(request: pytest.FixtureRequest, llm_settings: Settings, llm_se
                         "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         monkeypatch.setenv(name, value)
     with fresh_dynamodb_store() as table:
+        # dynamodb_create_table: the embedded host also starts the document knowledge base, whose table it makes
         yield settings.model_copy(update={"record_store": "dynamodb", "dynamodb_table": table.table_name,
+                                          "dynamodb_create_table": True,
                                           "aws_region": REGION})
 
 
@@ -278,4 +280,6 @@ def test_the_data_folder_holds_one_records_file_for_both_layers(host_settings: S
     mnx.subject("zed").memories.add("Zed collects stamps")
     if host_settings.record_store == "sqlite":
         files = sorted(path.name for path in Path(host_settings.data_dir).iterdir() if path.suffix == ".sqlite3")
-        assert files == ["entities.sqlite3", "index.sqlite3", "records.sqlite3"]
+        # the memories' files and the document knowledge base's: none of the chat layer's own
+        assert files == ["documents-index.sqlite3", "documents.sqlite3", "entities.sqlite3", "index.sqlite3",
+                         "records.sqlite3"]
