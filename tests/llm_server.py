@@ -7,6 +7,12 @@ answers 500, so a test that asks the model more often than it scripted fails lou
     server.script({"summary": "…"}, "not json")   # a dict/list is JSON-dumped, a str is sent as is
     server.script(HttpFailure(401))                  # or answer one request with an HTTP error
     server.script(Delayed({"summary": "…"}, 1.0))    # or answer late (for client timeouts)
+
+Named routes stand for several providers on one server: `server.url_for("openai")` is a base URL whose requests
+are answered from that route's own queue (`server.script(..., route="openai")`), so a test can tell the chat
+layer's provider calls from its learning calls. `server.calls` records each request's route, body and headers.
+A request with `"stream": true` is answered as OpenAI streams: `chat.completion.chunk` events, `data: [DONE]`.
+`server.default(reply, route=...)` answers whatever a route's queue leaves unscripted.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from pydantic import SecretStr
 from zengram.settings import Settings
 
 CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
+DEFAULT_ROUTE = ""
+STREAM_PIECE_WORDS = 2  # words per streamed chunk
 TEST_LLM_KEY = "sk-test-llm-not-a-real-key"
 TEST_LLM_MODEL = "test-chat-model"
 
@@ -46,14 +54,30 @@ class Delayed:
 Reply = str | dict[str, Any] | list[Any] | HttpFailure | Delayed
 
 
+@dataclass(frozen=True)
+class Call:
+    """One request as the server received it."""
+
+    route: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.body.get("messages", [])
+        return messages
+
+
 class ScriptedLLMServer:
-    """POST /v1/chat/completions answered from a queue of scripted assistant messages."""
+    """POST /v1/chat/completions (and /<route>/v1/chat/completions) answered from queues of scripted messages."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._replies: deque[Reply] = deque()
+        self._queues: dict[str, deque[Reply]] = {}
+        self._defaults: dict[str, Reply] = {}
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str] = []
+        self.calls: list[Call] = []
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -72,28 +96,54 @@ class ScriptedLLMServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def script(self, *replies: Reply) -> None:
-        """Queues replies, answered one per request in order."""
+    def url_for(self, route: str) -> str:
+        """The base URL of a named route (a provider of its own)."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{route}/v1"
+
+    def script(self, *replies: Reply, route: str = DEFAULT_ROUTE) -> None:
+        """Queues replies for a route, answered one per request in order."""
         with self._lock:
-            self._replies.extend(replies)
+            self._queues.setdefault(route, deque()).extend(replies)
+
+    def default(self, reply: Reply | None, route: str = DEFAULT_ROUTE) -> None:
+        """The reply for a route's requests once its queue is empty (None: a 500, as without a default)."""
+        with self._lock:
+            if reply is None:
+                self._defaults.pop(route, None)
+            else:
+                self._defaults[route] = reply
 
     def reset(self) -> None:
         with self._lock:
-            self._replies.clear()
+            self._queues.clear()
+            self._defaults.clear()
             self.requests.clear()
             self.authorizations.clear()
+            self.calls.clear()
 
     @property
     def pending(self) -> int:
         """Scripted replies not asked for yet."""
         with self._lock:
-            return len(self._replies)
+            return sum(len(queue) for queue in self._queues.values())
 
-    def _answer(self, body: dict[str, Any], authorization: str) -> tuple[int, dict[str, Any]]:
+    def calls_to(self, route: str) -> list[Call]:
+        with self._lock:
+            return [call for call in self.calls if call.route == route]
+
+    def _next(self, route: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
-            self.authorizations.append(authorization)
-            reply = self._replies.popleft() if self._replies else HttpFailure(500, "no scripted reply left")
+            self.authorizations.append(headers.get("authorization", ""))
+            self.calls.append(Call(route, body, headers))
+            queue = self._queues.get(route)
+            if queue:
+                return queue.popleft()
+            return self._defaults.get(route, HttpFailure(500, "no scripted reply left"))
+
+    def _answer(self, body: dict[str, Any], authorization: str, route: str = DEFAULT_ROUTE,
+                headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        reply = self._next(route, body, {**(headers or {}), "authorization": authorization})
         if isinstance(reply, Delayed):
             time.sleep(reply.seconds)  # on this request's own server thread
             reply = reply.reply
@@ -119,14 +169,49 @@ def _completion(model: str, content: str) -> dict[str, Any]:
     }
 
 
+def stream_events(model: str, content: str, *, usage: bool) -> list[dict[str, Any]]:
+    """The chunks OpenAI streams for one assistant message: the role, the text a few words at a time, the finish
+    reason, and (when asked) a last chunk with the usage."""
+    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 1_767_225_600, "model": model}
+    words = content.split(" ")
+    pieces = [" ".join(words[i:i + STREAM_PIECE_WORDS]) + (" " if i + STREAM_PIECE_WORDS < len(words) else "")
+              for i in range(0, len(words), STREAM_PIECE_WORDS)]
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}]
+    chunks += [{**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+               for piece in pieces if piece]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if usage:
+        chunks.append({**base, "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": len(pieces),
+                                                        "total_tokens": 1 + len(pieces)}})
+    return chunks
+
+
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
-            if self.path != CHAT_COMPLETIONS_PATH:
+            if not self.path.endswith(CHAT_COMPLETIONS_PATH):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self._send(*server._answer(body, self.headers.get("Authorization", "")))
+            route = self.path[: -len(CHAT_COMPLETIONS_PATH)].strip("/")
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            status, payload = server._answer(body, self.headers.get("Authorization", ""), route, headers)
+            if status == 200 and body.get("stream"):
+                content = payload["choices"][0]["message"]["content"]
+                usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                self._stream(stream_events(body.get("model", ""), content, usage=usage))
+                return
+            self._send(status, payload)
+
+        def _stream(self, chunks: list[dict[str, Any]]) -> None:
+            raw = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks).encode() + b"data: [DONE]\n\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             raw = json.dumps(payload).encode()

@@ -291,6 +291,56 @@ SAMPLES.update({
 })
 
 
+# The chat context layer (/api/v1, docs/chat.md): the Mnexium SDK sends its key as x-mnexium-key.
+def mnx_event(method: str, path: str, *, headers: dict[str, str] | None = None, **options: Any) -> dict[str, Any]:
+    event = http_event(method, f"/api/v1{path}", route=f"/api/v1{options.pop('route')}" if "route" in options else None,
+                       **options)
+    event["headers"]["x-mnexium-key"] = event["headers"].pop("x-api-key", SAMPLE_KEY)
+    event["headers"].update(headers or {})
+    return event
+
+
+CHAT_TURN = {"model": "gpt-4o-mini",
+             "messages": [{"role": "user", "content": "Which Italian dish should I cook tonight?"}],
+             "mnx": {"subject_id": "user_123", "chat_id": "chat_sample", "history": True, "recall": True,
+                     "learn": False}}
+SAMPLES.update({
+    "chat/post_completion.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-1", body=CHAT_TURN),
+    "chat/post_completion_stream.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-2",
+                                                  body={**CHAT_TURN, "stream": True}),
+    "chat/post_memory.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-1", body={
+        "subject_id": "user_123", "text": "User is vegetarian and enjoys Italian cuisine", "kind": "preference"}),
+    "chat/post_memory_invalid.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-bad", body={
+        "subject_id": "user_123", "text": "   ", "importance": 101}),
+    "chat/get_memories.json": mnx_event("GET", "/memories", request_id="sample-chat-memories-1",
+                                        query={"subject_id": "user_123", "limit": "20"}),
+    "chat/get_memory_search.json": mnx_event("GET", "/memories/search", request_id="sample-chat-search-1",
+                                             query={"subject_id": "user_123", "q": "food preferences"}),
+    "chat/put_state.json": mnx_event("PUT", "/state/current_task", route="/state/{key}",
+                                     request_id="sample-chat-state-1", headers={"x-subject-id": "user_123"},
+                                     body={"value": {"step": 3, "next": "book hotels"}, "ttl_seconds": 3600}),
+    "chat/get_state.json": mnx_event("GET", "/state/current_task", route="/state/{key}",
+                                     request_id="sample-chat-state-2", headers={"x-subject-id": "user_123"}),
+    "chat/post_record_schema.json": mnx_event("POST", "/records/schemas", request_id="sample-chat-schema-1", body={
+        "type_name": "account", "fields": {"name": {"type": "string", "required": True}, "arr": {"type": "number"}}}),
+    "chat/post_prompt.json": mnx_event("POST", "/prompts", request_id="sample-chat-prompt-1", body={
+        "name": "Support", "prompt_text": "You are a helpful support agent.", "is_default": True}),
+    "chat/get_history_list.json": mnx_event("GET", "/chat/history/list", request_id="sample-chat-history-1",
+                                            query={"subject_id": "user_123"}),
+    "chat/get_trace.json": mnx_event("GET", "/chat/trace", request_id="sample-chat-trace-1",
+                                     query={"chat_id": "chat_sample"}),
+    "chat/get_claims_unsupported.json": mnx_event("GET", "/claims/subject/user_123/truth",
+                                                  route="/{proxy+}", request_id="sample-chat-claims-1"),
+    "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
+    "chat_learning/scheduled_sweep.json": {
+        "version": "0", "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "detail-type": "Scheduled Event",
+        "source": "aws.scheduler", "account": "123456789012", "time": "2026-12-01T06:05:00Z", "region": "eu-west-1",
+        "resources": ["arn:aws:scheduler:eu-west-1:123456789012:schedule/default/zengram-LearningSweep"],
+        "detail": {},
+    },
+})
+
+
 def main() -> None:
     for relative, event in SAMPLES.items():
         path = EVENTS / relative

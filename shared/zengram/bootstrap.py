@@ -41,6 +41,7 @@ from zengram.services.memory import MemoryService
 from zengram.settings import Settings
 
 if TYPE_CHECKING:
+    from zengram.bootstrap_chat import ChatLayer
     from zengram.ports import ResearchRunner
     from zengram.ports_documents import (
         ChunkIndex,
@@ -271,6 +272,7 @@ class Container:
     entities: EntityService = field(kw_only=True)
     keys: KeyService = field(kw_only=True)
     collections: CollectionService = field(kw_only=True)
+    clock: Clock = field(kw_only=True)
 
     def close(self) -> None:
         for close in reversed(self.closers):
@@ -293,6 +295,15 @@ class Container:
         from zengram.services.health import HealthService
 
         return HealthService(self.records, self.index, self.embedder)
+
+    @cached_property
+    def chat(self) -> ChatLayer:
+        """The chat layer (docs/chat.md), built on first use: only hosts that serve /api/v1 pay for it."""
+        from zengram.bootstrap_chat import build_chat_layer
+
+        layer = build_chat_layer(self)
+        self.closers.append(layer.close)
+        return layer
 
     @cached_property
     def reflect(self) -> ReflectService:
@@ -362,7 +373,7 @@ def build_container(
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
         stats=stats,
         entities=EntityService(links, backend.entities, backend.records, memory, clock),
-        keys=KeyService(backend.keys, clock),
+        keys=KeyService(backend.keys, clock), clock=clock,
         collections=CollectionService(backend.collections, stats, embedder, clock),
     )
     try:

@@ -243,6 +243,8 @@ class SearchIndex(Protocol):
     - `vector_search` scores by cosine similarity in [-1, 1]; `keyword_search` by BM25 (> 0). Both return
       at most `k` hits, best first, ties broken by id, after applying every filter in `SearchFilters`.
     - A keyword query with no searchable words returns no hits (never an error).
+    - Every document is in one `scope` (`IndexAttributes.scope`); a search returns documents of the scopes its
+      filters name only (`SearchFilters.scopes`, by default Zengram memories), on both paths.
     - `model_id` is the embedder the index was built with (None while empty and never used);
       `bind_model` records it.
     - Everything here can be rebuilt from the record store (`clear` then `upsert`).

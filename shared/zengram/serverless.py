@@ -239,6 +239,34 @@ def repair_handler() -> LambdaHandler:
     return handler
 
 
+def chat_learning_handler(provider: ContainerProvider) -> LambdaHandler:
+    """The chat layer's learning function (docs/chat.md): an event sent by `LambdaLearningDispatch` runs that job;
+    anything else (the EventBridge schedule) runs the jobs that are due and indexes chat items left pending."""
+
+    def build() -> LambdaHandler:
+        from zengram.adapters.aws_lambda import job_id_of
+
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        @OBSERVABILITY.metrics.log_metrics
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            chat = provider.get().chat
+            job_id = job_id_of(event)
+            outcome: dict[str, Any]
+            if job_id is not None:
+                job = chat.learning.run(job_id)
+                outcome = {"job_id": job_id, "status": job.status.value if job else "not due"}
+            else:
+                outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index()}
+            logger.info("chat learning", extra=outcome)
+            return outcome
+
+        return handler
+
+    return lazily(build)
+
+
 def research_step_handler(provider: ContainerProvider) -> LambdaHandler:
     """A Task state of the research state machine (infra/statemachines/research.asl.json): one step per call.
 

@@ -35,6 +35,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 from schemathesis.python.asgi import shutdown_lifespans
+from zengram.api.chat.roles import CHAT_ROUTE_ROLES
 
 from tests.fuzz.rules import accepted_reason
 from tests.support import API_KEY
@@ -78,6 +79,7 @@ OPERATIONS = [
     ("POST", "/admin/keys"),
     ("GET", "/admin/keys"),
     ("DELETE", "/admin/keys/{key_id}"),
+    *CHAT_ROUTE_ROLES,  # the chat layer's routes (api/chat/roles.py)
 ]
 ERROR_EXTRAS = {"limit", "window_seconds", "message"}  # 429's budget; research_disabled's words
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
@@ -125,7 +127,10 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("PUT", "/clients/{client_id}"),
              ("GET", "/entities"), ("GET", "/entities/graph"), ("GET", "/entities/{name}/memories"),
              ("POST", "/entities/reclassify"), ("POST", "/entities/{name}/merge"), ("POST", "/collections"),
-             ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys")}
+             ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys"),
+             # the chat layer: every route takes a constrained query, header or body but the two unconstrained lists
+             *(route for route in CHAT_ROUTE_ROLES if route not in {("GET", "/api/v1/prompts"),
+                                                                     ("GET", "/api/v1/records/schemas")})}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

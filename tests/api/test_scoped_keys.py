@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from zengram.api.access import ROUTE_ROLES
+from zengram.api.chat.roles import CHAT_ROUTE_ROLES
 from zengram.bootstrap import build_container
 from zengram.domain.keys import Role
 from zengram.embedded.app import build_embedded_app
@@ -212,7 +213,17 @@ def role_world(api: TestClient) -> dict[str, Any]:
 
 
 def test_every_route_has_a_role_call() -> None:
-    assert set(CALLS) == set(ROUTE_ROLES)
+    """The memory API's routes; the chat layer's (/api/v1) are checked below."""
+    assert set(CALLS) == set(ROUTE_ROLES) - set(CHAT_ROUTE_ROLES)
+
+
+def test_a_read_key_reads_the_chat_layer_and_writes_nothing_there(api: TestClient,
+                                                                  role_world: dict[str, Any]) -> None:
+    assert {role for route, role in ROUTE_ROLES.items() if route in CHAT_ROUTE_ROLES} == {Role.READ, Role.WRITE}
+    reader = {"x-mnexium-key": role_world["keys"]["read"], "x-mnx-project-id": "acme"}
+    assert api.get("/api/v1/memories", params={"subject_id": "alice"}, headers=reader).status_code == 200
+    refused = api.post("/api/v1/memories", json={"subject_id": "alice", "text": "Alice likes tea"}, headers=reader)
+    assert assert_error(refused, 403).startswith("role:")
 
 
 @pytest.mark.parametrize("role", ["read", "write", "admin"])

@@ -46,6 +46,7 @@ class World:
     keys: dict[str, str]
     facts: dict[str, str] = field(default_factory=dict)  # client_id → id of its active fact
     events: dict[str, str] = field(default_factory=dict)  # client_id → id of its event
+    chat_layer: Any = None  # the container's chat layer, to seed what the API cannot make here (history)
 
     def call(self, caller: str, method: str, path: str, **kwargs: Any) -> httpx.Response:
         return self.client.request(method, path, headers={"x-api-key": self.keys[caller]}, **kwargs)
@@ -80,6 +81,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 built.facts[client_id] = built.new_memory(
                     client_id, f"{client_id} deployment runs PostgreSQL and {entity}", type="fact", key="stack")
                 built.events[client_id] = built.new_memory(client_id, f"{client_id} deployment incident on PostgreSQL")
+            built.chat_layer = container.chat
+            seed_chat_projects(built)
             yield built
     finally:
         container.close()
@@ -376,6 +379,169 @@ admin_only("DELETE", "/admin/keys/{key_id}", f"/admin/keys/{'0' * 32}", 404)
 @row("GET", "/consolidate/status")
 def consolidation_status(world: World, caller: str) -> None:
     assert world.call(caller, "GET", "/consolidate/status").status_code == 200
+
+
+# -- the chat layer (/api/v1): a project is a client; a key of several clients names it (x-mnx-project-id) ------------
+
+PROJECT = "x-mnx-project-id"
+OWN_PROJECT = {"acme": "acme-corp", "globex": "globex", "admin": "global"}
+CHAT_SUBJECT = "alice"
+
+
+def chat_call(world: World, caller: str, method: str, path: str, project: str | None, **kwargs: Any) -> httpx.Response:
+    headers = {"x-mnexium-key": world.keys[caller], **kwargs.pop("headers", {})}
+    if project is not None:
+        headers[PROJECT] = project
+    return world.client.request(method, f"/api/v1{path}", headers=headers, **kwargs)
+
+
+def seed_chat_projects(world: World) -> None:
+    """In every project: alice's memory naming the project, an `account` schema and record, a prompt, state and a
+    chat's history."""
+    from zengram.domain.chat.history import NewMessage, Role
+    from zengram.domain.models import utc_now
+
+    for project in ALL:
+        assert chat_call(world, "admin", "POST", "/memories", project, json={
+            "subject_id": CHAT_SUBJECT, "text": f"Alice's project is {project}"}).status_code == 201
+        assert chat_call(world, "admin", "POST", "/records/schemas", project, json={
+            "type_name": "account", "fields": {"name": {"type": "string", "required": True}}}).is_success
+        assert chat_call(world, "admin", "POST", "/records/account", project,
+                         json={"data": {"name": f"{project} account"}}).status_code == 201
+        assert chat_call(world, "admin", "POST", "/prompts", project, json={
+            "name": project, "prompt_text": f"You serve {project}.", "is_default": True}).status_code == 201
+        assert chat_call(world, "admin", "PUT", "/state/task", project, headers={"x-subject-id": CHAT_SUBJECT},
+                         json={"value": {"project": project}}).is_success
+        world.chat_layer.history.append(project, CHAT_SUBJECT, "chat-1", [
+            NewMessage(role=Role.USER, content=f"hello from {project}")], utc_now())
+
+
+def projects_in(rows: list[dict[str, Any]], field: str = "project_id") -> set[str]:
+    return {row[field] for row in rows}
+
+
+Shows = Callable[[httpx.Response], set[str]]
+
+
+def chat_route(method: str, route: str, path: str, ok: int | tuple[int, ...], *, shows: Shows | None = None,
+               **kwargs: Any) -> None:
+    """A route of the chat layer: the caller's own project answers `ok` (and `shows` only it); another client's
+    project is a 403 (the admin may use any); a key of several clients must name its project."""
+
+    oks = ok if isinstance(ok, tuple) else (ok,)
+
+    def check(world: World, caller: str) -> None:
+        own = OWN_PROJECT[caller]
+        response = chat_call(world, caller, method, path, own, **kwargs)
+        assert response.status_code in oks, response.text
+        if shows is not None:
+            assert shows(response) == {own}
+        foreign = chat_call(world, caller, method, path, other_client(caller), **kwargs)
+        if caller == "admin":
+            assert foreign.status_code in oks, foreign.text
+        else:
+            assert PROJECT in assert_error(foreign, 403)
+        implied = chat_call(world, caller, method, path, None, **kwargs)
+        if caller == "acme":  # two clients, and not `global`: it must say which
+            assert assert_error(implied, 400).startswith(f"{PROJECT}: required")
+        else:
+            assert implied.status_code in oks, implied.text
+
+    MATRIX[(method, f"/api/v1{route}")] = check
+
+
+def by_id_in_globex(method: str, route: str, make: Callable[[World], str], ok: int = 200, *, key: str,
+                    **kwargs: Any) -> None:
+    """A route on one item of the globex project: its owners reach it, another tenant's key finds nothing (404:
+    the item does not exist in its projects), and asking for the globex project is a 403."""
+
+    def check(world: World, caller: str) -> None:
+        item = make(world)
+        path = route.replace("{id}", item)
+        if caller == "acme":
+            assert_error(chat_call(world, caller, method, path, "acme-corp", **kwargs), 404)
+            assert PROJECT in assert_error(chat_call(world, caller, method, path, "globex", **kwargs), 403)
+        else:
+            response = chat_call(world, caller, method, path, "globex", **kwargs)
+            assert response.status_code == ok, response.text
+            if caller == "admin":
+                assert_error(chat_call(world, caller, method, path, "global", **kwargs), 404)
+
+    MATRIX[(method, f"/api/v1{key}")] = check
+
+
+def globex_memory(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/memories", "globex", json={
+        "subject_id": CHAT_SUBJECT, "text": f"A globex note {uuid.uuid4()}", "no_supersede": True})
+    memory_id: str = response.json()["id"]
+    return memory_id
+
+
+def globex_prompt(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/prompts", "globex", json={"name": "p", "prompt_text": "x"})
+    prompt_id: str = response.json()["prompt"]["id"]
+    return prompt_id
+
+
+def globex_record(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/records/account", "globex", json={"data": {"name": "Globex Ltd"}})
+    record_id: str = response.json()["record_id"]
+    return record_id
+
+
+def texts_name(response: httpx.Response) -> set[str]:
+    """The projects alice's memories name (each names its own)."""
+    return {row["text"].removeprefix("Alice's project is ") for row in response.json()["data"]
+            if row["text"].startswith("Alice's project is ")}
+
+
+ALICE = {"subject_id": CHAT_SUBJECT}
+chat_route("POST", "/chat/completions", "/chat/completions", 503, json={  # let through to a provider: none here
+    "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "mnx": {"subject_id": CHAT_SUBJECT}})
+chat_route("GET", "/memories", "/memories", 200, shows=texts_name, params=ALICE)
+chat_route("POST", "/memories", "/memories", (201, 200), json={"subject_id": "bob", "text": "Bob likes tea"})
+chat_route("GET", "/memories/search", "/memories/search", 200, shows=texts_name,
+           params={**ALICE, "q": "Alice's project"})
+chat_route("GET", "/memories/superseded", "/memories/superseded", 200, params=ALICE)
+chat_route("GET", "/memories/recalls", "/memories/recalls", 200)
+by_id_in_globex("GET", "/memories/{id}", globex_memory, key="/memories/{memory_id}")
+by_id_in_globex("PATCH", "/memories/{id}", globex_memory, key="/memories/{memory_id}", json={"importance": 90})
+by_id_in_globex("DELETE", "/memories/{id}", globex_memory, key="/memories/{memory_id}")
+by_id_in_globex("POST", "/memories/{id}/restore", globex_memory, key="/memories/{memory_id}/restore")
+chat_route("GET", "/chat/history/list", "/chat/history/list", 200, params=ALICE)
+chat_route("GET", "/chat/history/read", "/chat/history/read", 200,
+           shows=lambda r: {m["message"].removeprefix("hello from ") for m in r.json()["data"]},
+           params={**ALICE, "chat_id": "chat-1"})
+chat_route("DELETE", "/chat/history/delete", "/chat/history/delete", 404, params={**ALICE, "chat_id": "no-chat"})
+chat_route("GET", "/chat/trace", "/chat/trace", 200, params={"chat_id": "chat-1"})
+chat_route("GET", "/chat/learning", "/chat/learning", 200)
+chat_route("POST", "/chat/learning/{job_id}/retry", "/chat/learning/job_unknown/retry", 404)
+chat_route("GET", "/state/{key}", "/state/task", 200, shows=lambda r: {r.json()["value"]["project"]},
+           headers={"x-subject-id": CHAT_SUBJECT})
+chat_route("PUT", "/state/{key}", "/state/scratch", 200, headers={"x-subject-id": CHAT_SUBJECT},
+           json={"value": [1, 2]})
+chat_route("DELETE", "/state/{key}", "/state/unknown-key", 404, headers={"x-subject-id": CHAT_SUBJECT})
+chat_route("POST", "/records/schemas", "/records/schemas", 200, json={
+    "type_name": "ticket", "fields": {"title": {"type": "string"}}})
+chat_route("GET", "/records/schemas", "/records/schemas", 200,
+           shows=lambda r: projects_in(r.json()["schemas"]))
+chat_route("GET", "/records/schemas/{type_name}", "/records/schemas/account", 200,
+           shows=lambda r: {r.json()["project_id"]})
+chat_route("POST", "/records/{type_name}", "/records/account", 201, json={"data": {"name": "Initrode"}})
+chat_route("POST", "/records/{type_name}/query", "/records/account/query", 200,
+           shows=lambda r: projects_in(r.json()["records"]), json={})
+chat_route("POST", "/records/{type_name}/search", "/records/account/search", 200,
+           shows=lambda r: projects_in(r.json()["records"]), json={"query": "account"})
+by_id_in_globex("GET", "/records/account/{id}", globex_record, key="/records/{type_name}/{record_id}")
+by_id_in_globex("PUT", "/records/account/{id}", globex_record, key="/records/{type_name}/{record_id}",
+                json={"data": {"name": "Globex Inc"}})
+by_id_in_globex("DELETE", "/records/account/{id}", globex_record, key="/records/{type_name}/{record_id}")
+chat_route("GET", "/prompts", "/prompts", 200, shows=lambda r: projects_in(r.json()["prompts"]))
+chat_route("POST", "/prompts", "/prompts", 201, json={"name": "n", "prompt_text": "t"})
+chat_route("GET", "/prompts/resolve", "/prompts/resolve", 200, shows=lambda r: projects_in(r.json()["prompts"]))
+by_id_in_globex("GET", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}")
+by_id_in_globex("PATCH", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}", json={"priority": 5})
+by_id_in_globex("DELETE", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}")
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

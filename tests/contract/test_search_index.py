@@ -116,6 +116,29 @@ def test_a_tenant_scope_keeps_its_clients_only_on_both_paths(index: SearchIndex)
     assert index.vector_search(query, SearchFilters(client_id="initech", client_ids=("acme",)), k=10) == []
 
 
+def test_a_search_sees_zengram_memories_unless_it_names_other_scopes(index: SearchIndex) -> None:
+    index.upsert([document("memory", "the deploy pipeline failed"),
+                  document("alice", "the deploy pipeline is alice's", scope="chat:alice"),
+                  document("bob", "the deploy pipeline is bob's", scope="chat:bob")])
+    for search in (lambda f: index.vector_search(EMBEDDER.embed(["deploy pipeline"])[0], f, 10),
+                   lambda f: index.keyword_search("deploy pipeline", f, 10)):
+        assert ids(search(SearchFilters())) == ["memory"]
+        assert set(ids(search(SearchFilters(scopes=("chat:alice",))))) == {"alice"}
+        assert set(ids(search(SearchFilters(scopes=("chat:alice", "chat:bob"))))) == {"alice", "bob"}
+        assert set(ids(search(SearchFilters(scopes=("", "chat:bob"))))) == {"memory", "bob"}
+        assert search(SearchFilters(scopes=())) == []
+        assert search(SearchFilters(scopes=("chat:nobody",))) == []
+
+
+def test_set_attributes_moves_a_document_between_scopes(index: SearchIndex) -> None:
+    index.upsert([document("note", "quarterly planning notes", scope="chat:alice")])
+    index.set_attributes({"note": attributes(scope="chat:team")})
+    vector = EMBEDDER.embed(["quarterly planning"])[0]
+    assert index.vector_search(vector, SearchFilters(scopes=("chat:alice",)), 5) == []
+    assert ids(index.vector_search(vector, SearchFilters(scopes=("chat:team",)), 5)) == ["note"]
+    assert ids(index.keyword_search("quarterly planning", SearchFilters(scopes=("chat:team",)), 5)) == ["note"]
+
+
 def test_inactive_documents_only_when_asked(index: SearchIndex) -> None:
     index.upsert([document("live", "budget approved"), document("old", "budget approved", active=False)])
     query = EMBEDDER.embed(["budget"])[0]

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from zengram.api.middleware import MISSING_KEY
 from zengram.bootstrap import ContainerProvider
 
 from tests.functions.conftest import fresh_container_for
@@ -49,4 +50,4 @@ def test_any_other_path_needs_the_key(provider: ContainerProvider) -> None:
     event["requestContext"]["http"]["path"] = "/memory/search"
     response = invoke("health", event)
     assert response["statusCode"] == 401
-    assert json.loads(response["body"]) == {"error": "missing x-api-key header"}
+    assert json.loads(response["body"]) == {"error": MISSING_KEY}

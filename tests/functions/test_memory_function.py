@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from zengram.api.middleware import MISSING_KEY
 from zengram.bootstrap import ContainerProvider
 from zengram.domain.keys import KeyDraft, Role
 from zengram.domain.models import MemoryType
@@ -91,7 +92,7 @@ def test_invalid_and_unauthenticated_events_are_refused(provider: ContainerProvi
     status, body, _ = call("memory/post_memory_invalid.json")
     assert status == 400 and body["error"].startswith("type:")
     status, body, headers = call("memory/get_search_unauthenticated.json")
-    assert status == 401 and body == {"error": "missing x-api-key header"}
+    assert status == 401 and body == {"error": MISSING_KEY}
     assert headers["x-request-id"] == "sample-search-401"
 
 

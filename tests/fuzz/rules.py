@@ -19,8 +19,13 @@ RULES_STATED_IN_WORDS = (
     "date_to: must not be before date_from",  # GET /memory/search: compares two timestamps
     "must fall between years 0001 and 9999 once converted to UTC",  # any timestamp: the offset moves the year
     "metadata: may be at most 10240 bytes as JSON",  # metadata: the serialised size
+    "value: may be at most 65536 bytes as JSON",  # agent state and record data: the serialised size
+    ": not valid JSON Schema",  # a record field's keywords (a `pattern` that is no regex, `items` that is no schema)
+    "type_name: 'schemas' is reserved",  # /records/schemas is a path of its own
+    "scope_id: ",  # a prompt's scope_id goes with its scope (none for project, required for subject and chat)
 )
-LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research")}
+LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
+                  ("POST", "/api/v1/chat/completions")}
 SCHEMA_VALID_REQUEST_REJECTED = "ST202"
 SERVER_ERROR = "ST101"
 

@@ -205,16 +205,19 @@ def normalised_path(path: str) -> str:
 
 
 def test_every_route_is_documented(client_routes: list[str]) -> None:
-    """The memory API in docs/api/ (and keys.md); the document knowledge base, mounted at /kb, in documents.md, whose
-    route table names each path without the prefix (as the Agent Brain API does) or with it."""
+    """The memory API in docs/api/ (and keys.md); the chat layer (/api/v1) in chat.md; the document knowledge base,
+    mounted at /kb, in documents.md, whose route table names each path without the prefix (as the Agent Brain API
+    does) or with it."""
     pages = [*sorted((DOCS / "api").glob("*.md")), DOCS / "keys.md"]
+    pages.append(DOCS / "chat.md")
     text = normalised_path("\n".join(page.read_text(encoding="utf-8") for page in pages))
     documents = normalised_path((DOCS / "documents.md").read_text(encoding="utf-8"))
     undocumented = [path for path in client_routes
                     if not re.search(re.escape(normalised_path(path)) + r"(?![\w/])", text)
                     and not (path.startswith(f"{kb.BASE_PATH}/") and re.search(
                         re.escape(normalised_path(path.removeprefix(kb.BASE_PATH))) + r"(?![\w/])", documents))]
-    assert undocumented == [], "document these routes in docs/api/ (the /kb routes in docs/documents.md)"
+    assert undocumented == [], ("document these routes in docs/api/ (the /api/v1 routes in docs/chat.md, the /kb "
+                                "routes in docs/documents.md)")
 
 
 @pytest.fixture

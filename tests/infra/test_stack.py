@@ -121,9 +121,9 @@ def test_the_suffix_is_the_stack_ids_own_and_names_carry_the_stage() -> None:
 def test_schedules_let_cloudformation_name_them() -> None:
     events = [event for resource in load_template()["Resources"].values()
               for event in resource.get("Properties", {}).get("Events", {}).values() if event["Type"] == "ScheduleV2"]
-    assert len(events) == 2 and all(event["Properties"]["OmitName"] is True for event in events)
+    assert len(events) == 3 and all(event["Properties"]["OmitName"] is True for event in events)  # + chat learning
     schedules = [r for r in transformed()["Resources"].values() if r["Type"] == "AWS::Scheduler::Schedule"]
-    assert len(schedules) == 2 and not any("Name" in schedule["Properties"] for schedule in schedules)
+    assert len(schedules) == 3 and not any("Name" in schedule["Properties"] for schedule in schedules)
 
 
 def test_every_stage_gets_its_own_index_alias_and_metric_namespace() -> None:
@@ -232,7 +232,7 @@ def test_the_created_domain_admits_only_the_stacks_search_roles() -> None:
              if (match := re.search(f"{stack.stack.name}-(\\w+)-GENERATED1", principal))}
     assert roles == {f"{name}FunctionRole" for name in ("Memory", "Briefing", "Export", "Entities", "Repair",
                                                        "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
-                                                       "Documents", "DocumentsStep")}
+                                                       "Chat", "ChatLearning", "Documents", "DocumentsStep")}
     assert "arn:aws:iam::123456789012:role/ops" in principals
     assert statement["Resource"] == "arn:aws:es:eu-west-1:123456789012:domain/zg-prod-1a2b3c4d/*"
 
@@ -263,7 +263,8 @@ def test_the_collection_data_policy_lets_only_the_bootstrap_and_operator_manage_
     managers = {stack.resolve({"Fn::GetAtt": ["IndexBootstrapFunctionRole", "Arn"]}),
                 "arn:aws:iam::123456789012:role/ops"}
     assert by_permission["aoss:CreateIndex"] == by_permission["aoss:DeleteIndex"] == managers  # reindex deletes
-    assert len(by_permission["aoss:ReadDocument"]) == 10 and len(by_permission["aoss:WriteDocument"]) == 7
+    # writers: memory, repair, export, entities, consolidate, chat, chat learning (and the two managers)
+    assert len(by_permission["aoss:ReadDocument"]) == 12 and len(by_permission["aoss:WriteDocument"]) == 9
 
 
 # ---- secrets ----
@@ -294,7 +295,7 @@ def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only(para
                and stack.ref("OpenAIKeyPolicy") in r["Properties"].get("ManagedPolicyArns", [])}
     assert readers == {f"{name}Function" for name in ("Health", "Memory", "Briefing", "Export", "Entities", "Repair",
                                                      "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
-                                                     *documents)}
+                                                     "Chat", "ChatLearning", *documents)}
     assert "OpenAIKeyPolicy" not in created(evaluator())
 
 

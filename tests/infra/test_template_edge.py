@@ -66,6 +66,20 @@ def test_every_route_but_health_passes_an_authorizer() -> None:
             assert len(security) == 1 and set(security[0]) <= set(KEY_HEADERS), (route, security)
 
 
+def expected_authorizer(path: str) -> str:
+    """The header each client family sends its key in: the mnexium SDK `x-mnexium-key` (/api/v1), agent-brain-cli
+    `Authorization: Bearer` (/kb), Zengram's own clients `x-api-key` (the rest)."""
+    if path.startswith("/api/v1/"):
+        return "MnexiumKey"
+    return "BearerToken" if path.startswith("/kb/") else "ApiKey"
+
+
+def test_each_client_family_is_authorized_on_the_header_its_client_sends() -> None:
+    for (method, path), security in deployed_routes().items():
+        if (method, path) not in OPEN_ROUTES:
+            assert set(security[0]) == {expected_authorizer(path)}, (method, path, security)
+
+
 def test_each_authorizer_is_cached_on_one_key_header_and_answers_simply() -> None:
     schemes = api_document()["components"]["securitySchemes"]
     assert set(schemes) == set(KEY_HEADERS)

@@ -429,3 +429,36 @@ def test_importing_the_adapter_loads_neither_opensearchpy_nor_botocore() -> None
             "print(sorted(m for m in ('opensearchpy', 'botocore', 'boto3', 'requests') if m in sys.modules))")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "[]"
+
+
+# -- scopes (the chat layer's documents share the index) -------------------------------------------------
+
+def test_an_index_made_before_scopes_gets_the_scope_field_added_once(fake: FakeOpenSearch) -> None:
+    body = json.loads(MAPPING_FILE.read_text("utf-8"))
+    del body["mappings"]["properties"]["scope"]
+    body["mappings"]["_meta"] = {"mapping_version": 2, "model_id": MODEL, "dimension": 4}
+    fake.add_index(CONCRETE, ALIAS, body)
+    index = adapter(fake)
+
+    assert index.model_id == MODEL
+    assert index.model_id == MODEL
+    assert only(fake.requests_to("PUT", f"^/{ALIAS}/_mapping$")).json() == {
+        "properties": {"scope": {"type": "keyword"}}}
+
+
+def test_a_new_index_has_the_scope_field_and_is_not_changed(fake: FakeOpenSearch, bound: OpenSearchIndex) -> None:
+    assert bound.model_id == MODEL
+    assert fake.requests_to("PUT", f"^/{ALIAS}/_mapping$") == []
+    assert fake.indices[CONCRETE].mappings["properties"]["scope"] == {"type": "keyword"}
+
+
+def test_memories_are_written_without_a_scope_and_chat_documents_with_theirs(fake: FakeOpenSearch,
+                                                                             bound: OpenSearchIndex) -> None:
+    bound.upsert([document("memory"), document("note", scope="chat:alice")])
+    bound.set_attributes({"memory": attributes(), "note": attributes(scope="chat:team")})
+
+    written = [(kind, source) for request in fake.requests_to("POST", "_bulk$")
+               for kind, _, source in iter_bulk(request)]
+    assert [("scope" in (source or {}).get("doc", source or {})) for _, source in written] == [False, True, False, True]
+    assert written[1][1] is not None and written[1][1]["scope"] == "chat:alice"
+    assert written[3][1] is not None and written[3][1]["doc"]["scope"] == "chat:team"

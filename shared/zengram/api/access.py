@@ -12,6 +12,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from zengram.api.chat.roles import CHAT_ROUTE_ROLES, UNSUPPORTED_ROLES
 from zengram.domain.errors import Forbidden
 from zengram.domain.keys import Principal, Role, TenantScope, authenticate
 from zengram.domain.models import GLOBAL_CLIENT
@@ -70,8 +71,11 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
 }
 
 
+ROUTE_ROLES.update(CHAT_ROUTE_ROLES)  # the chat layer's routes (api/chat/roles.py)
+
+
 def required_role(method: str, route_path: str) -> Role:
-    return ROUTE_ROLES.get((method, route_path), Role.ADMIN)
+    return ROUTE_ROLES.get((method, route_path)) or UNSUPPORTED_ROLES.get((method, route_path), Role.ADMIN)
 
 
 def principal_of(request: Request) -> Principal:

@@ -22,6 +22,7 @@ _SAFE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 # The largest valid request is an import of 500 records of 10,000 characters and 10 KB of metadata each (~13 MB
 # as JSON with every field); API Gateway stops at 10 MB anyway. Anything larger is refused before it is parsed.
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MISSING_KEY = "missing x-api-key header (or x-mnexium-key, or Authorization: Bearer)"
 
 
 class RequestIdMiddleware:
@@ -103,7 +104,7 @@ class ApiKeyMiddleware:
         if principal is None:
             given = presented_key(Headers(scope=scope))
             if not given:
-                await error_response(401, "missing x-api-key header")(scope, receive, send)
+                await error_response(401, MISSING_KEY)(scope, receive, send)
                 return
             try:  # a scoped key is one store read: off the event loop
                 principal = await run_in_threadpool(self._authenticate, given)

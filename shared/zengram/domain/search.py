@@ -1,4 +1,9 @@
-"""Values exchanged with the search index: what a document carries, how a search filters."""
+"""Values exchanged with the search index: what a document carries, how a search filters.
+
+One index holds every searchable thing of the product, each document in a `scope`: Zengram memories in
+`MEMORY_SCOPE` (the empty scope), the chat layer's subject memories and records in scopes of their own
+(`zengram.domain.chat.scopes`). A search sees the scopes its filters name, Zengram memories unless it says otherwise.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ from zengram.domain.models import Memory
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+MEMORY_SCOPE = ""  # the scope of Zengram memories: documents written before scopes existed are in it
 
 
 class IndexAttributes(BaseModel):
@@ -30,6 +37,7 @@ class IndexAttributes(BaseModel):
     valid_to: datetime | None = None
     created_at: datetime
     entities: tuple[str, ...] = ()  # entity keys (case-folded canonical names) the `entity` filter matches
+    scope: str = MEMORY_SCOPE  # which kind of document, and whose (module docstring)
 
     @classmethod
     def of(cls, memory: Memory) -> IndexAttributes:
@@ -67,6 +75,7 @@ class SearchFilters(BaseModel):
     valid at that moment (valid_from ≤ T < valid_to), inactive ones included. `date_from`/`date_to` keep
     documents whose `valid_from` (when the memory happened or became true; its stored time when not given)
     lies within them, both bounds included.
+    `scopes`: documents in any of these scopes (by default Zengram memories only); an empty tuple matches nothing.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -82,6 +91,7 @@ class SearchFilters(BaseModel):
     at_time: datetime | None = None
     date_from: datetime | None = None
     date_to: datetime | None = None
+    scopes: tuple[str, ...] = (MEMORY_SCOPE,)
 
 
 class IndexHit(BaseModel):

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from zengram.api import kb
 from zengram.api.app import create_app
+from zengram.api.chat.routers import CHAT_ROUTERS
 from zengram.api.middleware import OPEN_PATHS
 from zengram.api.routers import (
     admin,
@@ -42,7 +43,7 @@ from zengram.settings import Settings
 logger = logging.getLogger(__name__)
 ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,
            clients.router, stats.router, collections.router, consolidate.router,
-           entity_routes.router, admin.router]
+           entity_routes.router, admin.router, *CHAT_ROUTERS]
 
 
 def build_embedded_app(settings: Settings, container: Container | None = None,
@@ -65,6 +66,9 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
         except IndexUnavailable as error:
             logger.warning("starting without the search index (writes wait for it): %s", error)
         index_sync.repair_until_clean(keep_going=lambda: True, batch=settings.index_repair_batch)
+        chat = provider.get().chat  # the chat layer: its index writes left pending, and its stored learning jobs
+        chat.repair_index(settings.index_repair_batch)
+        chat.start_learning()
         documents.get()  # restarts indexing jobs a previous process left queued
         schedule = consolidation_schedule(settings, provider)
         if schedule is not None:

@@ -74,10 +74,13 @@ def reindex(data_dir: DataDir = None) -> None:
             total = container.memory.index_sync.reindex(
                 on_progress=lambda done: progress.update(task, completed=done)
             )
+        chat_total = container.chat.reindex()  # the rebuild cleared the chat layer's documents too
         waiting = container.counters.stats(utc_now(), settings.decay_factor)
     finally:
         container.close()
     typer.echo(f"indexed {total} memories with {container.embedder.model_id}")
+    if chat_total:
+        typer.echo(f"indexed {chat_total} subject memories and records of the chat layer")
     if waiting.pending_index or waiting.parked_index:
         typer.echo(f"{waiting.pending_index} refused by the index and left pending, {waiting.parked_index} parked: "
                    "see GET /stats index_health; `zengram repair` retries them")
@@ -100,8 +103,11 @@ def repair(
         index_sync = container.memory.index_sync
         requeued = index_sync.retry_parked() if retry_parked else 0
         report = index_sync.repair_until_clean(keep_going=lambda: True, batch=settings.index_repair_batch)
+        chat_repaired = container.chat.repair_index(settings.index_repair_batch)
     finally:
         container.close()
+    if chat_repaired:
+        typer.echo(f"indexed {chat_repaired} subject memories and records of the chat layer")
     if retry_parked:
         typer.echo(f"{requeued} parked record(s) put back in the queue")
     typer.echo(f"indexed {report.indexed}; {report.failed} failed (left pending), {report.parked} of them parked")

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from zengram.adapters.opensearch.queries import moment, vector_values
 from zengram.domain.errors import IndexRejected, IndexUnavailable
-from zengram.domain.search import IndexAttributes, IndexDocument
+from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument
 
 # 429: rejected (queue full, indexing pressure); 402: Serverless at its OCU limit; 502-504: a node away.
 RETRYABLE_ITEM_STATUSES = frozenset({402, 429, 502, 503, 504})
@@ -61,7 +61,9 @@ class BulkAction:
 
 
 def attribute_fields(attributes: IndexAttributes) -> dict[str, Any]:
-    return {
+    """The filter fields as stored; a Zengram memory (the empty scope) has no `scope` field, as before scopes."""
+    scope = {"scope": attributes.scope} if attributes.scope != MEMORY_SCOPE else {}
+    return {**scope,
         "type": attributes.type,
         "source_agent": attributes.source_agent,
         "client_id": attributes.client_id,

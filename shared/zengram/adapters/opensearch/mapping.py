@@ -13,7 +13,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, Literal
 
-MAPPING_VERSION = 2  # v2: the `entities` keyword field
+# v2: the `entities` keyword field; since the chat layer also `scope` (added in place to v2 indexes without it)
+MAPPING_VERSION = 2
+SCOPE_FIELD = {"scope": {"type": "keyword"}}
 Engine = Literal["lucene", "faiss"]
 
 
@@ -51,6 +53,12 @@ def index_body(alias: str, binding: Binding, engine: Engine) -> dict[str, Any]:
 
 def meta(binding: Binding) -> dict[str, Any]:
     return {"mapping_version": MAPPING_VERSION, "model_id": binding.model_id, "dimension": binding.dimension}
+
+
+def lacks_scope(mappings: dict[str, Any]) -> bool:
+    """Whether an index (a GET _mapping answer for it) predates the `scope` field: a v2 index, which gets the field
+    added in place (`put_mapping`; its documents, all Zengram memories, are in the empty scope without it)."""
+    return "scope" not in mappings.get("mappings", {}).get("properties", {})
 
 
 def binding_from_mapping(mappings: dict[str, Any]) -> Binding:

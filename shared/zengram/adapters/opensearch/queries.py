@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.domain.models import as_utc
-from zengram.domain.search import IndexHit, SearchFilters
+from zengram.domain.search import MEMORY_SCOPE, IndexHit, SearchFilters
 
 CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
 # The standard tokenizer yields at most one token per two characters, so this keeps a match query
@@ -49,7 +49,18 @@ def filter_clauses(filters: SearchFilters) -> list[dict[str, Any]]:
         clauses.append({"range": {"valid_from": window}})
     if filters.entity is not None:
         clauses.append({"term": {"entities": filters.entity}})
+    clauses.append(_in_scopes(filters.scopes))
     return clauses
+
+
+def _in_scopes(scopes: tuple[str, ...]) -> dict[str, Any]:
+    """Documents in one of `scopes`. Zengram memories (the empty scope) carry no `scope` field; an empty tuple
+    matches nothing."""
+    named = [scope for scope in scopes if scope != MEMORY_SCOPE]
+    either: list[dict[str, Any]] = [{"terms": {"scope": named}}] if named or not scopes else []
+    if MEMORY_SCOPE in scopes:
+        either.append({"bool": {"must_not": [{"exists": {"field": "scope"}}]}})
+    return either[0] if len(either) == 1 else {"bool": {"should": either, "minimum_should_match": 1}}
 
 
 def _valid_at(at: str) -> list[dict[str, Any]]:

@@ -43,11 +43,13 @@ from zengram.adapters.opensearch.client import (
     status_of,
 )
 from zengram.adapters.opensearch.mapping import (
+    SCOPE_FIELD,
     Binding,
     Engine,
     binding_from_mapping,
     concrete_index_name,
     index_body,
+    lacks_scope,
     meta,
 )
 from zengram.adapters.opensearch.queries import bm25_query, knn_query, parse_hits
@@ -289,7 +291,11 @@ class OpenSearchIndex:
             raise
         if not response:
             return None
-        self._binding = binding_from_mapping(response[sorted(response)[0]])
+        mappings = response[sorted(response)[0]]
+        if lacks_scope(mappings):  # a v2 index: documents of the chat layer need the field (dynamic: strict)
+            self._request("put mapping", lambda: self._client.indices.put_mapping(
+                index=self._alias, body={"properties": SCOPE_FIELD}))
+        self._binding = binding_from_mapping(mappings)
         return self._binding
 
     def _create_index(self, binding: Binding) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
 from zengram.domain.text import search_terms
 
 SCHEMA = """
@@ -36,13 +36,15 @@ CREATE TABLE IF NOT EXISTS docs (
     valid_from REAL NOT NULL,
     valid_to REAL,
     created_at REAL NOT NULL,
-    entities TEXT NOT NULL DEFAULT ''
+    entities TEXT NOT NULL DEFAULT '',
+    scope TEXT NOT NULL DEFAULT ''
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
 """
 
 CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
-_ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "created_at", "entities")
+_CODED_FIELDS = (*CATEGORICAL_FIELDS, "scope")  # kept as codes in the matrix; `scope` is filtered by `scopes`
+_ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "created_at", "entities", "scope")
 # Entity keys are stored as one text, each wrapped in this separator, so `instr` finds a whole key.
 _ENTITY_SEPARATOR = "\x1f"
 _NO_END = math.inf
@@ -55,7 +57,8 @@ def _epoch(moment: datetime | None) -> float | None:
 def _attribute_values(attributes: IndexAttributes) -> list[object]:
     return [attributes.type, attributes.source_agent, attributes.client_id, attributes.category,
             attributes.knowledge_category, int(attributes.active), _epoch(attributes.valid_from),
-            _epoch(attributes.valid_to), _epoch(attributes.created_at), _entity_text(attributes.entities)]
+            _epoch(attributes.valid_to), _epoch(attributes.created_at), _entity_text(attributes.entities),
+            attributes.scope]
 
 
 def _entity_text(keys: Sequence[str]) -> str:
@@ -82,7 +85,7 @@ class _VectorMatrix:
         self.dimension = dimension
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
-        self.vocabulary: dict[str, dict[str | None, int]] = {name: {} for name in CATEGORICAL_FIELDS}
+        self.vocabulary: dict[str, dict[str | None, int]] = {name: {} for name in _CODED_FIELDS}
         # Entity key → rows mentioning it (an inverted index), and each row's keys to undo on change.
         self._entity_rows: dict[str, set[int]] = {}
         self._row_entities: dict[int, tuple[str, ...]] = {}
@@ -97,7 +100,7 @@ class _VectorMatrix:
             active=np.zeros(capacity, dtype=bool),
             valid_from=np.zeros(capacity, dtype=np.float64),
             valid_to=np.full(capacity, _NO_END, dtype=np.float64),
-            codes={name: np.full(capacity, -1, dtype=np.int32) for name in CATEGORICAL_FIELDS},
+            codes={name: np.full(capacity, -1, dtype=np.int32) for name in _CODED_FIELDS},
         )
 
     def snapshot(self) -> _Snapshot:
@@ -120,7 +123,7 @@ class _VectorMatrix:
             snap.active[row] = attributes.active
             snap.valid_from[row] = attributes.valid_from.timestamp()
             snap.valid_to[row] = attributes.valid_to.timestamp() if attributes.valid_to else _NO_END
-            for name in CATEGORICAL_FIELDS:
+            for name in _CODED_FIELDS:
                 value = getattr(attributes, name)
                 snap.codes[name][row] = self.vocabulary[name].setdefault(value, len(self.vocabulary[name]))
             self._set_entities(row, attributes.entities)
@@ -153,7 +156,7 @@ class _VectorMatrix:
             grown = self._allocate(snap.size, len(snap.alive) * 2)
             for name in ("vectors", "alive", "active", "valid_from", "valid_to"):
                 getattr(grown, name)[: snap.size] = getattr(snap, name)[: snap.size]
-            for name in CATEGORICAL_FIELDS:
+            for name in _CODED_FIELDS:
                 grown.codes[name][: snap.size] = snap.codes[name][: snap.size]
             snap = grown
         row = snap.size
@@ -173,6 +176,7 @@ class EmbeddedSearchIndex:
         `_affordable_terms`. Small stores rarely reach it."""
         self._db = SQLiteDatabase(path, SCHEMA)
         _add_entities_column(self._db)
+        _add_scope_column(self._db)
         self._postings_budget = keyword_postings_budget
         self._matrix: _VectorMatrix | None = None
         self._load()
@@ -338,7 +342,8 @@ class EmbeddedSearchIndex:
         scores = {row["rowid"]: float(row["score"]) for row in ranked}
         placeholders = ", ".join("?" for _ in scores)
         active = self._db.connection().execute(
-            f"SELECT rowid, id FROM docs WHERE rowid IN ({placeholders}) AND active = 1", list(scores)
+            f"SELECT rowid, id FROM docs WHERE rowid IN ({placeholders}) AND active = 1 AND scope = ?",
+            [*scores, MEMORY_SCOPE],
         ).fetchall()
         if len(active) < k and len(ranked) == fetch:
             return None
@@ -409,6 +414,10 @@ class EmbeddedSearchIndex:
             if not codes:
                 return None
             mask &= np.isin(snap.codes["client_id"][:size], codes)
+        scope_codes = [code for code in (matrix.code("scope", scope) for scope in filters.scopes) if code is not None]
+        if not scope_codes:
+            return None
+        mask &= np.isin(snap.codes["scope"][:size], scope_codes)
         if filters.at_time is not None:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
@@ -435,6 +444,8 @@ class EmbeddedSearchIndex:
             clauses.append(f"docs.client_id IN ({', '.join('?' for _ in filters.client_ids)})"
                            if filters.client_ids else "0")
             params += filters.client_ids
+        clauses.append(f"docs.scope IN ({', '.join('?' for _ in filters.scopes)})" if filters.scopes else "0")
+        params += filters.scopes
         if filters.at_time is not None:
             clauses.append("docs.valid_from <= ? AND (docs.valid_to IS NULL OR docs.valid_to > ?)")
             params += [filters.at_time.timestamp()] * 2
@@ -458,6 +469,14 @@ def _add_entities_column(db: SQLiteDatabase) -> None:
             tx.execute("ALTER TABLE docs ADD COLUMN entities TEXT NOT NULL DEFAULT ''")
 
 
+def _add_scope_column(db: SQLiteDatabase) -> None:
+    """Index files written before scopes existed hold Zengram memories only: the column's default says so."""
+    columns = {row["name"] for row in db.connection().execute("PRAGMA table_info(docs)")}
+    if "scope" not in columns:
+        with db.transaction() as tx:
+            tx.execute("ALTER TABLE docs ADD COLUMN scope TEXT NOT NULL DEFAULT ''")
+
+
 def _attributes_from_row(row: sqlite3.Row) -> IndexAttributes:
     from datetime import UTC
 
@@ -469,5 +488,5 @@ def _attributes_from_row(row: sqlite3.Row) -> IndexAttributes:
         category=row["category"], knowledge_category=row["knowledge_category"], active=bool(row["active"]),
         valid_from=moment(row["valid_from"]) or datetime.fromtimestamp(0, UTC),
         valid_to=moment(row["valid_to"]), created_at=moment(row["created_at"]) or datetime.fromtimestamp(0, UTC),
-        entities=tuple(key for key in row["entities"].split(_ENTITY_SEPARATOR) if key),
+        entities=tuple(key for key in row["entities"].split(_ENTITY_SEPARATOR) if key), scope=row["scope"],
     )

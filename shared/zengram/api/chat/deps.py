@@ -1,0 +1,30 @@
+"""Dependencies of the chat routes: the layer, the project a request is about, the subject header."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header
+
+from zengram.api.access import ScopeDep
+from zengram.api.deps import get_container
+from zengram.bootstrap import Container
+from zengram.bootstrap_chat import ChatLayer
+from zengram.domain.chat.tenancy import PROJECT_HEADER, ProjectId, SubjectId, resolve_project
+
+
+def get_chat(container: Annotated[Container, Depends(get_container)]) -> ChatLayer:
+    return container.chat
+
+
+ChatDep = Annotated[ChatLayer, Depends(get_chat)]
+
+
+def get_project(scope: ScopeDep, project: Annotated[ProjectId | None, Header(
+        alias=PROJECT_HEADER, description="The project (one of the API key's clients); default: the key's only "
+                                          "client, else `global` when the key may use it")] = None) -> str:
+    return resolve_project(scope, project)
+
+
+ProjectDep = Annotated[str, Depends(get_project)]
+SubjectHeader = Annotated[SubjectId, Header(alias="x-subject-id", description="The subject the state belongs to")]
