@@ -153,7 +153,7 @@ def test_the_graph_filters_by_type_size_and_strength(api: TestClient) -> None:
     assert [node["canonical_name"] for node in services["nodes"]] == ["Stripe"] and services["type"] == "service"
 
     strong = graph(api, min_strength=2)
-    assert set(edges_by_name(strong).values()) == {2}
+    assert edges_by_name(strong) and min(edges_by_name(strong).values()) >= 2  # (the writer's client and agent too)
     assert frozenset(("PostgreSQL", "Kafka")) in edges_by_name(strong)
 
     top_two = graph(api, limit=2)

@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from fastapi.responses import JSONResponse
 from zengram.bootstrap import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
 from tests.dashboard.sample_data import Sample, sample_clock, seed, write_documents
-from tests.dashboard.standins import SUBJECT, chat_standin
 from tests.llm_server import ScriptedLLMServer, settings_with_llm
 from tests.support import API_KEY, HashingEmbedder
 
@@ -36,9 +37,13 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Optional parts of the API the dashboard probes for its tabs: their refusal is expected and logged by the browser.
 PROBES = ("/kb/health/status", "/api/v1/prompts", "/admin/keys")
+CLAIMS = "/slots"  # the chat layer answers claims 501 (a later issue): the card says so
 VIEWPORT = {"width": 1280, "height": 900}
 # What the consolidation engine's language model answers: no change to make (the sample stays as it is).
 EMPTY_PLAN = {"merged_facts": [], "contradictions": [], "connections": [], "summaries": [], "categories": []}
+
+
+SUBJECT = "user-42"
 
 
 def chromium_path() -> str:
@@ -197,16 +202,34 @@ def test_the_overview_shows_counts_and_index_health(dashboard: Dashboard, page: 
     assert page.inner_text("[data-testid=index-health] .badge") == "ok"
     assert rows(page, "[data-testid=top-entities] tbody tr") == 10
     tabs = page.locator("header nav a").all_inner_texts()
-    assert tabs == ["Overview", "Search", "Briefing", "Entities", "Consolidation", "Clients", "Keys", "Documents"]
+    assert tabs == ["Overview", "Search", "Briefing", "Entities", "Consolidation", "Clients", "Keys", "Documents",
+                    "Chat"]
     assert_drawn(screenshot(page, dashboard, "overview"), min_colours=40, min_inked=0.05)
 
 
-def test_without_the_chat_layer_its_tab_stays_away(dashboard: Dashboard, page: Any) -> None:
-    sign_in(page, dashboard)
-    page.wait_for_selector("header nav a[data-tab=documents]")  # the probes have answered
-    page.goto(f"{dashboard.url}/dashboard/#/chat")  # this API answers 404 to the chat probe: no tab, no view
-    page.wait_for_selector("main >> text=No such view here.")
-    assert "Chat" not in page.locator("header nav a").all_inner_texts()
+def test_without_the_chat_layer_its_tab_stays_away(page: Any, tmp_path: Path) -> None:
+    """A deployment without /api/v1 (its probe answers 404): no Chat tab, and #/chat is no view."""
+    settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
+    container = build_container(settings, embedder=HashingEmbedder())
+    app = build_embedded_app(settings, container)
+
+    @app.middleware("http")
+    async def no_chat_layer(request: Any, call_next: Any) -> Any:
+        if request.url.path.startswith("/api/v1"):
+            return JSONResponse({"error": "not found"}, status_code=404)
+        return await call_next(request)
+
+    try:
+        with BackgroundServer(app) as server:
+            page.goto(f"{server.url}/dashboard/")
+            page.fill("input[name=key]", API_KEY)
+            page.click("[data-testid=signin] button[type=submit]")
+            page.wait_for_selector("header nav a[data-tab=documents]")  # the probes have answered
+            page.goto(f"{server.url}/dashboard/#/chat")
+            page.wait_for_selector("main >> text=No such view here.")
+            assert "Chat" not in page.locator("header nav a").all_inner_texts()
+    finally:
+        container.close()
 
 
 def test_documents_status_folders_jobs_and_a_query(dashboard: Dashboard, page: Any) -> None:
@@ -321,14 +344,19 @@ def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashbo
     page.wait_for_selector("main >> text=No such view here.")
 
 
-def test_the_chat_tab_appears_where_the_api_answers(dashboard: Dashboard, page: Any, tmp_path: Path) -> None:
-    chat_calls: list[dict[str, Any]] = []
+def test_the_chat_tab_shows_the_chat_layers_prompts_and_a_subjects_memories(
+        dashboard: Dashboard, page: Any, console: Console, tmp_path: Path) -> None:
+    console.refused.append(CLAIMS)
     settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
     container = build_container(settings, embedder=HashingEmbedder())
     app = build_embedded_app(settings, container)
-    app.mount("/api/v1", chat_standin(chat_calls))  # behind the same key check as the API
     try:
         with BackgroundServer(app) as server:
+            seed = httpx.Client(base_url=f"{server.url}/api/v1", headers={"x-mnexium-key": API_KEY})
+            for name, text in (("Support tone", "Answer briefly and kindly."), ("Billing", "Quote invoice numbers.")):
+                seed.post("/prompts", json={"name": name, "prompt_text": text}).raise_for_status()
+            for text, kind in (("Lives in Lisbon", "fact"), ("Prefers email over phone", "preference")):
+                seed.post("/memories", json={"subject_id": SUBJECT, "text": text, "kind": kind}).raise_for_status()
             page.goto(f"{server.url}/dashboard/")
             page.fill("input[name=key]", API_KEY)
             page.click("[data-testid=signin] button[type=submit]")
@@ -339,11 +367,11 @@ def test_the_chat_tab_appears_where_the_api_answers(dashboard: Dashboard, page: 
             assert rows(page, "[data-testid=prompts-table] tbody tr") == 2
             page.fill("[data-testid=subject-form] input[name=subject]", SUBJECT)
             page.click("[data-testid=subject-form] button[type=submit]")
-            page.wait_for_selector("[data-testid=subject-chats] tbody tr")
-            assert "Lives in Lisbon" in page.inner_text("[data-testid=subject-memories]")
-            claims = page.inner_text("[data-testid=subject-claims]")
-            assert "city" in claims and "Lisbon" in claims and "email" in claims
-            assert chat_calls == [{"path": "/memories", "subject_id": SUBJECT, "limit": 100}]
+            page.wait_for_selector("[data-testid=subject-memories] tbody tr")
+            memories = page.inner_text("[data-testid=subject-memories]")
+            assert "Lives in Lisbon" in memories and "Prefers email over phone" in memories
+            page.wait_for_selector("[data-testid=subject-claims] >> text=not supported")  # claims: a later issue (501)
+            page.wait_for_selector("[data-testid=subject-chats] >> text=No conversations.")
             assert_drawn(screenshot(page, dashboard, "chat"), min_colours=20, min_inked=0.03)
     finally:
         container.close()
