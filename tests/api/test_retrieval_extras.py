@@ -183,9 +183,12 @@ GRAPH_CORPUS = [
 ]
 
 
-def test_the_graph_path_adds_memories_of_named_entities_and_their_neighbours(make_client: MakeClient) -> None:
-    # The text's entities only: with the writers' own (client, agent) every memory of a client is one hop away.
-    client = make_client(graph_retrieval=True, writer_entities=False)
+@pytest.mark.parametrize("writer_entities", [True, False], ids=["writer-entities", "text-entities-only"])
+def test_the_graph_path_adds_memories_of_named_entities_and_their_neighbours(make_client: MakeClient,
+                                                                             writer_entities: bool) -> None:
+    # With the writers' own entities (client, agent) linked, every memory of a client co-occurs with its client:
+    # the path must not hop onto them (else "Lunch…" would come in through acme-corp).
+    client = make_client(graph_retrieval=True, writer_entities=writer_entities)
     for content, client_id in GRAPH_CORPUS:
         store(client, content, client_id=client_id)
     body = search(client, "PostgreSQL tuning", client_id="acme-corp", format="full", limit=10)

@@ -43,3 +43,12 @@ def test_memories_score_the_sum_of_their_entities_ties_in_first_seen_order() -> 
     links = [("postgresql", ["m3", "m1", "m2"]), ("redis", ["m4", "m1", "m1"])]
     assert rank_memories(scores, links) == [("m1", 1.5), ("m3", 1.0), ("m2", 1.0), ("m4", 0.5)]
     assert rank_memories(scores, []) == []
+
+
+def test_no_hop_lands_on_a_writers_client_or_agent_unless_the_query_names_it() -> None:
+    edges = {"postgresql": [RelatedEntity(name="acme-corp", strength=40), RelatedEntity(name="Redis", strength=4)],
+             "acme-corp": [RelatedEntity(name="Redis", strength=4)]}
+    hubs = {"acme-corp"}
+    scores = entity_scores(["postgresql"], edges, WEIGHTS, hubs=hubs)
+    assert scores == {"postgresql": 1.0, "redis": pytest.approx(0.5)}  # the hub's 40 does not scale Redis down
+    assert entity_scores(["postgresql", "acme-corp"], edges, WEIGHTS, hubs=hubs)["acme-corp"] == 1.0

@@ -6,10 +6,15 @@ entities it mentions. Pure: the registry's edges and links are passed in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from zengram.domain.entities import RelatedEntity, entity_key
+from zengram.domain.entities import EntityType, RelatedEntity, entity_key
+
+# Every memory is linked to its writer's client and agent (`ZENGRAM_WRITER_ENTITIES`), so they co-occur with
+# everything that writer stored: one hop into them would pull in a whole client. The graph path steps onto them
+# only when the query names them.
+HUB_TYPES = frozenset({EntityType.CLIENT, EntityType.AGENT})
 
 
 @dataclass(frozen=True)
@@ -28,11 +33,13 @@ DEFAULT_GRAPH = GraphPolicy()
 
 
 def entity_scores(named: Sequence[str], edges: Mapping[str, Sequence[RelatedEntity]],
-                  policy: GraphPolicy) -> dict[str, float]:
+                  policy: GraphPolicy, hubs: Collection[str] = ()) -> dict[str, float]:
     """Entity key → score: each named key 1.0, then the one-hop neighbours over the strongest
-    `neighbour_limit` edges of all named entities (ties: the order `edges` lists them)."""
+    `neighbour_limit` edges of all named entities (ties: the order `edges` lists them); no hop lands on `hubs`
+    (keys of HUB_TYPES entities)."""
     scores = dict.fromkeys(named, 1.0)
-    pooled = [(entity_key(edge.name), edge.strength) for key in named for edge in edges.get(key, ())]
+    pooled = [(entity_key(edge.name), edge.strength) for key in named for edge in edges.get(key, ())
+              if entity_key(edge.name) not in hubs]
     kept = sorted(pooled, key=lambda pair: -pair[1])[:policy.neighbour_limit]
     strongest = max((strength for _, strength in kept), default=0)
     for key, strength in kept:

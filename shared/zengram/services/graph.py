@@ -7,10 +7,10 @@ agents), one hop over their co-occurrence edges, and the memories linked to any 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from zengram.domain.entities import EntityRef
-from zengram.domain.graph import DEFAULT_GRAPH, GraphPolicy, entity_scores, rank_memories
+from zengram.domain.entities import EntityRef, RelatedEntity, entity_key
+from zengram.domain.graph import DEFAULT_GRAPH, HUB_TYPES, GraphPolicy, entity_scores, rank_memories
 from zengram.domain.models import Memory
 from zengram.domain.search import IndexHit
 from zengram.ports import EntityStore, RecordStore
@@ -28,14 +28,20 @@ class GraphPath:
         self._extract = extract
         self._policy = policy
 
+    def _hubs(self, edges: Mapping[str, Sequence[RelatedEntity]]) -> set[str]:
+        """The neighbours that are writers' clients or agents (one read for all of them)."""
+        neighbours = {entity_key(edge.name) for related in edges.values() for edge in related}
+        found = self._entities.get_many(sorted(neighbours)) if neighbours else {}
+        return {key for key, entity in found.items() if entity.type in HUB_TYPES}
+
     def search(self, query: str, keep: Callable[[Memory], bool], k: int) -> list[IndexHit]:
         """The `k` best memories by graph score that `keep` accepts (the search's filters and tenant scope:
         the registry knows no tenants), best first; none when the query names no known entity."""
         named = list(dict.fromkeys(ref.key for ref in self._extract(query)))
         if not named:
             return []
-        scores = entity_scores(named, {key: self._entities.related(key, self._policy.neighbour_limit)
-                                       for key in named}, self._policy)
+        edges = {key: self._entities.related(key, self._policy.neighbour_limit) for key in named}
+        scores = entity_scores(named, edges, self._policy, hubs=self._hubs(edges))
         ranked = rank_memories(scores, ((key, self._entities.memory_ids(key, self._policy.memories_per_entity))
                                         for key in scores))
         hits: list[IndexHit] = []
