@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     progress(f"{len(conversations)} conversations, {turns} turns, {questions} questions; load {os.getloadavg()}")
 
     names = [c.sample_id for c in conversations]
-    notes: dict[str, object] = {"data": str(args.data), "conversations": names, "settings": overrides}
+    # The data file by name only: a recorded report names no machine's absolute path (tests/infra/test_docs.py).
+    notes: dict[str, object] = {"data": args.data.name, "conversations": names, "settings": overrides}
     with ExitStack() as stack:
         started = [_start(name, stack, args, overrides, notes, progress) for name in systems]
         ingest_seconds = dict.fromkeys(systems, 0.0)
