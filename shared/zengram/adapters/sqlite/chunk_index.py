@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
+from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
 from zengram.domain.documents.files import matches_any
 from zengram.domain.text import search_terms
 from zengram.ports_documents import ChunkFilters, ChunkHit, IndexedChunk
@@ -31,6 +32,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize = 'porte
 """
 FIELDS = ("source", "source_type", "language")
 _KEYWORD_FETCH_FACTOR = 4
+
+CHUNKS = RowsWithText(table="chunks", fts="chunks_fts")
 
 
 @dataclass
@@ -120,8 +123,7 @@ class EmbeddedChunkIndex:
 
     def bind_model(self, model_id: str, dimension: int) -> None:
         with self._db.transaction() as tx:
-            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model_id', ?)", (model_id,))
-            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('dimension', ?)", (str(dimension),))
+            CHUNKS.bind_model(tx, model_id, dimension)
         if self._matrix is None or self._matrix.dimension != dimension:
             self._matrix = _Matrix(dimension)
 
@@ -154,20 +156,14 @@ class EmbeddedChunkIndex:
         if not chunk_ids:
             return
         with self._db.transaction() as tx:
-            for chunk_id in chunk_ids:
-                row = tx.execute("SELECT rowid FROM chunks WHERE id = ?", (chunk_id,)).fetchone()
-                if row is not None:
-                    tx.execute("DELETE FROM chunks_fts WHERE rowid = ?", (row[0],))
-                    tx.execute("DELETE FROM chunks WHERE rowid = ?", (row[0],))
+            CHUNKS.delete(tx, chunk_ids)
         if self._matrix is not None:
             for chunk_id in chunk_ids:
                 self._matrix.remove(chunk_id)
 
     def clear(self) -> None:
         with self._db.transaction() as tx:
-            tx.execute("DELETE FROM chunks")
-            tx.execute("DELETE FROM chunks_fts")
-            tx.execute("DELETE FROM meta")
+            CHUNKS.clear(tx)
         self._matrix = None
 
     def count(self) -> int:
@@ -221,8 +217,7 @@ class EmbeddedChunkIndex:
         return {row["rowid"]: row["id"] for row in rows}
 
     def _meta(self, key: str) -> str | None:
-        row = self._db.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
+        return read_meta(self._db.connection(), key)
 
     def _load(self) -> None:
         dimension = self._meta("dimension")

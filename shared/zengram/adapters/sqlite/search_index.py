@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
+from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
 from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
 from zengram.domain.text import search_terms
 
@@ -63,6 +64,9 @@ def _attribute_values(attributes: IndexAttributes) -> list[object]:
 
 def _entity_text(keys: Sequence[str]) -> str:
     return "".join(f"{_ENTITY_SEPARATOR}{key}{_ENTITY_SEPARATOR}" for key in keys)
+
+
+DOCS = RowsWithText(table="docs", fts="docs_fts")
 
 
 @dataclass
@@ -197,8 +201,7 @@ class EmbeddedSearchIndex:
 
     def bind_model(self, model_id: str, dimension: int) -> None:
         with self._db.transaction() as tx:
-            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model_id', ?)", (model_id,))
-            tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('dimension', ?)", (str(dimension),))
+            DOCS.bind_model(tx, model_id, dimension)
         if self._matrix is None or self._matrix.dimension != dimension:
             self._matrix = _VectorMatrix(dimension)
 
@@ -240,20 +243,14 @@ class EmbeddedSearchIndex:
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         with self._db.transaction() as tx:
-            for memory_id in memory_ids:
-                row = tx.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
-                if row is not None:
-                    tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
-                    tx.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
+            DOCS.delete(tx, memory_ids)
         if self._matrix is not None:
             for memory_id in memory_ids:
                 self._matrix.remove(memory_id)
 
     def clear(self) -> None:
         with self._db.transaction() as tx:
-            tx.execute("DELETE FROM docs")
-            tx.execute("DELETE FROM docs_fts")
-            tx.execute("DELETE FROM meta")
+            DOCS.clear(tx)
         self._matrix = None
 
     # -- searches -------------------------------------------------------------------------------------
@@ -354,8 +351,7 @@ class EmbeddedSearchIndex:
     # -- helpers --------------------------------------------------------------------------------------
 
     def _meta(self, key: str) -> str | None:
-        row = self._db.connection().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
+        return read_meta(self._db.connection(), key)
 
     def _require_matrix(self, dimension: int) -> _VectorMatrix:
         if self._matrix is None:
