@@ -9,7 +9,6 @@ that never searches may pair DynamoDB with the (unused) embedded index. docs/arc
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from zengram.ports import (
     RecordStore,
     SearchIndex,
 )
+from zengram.provider import ContainerProvider as ContainerProvider  # its home before it moved
 from zengram.services.knowledge import KnowledgeService
 from zengram.services.memory import MemoryService
 from zengram.settings import Settings
@@ -506,28 +506,6 @@ def _scrub_secret(settings: Settings) -> str:
 
         return resolve_api_key(settings)[0]
     raise FeatureUnavailable("writes need a key for credential placeholders: set ZENGRAM_SCRUB_KEY or the API key")
-
-
-class ContainerProvider:
-    """Builds the container on first use (never at import time) and hands the same one to everyone."""
-
-    def __init__(self, factory: Callable[[], Container]) -> None:
-        self._factory = factory
-        self._container: Container | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Container:
-        if self._container is None:
-            with self._lock:
-                if self._container is None:
-                    self._container = self._factory()
-        return self._container
-
-    def close(self) -> None:
-        with self._lock:
-            if self._container is not None:
-                self._container.close()
-                self._container = None
 
 
 # -- the document knowledge base (/kb) -----------------------------------------------------------------------

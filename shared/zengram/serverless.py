@@ -1,7 +1,9 @@
 """The Lambda host: one endpoint group per function, wired lazily on the first request.
 
 Nothing here reads the environment, touches the network or builds a Powertools Tracer (which loads the X-Ray SDK)
-at import time, so a cold start only pays for what the first request needs. One Powertools Logger, Tracer and
+at import time, so a cold start only pays for what the first request needs; and it imports only what every function
+needs, so a function imports the app factory, the settings and the container's wiring when it uses them
+(tests/functions/test_import_weight.py keeps each function's imports in check). One Powertools Logger, Tracer and
 Metrics (`OBSERVABILITY`) serve every handler of the execution environment, and the services' own loggers
 (`zengram.*`) write through that Logger: each line is Powertools JSON, at ZENGRAM_LOG_LEVEL, with the request's
 correlation id (the API's request id: the caller's x-request-id, else API Gateway's request id).
@@ -21,19 +23,16 @@ from collections.abc import Callable, Collection, Sequence
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from fastapi import APIRouter, FastAPI
-from starlette.types import Scope
-
-from zengram.api.app import create_app
-from zengram.api.middleware import OPEN_PATHS
-from zengram.bootstrap import Container, ContainerProvider, build_container, build_key_service, build_language_model
 from zengram.domain.errors import FeatureUnavailable
 from zengram.domain.keys import Principal, authenticate, bearer_token, presented_key
-from zengram.settings import Settings
+from zengram.provider import ContainerProvider
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger, Metrics, Tracer
+    from fastapi import APIRouter, FastAPI
+    from starlette.types import Scope
 
+    from zengram.bootstrap import Container
     from zengram.services.keys import KeyService
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -54,6 +53,8 @@ class LambdaObservability:
         """Powertools' Logger at ZENGRAM_LOG_LEVEL; the services' `zengram.*` loggers write through it."""
         from aws_lambda_powertools import Logger
         from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
+
+        from zengram.settings import Settings
 
         level = Settings().log_level.upper()
         logger = Logger(level=level)
@@ -115,6 +116,8 @@ def lazily(build: Callable[[], LambdaHandler]) -> LazyHandler:
 
 def _configured_key() -> str:
     """BRAIN_API_KEY when set (tests, simple deployments), else Secrets Manager or SSM (cached)."""
+    from zengram.settings import Settings
+
     settings = Settings()
     if settings.api_key is not None:
         return settings.api_key.get_secret_value()
@@ -130,15 +133,21 @@ def _configured_key() -> str:
 def lambda_container() -> Container:
     """The container of a function, from its environment; its LLM calls count failures as a metric."""
     from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
+    from zengram.bootstrap import build_container, build_language_model
+    from zengram.settings import Settings
 
     settings = Settings()
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 
-def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] = OPEN_PATHS) -> FastAPI:
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] | None = None) -> FastAPI:
+    """The function's app; `open_paths` served without a key (default: the middleware's OPEN_PATHS)."""
+    from zengram.api.app import create_app
+    from zengram.api.middleware import OPEN_PATHS
+
     return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
-                      open_paths=open_paths, verified_caller=caller_from_authorizer,
-                      on_request_id=OBSERVABILITY.set_correlation_id)
+                      open_paths=OPEN_PATHS if open_paths is None else open_paths,
+                      verified_caller=caller_from_authorizer, on_request_id=OBSERVABILITY.set_correlation_id)
 
 
 def caller_from_authorizer(scope: Scope) -> Principal | None:
@@ -351,6 +360,8 @@ def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
     built: list[Callable[[dict[str, Any], Any], None]] = []
 
     def build() -> Callable[[dict[str, Any], Any], None]:
+        from zengram.settings import Settings
+
         logger = OBSERVABILITY.logger
 
         @logger.inject_lambda_context
@@ -378,7 +389,9 @@ def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
 def _bind_index_until_done(context: Any, logger: Any) -> None:
     import time
 
+    from zengram.bootstrap import build_container
     from zengram.domain.errors import EmbeddingMismatch
+    from zengram.settings import Settings
 
     while True:
         try:
@@ -521,4 +534,7 @@ def verify_presented_key(presented: str) -> Principal | None:
 
 @cache
 def _key_service() -> KeyService:
+    from zengram.bootstrap import build_key_service
+    from zengram.settings import Settings
+
     return build_key_service(Settings())

@@ -8,16 +8,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI
-
 from zengram.api import kb
-from zengram.api.middleware import OPEN_PATHS
-from zengram.bootstrap import ContainerProvider, DocumentsContainer, build_documents_container
-from zengram.ports import Embedder
 from zengram.serverless import OBSERVABILITY, LambdaHandler, create_function_app, lazily
-from zengram.settings import Settings
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from zengram.bootstrap import DocumentsContainer
+    from zengram.ports import Embedder
+    from zengram.provider import ContainerProvider
     from zengram.services.documents.indexing import DocumentIndexing
 
 # A batch stops taking new files when its invocation has less than this left (one large file must still fit).
@@ -25,14 +24,23 @@ BATCH_TIME_RESERVE_MS = 120_000
 
 
 def documents_provider(embedder: Callable[[], Embedder] | None = None) -> kb.Lazy[DocumentsContainer]:
-    """`embedder`: the memories' embedder, when the function has built one (same settings, same model)."""
-    return kb.Lazy(lambda: build_documents_container(Settings(), embedder=embedder() if embedder else None),
-                   close=DocumentsContainer.close)
+    """`embedder`: the memories' embedder, when the function has built one (same settings, same model). The wiring
+    and the settings are imported when the container is built, not at init."""
+
+    def build() -> DocumentsContainer:
+        from zengram.bootstrap import build_documents_container
+        from zengram.settings import Settings
+
+        return build_documents_container(Settings(), embedder=embedder() if embedder else None)
+
+    return kb.Lazy(build, close=lambda container: container.close())
 
 
 def create_documents_function_app(provider: kb.Lazy[DocumentsContainer] | None = None) -> FastAPI:
     """The kb application mounted at /kb behind the same key check as every function. The function's container
     (built to verify scoped keys) lends the documents its embedder, so the two never load a model twice."""
+    from zengram.api.middleware import OPEN_PATHS
+
     app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())
     memories: ContainerProvider = app.state.provider
     app.mount(kb.BASE_PATH, kb.create_kb_app(provider or documents_provider(lambda: memories.get().embedder)))

@@ -14,8 +14,8 @@ from fastapi import Depends, Request
 
 from zengram.api.chat.roles import CHAT_ROUTE_ROLES, UNSUPPORTED_ROLES
 from zengram.domain.errors import Forbidden
+from zengram.domain.identifiers import GLOBAL_CLIENT
 from zengram.domain.keys import Principal, Role, TenantScope, authenticate
-from zengram.domain.models import GLOBAL_CLIENT
 
 # (method, route path) → the least role that may call it. A route missing here needs admin: fail closed.
 ROUTE_ROLES: dict[tuple[str, str], Role] = {

@@ -19,7 +19,7 @@ from zengram.api.middleware import (
     VerifiedCaller,
 )
 from zengram.api.rate_limits import enforce_rate_limit
-from zengram.bootstrap import ContainerProvider
+from zengram.provider import ContainerProvider
 
 API_KEY_SCHEME = "ApiKey"
 

@@ -6,22 +6,24 @@ thread, and the hops cost more CPU per request than the lookups (measured: ~0.1 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 
-from zengram.bootstrap import Container, ContainerProvider
-from zengram.services.clients import ClientService
-from zengram.services.collections import CollectionService
-from zengram.services.consolidation import ConsolidationService
-from zengram.services.entities import EntityService
-from zengram.services.health import HealthService
-from zengram.services.keys import KeyService
-from zengram.services.knowledge import KnowledgeService
-from zengram.services.memory import MemoryService
-from zengram.services.reflect import ReflectService
-from zengram.services.research import ResearchService
-from zengram.services.stats import StatsService
+if TYPE_CHECKING:  # only named here: a function imports the services its router needs, not every group's
+    from zengram.bootstrap import Container
+    from zengram.provider import ContainerProvider
+    from zengram.services.clients import ClientService
+    from zengram.services.collections import CollectionService
+    from zengram.services.consolidation import ConsolidationService
+    from zengram.services.entities import EntityService
+    from zengram.services.health import HealthService
+    from zengram.services.keys import KeyService
+    from zengram.services.knowledge import KnowledgeService
+    from zengram.services.memory import MemoryService
+    from zengram.services.reflect import ReflectService
+    from zengram.services.research import ResearchService
+    from zengram.services.stats import StatsService
 
 
 def container_of(request: Request) -> Container:
@@ -33,80 +35,77 @@ async def get_container(request: Request) -> Container:
     return container_of(request)
 
 
-async def get_memory_service(container: Annotated[Container, Depends(get_container)]) -> MemoryService:
+async def get_memory_service(container: ContainerDep) -> MemoryService:
     return container.memory
 
 
-MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service)]
-
-
-async def get_knowledge_service(container: Annotated[Container, Depends(get_container)]) -> KnowledgeService:
+async def get_knowledge_service(container: ContainerDep) -> KnowledgeService:
     return container.knowledge
 
 
-KnowledgeServiceDep = Annotated[KnowledgeService, Depends(get_knowledge_service)]
-
-
-async def get_research_service(container: Annotated[Container, Depends(get_container)]) -> ResearchService:
+async def get_research_service(container: ContainerDep) -> ResearchService:
     research = container.research
     research.ensure_enabled()  # before the body is read: a disabled feature answers 503 whatever was sent
     return research
 
 
-ResearchServiceDep = Annotated[ResearchService, Depends(get_research_service)]
-
-
-async def get_reflect_service(container: Annotated[Container, Depends(get_container)]) -> ReflectService:
+async def get_reflect_service(container: ContainerDep) -> ReflectService:
     return container.reflect
 
 
-ReflectServiceDep = Annotated[ReflectService, Depends(get_reflect_service)]
-
-
-async def get_client_service(container: Annotated[Container, Depends(get_container)]) -> ClientService:
+async def get_client_service(container: ContainerDep) -> ClientService:
     return container.clients
 
 
-ClientServiceDep = Annotated[ClientService, Depends(get_client_service)]
-
-
-async def get_stats_service(container: Annotated[Container, Depends(get_container)]) -> StatsService:
+async def get_stats_service(container: ContainerDep) -> StatsService:
     return container.stats
 
 
-StatsServiceDep = Annotated[StatsService, Depends(get_stats_service)]
-
-
-async def get_consolidation_service(container: Annotated[Container, Depends(get_container)]) -> ConsolidationService:
+async def get_consolidation_service(container: ContainerDep) -> ConsolidationService:
     return container.consolidation
 
 
-ConsolidationServiceDep = Annotated[ConsolidationService, Depends(get_consolidation_service)]
-
-
-async def get_entity_service(container: Annotated[Container, Depends(get_container)]) -> EntityService:
+async def get_entity_service(container: ContainerDep) -> EntityService:
     return container.entities
 
 
-EntityServiceDep = Annotated[EntityService, Depends(get_entity_service)]
-
-
-async def get_key_service(container: Annotated[Container, Depends(get_container)]) -> KeyService:
+async def get_key_service(container: ContainerDep) -> KeyService:
     return container.keys
 
 
-KeyServiceDep = Annotated[KeyService, Depends(get_key_service)]
-
-
-def get_health_service(container: Annotated[Container, Depends(get_container)]) -> HealthService:
+def get_health_service(container: ContainerDep) -> HealthService:
     return container.health
 
 
-HealthServiceDep = Annotated[HealthService, Depends(get_health_service)]
-
-
-def get_collection_service(container: Annotated[Container, Depends(get_container)]) -> CollectionService:
+def get_collection_service(container: ContainerDep) -> CollectionService:
     return container.collections
 
 
-CollectionServiceDep = Annotated[CollectionService, Depends(get_collection_service)]
+# FastAPI needs only each alias's dependency, mypy its type. At run time the aliases name no type: resolving them
+# would import the container's wiring (settings, ports, every service) when a Lambda function starts.
+if TYPE_CHECKING:
+    ContainerDep = Annotated[Container, Depends(get_container)]
+    MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service)]
+    KnowledgeServiceDep = Annotated[KnowledgeService, Depends(get_knowledge_service)]
+    ResearchServiceDep = Annotated[ResearchService, Depends(get_research_service)]
+    ReflectServiceDep = Annotated[ReflectService, Depends(get_reflect_service)]
+    ClientServiceDep = Annotated[ClientService, Depends(get_client_service)]
+    StatsServiceDep = Annotated[StatsService, Depends(get_stats_service)]
+    ConsolidationServiceDep = Annotated[ConsolidationService, Depends(get_consolidation_service)]
+    EntityServiceDep = Annotated[EntityService, Depends(get_entity_service)]
+    KeyServiceDep = Annotated[KeyService, Depends(get_key_service)]
+    HealthServiceDep = Annotated[HealthService, Depends(get_health_service)]
+    CollectionServiceDep = Annotated[CollectionService, Depends(get_collection_service)]
+else:
+    ContainerDep = Annotated[object, Depends(get_container)]
+    MemoryServiceDep = Annotated[object, Depends(get_memory_service)]
+    KnowledgeServiceDep = Annotated[object, Depends(get_knowledge_service)]
+    ResearchServiceDep = Annotated[object, Depends(get_research_service)]
+    ReflectServiceDep = Annotated[object, Depends(get_reflect_service)]
+    ClientServiceDep = Annotated[object, Depends(get_client_service)]
+    StatsServiceDep = Annotated[object, Depends(get_stats_service)]
+    ConsolidationServiceDep = Annotated[object, Depends(get_consolidation_service)]
+    EntityServiceDep = Annotated[object, Depends(get_entity_service)]
+    KeyServiceDep = Annotated[object, Depends(get_key_service)]
+    HealthServiceDep = Annotated[object, Depends(get_health_service)]
+    CollectionServiceDep = Annotated[object, Depends(get_collection_service)]

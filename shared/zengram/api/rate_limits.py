@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -13,8 +14,10 @@ from starlette.concurrency import run_in_threadpool
 from zengram.api.access import principal_of
 from zengram.api.deps import container_of
 from zengram.domain.errors import RateLimited
-from zengram.ports import RateLimiter
-from zengram.settings import Settings
+
+if TYPE_CHECKING:
+    from zengram.ports import RateLimiter
+    from zengram.settings import Settings
 
 UNLIMITED_PATHS = frozenset({"/health"})
 HEAVY_PATHS = frozenset({"/consolidate", "/research"})  # POSTs that run several LLM calls

@@ -16,14 +16,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from zengram.domain.errors import Forbidden
-from zengram.domain.models import Memory
-from zengram.domain.requests import ClientId
+from zengram.domain.identifiers import ClientId
 from zengram.domain.text_rules import NotBlank
+
+if TYPE_CHECKING:
+    from zengram.domain.models import Memory
 
 # A scoped key reads `zgk_<key id>_<secret>`: the id finds the record in one read, the secret is checked against
 # its salted hash. 128 bits of id and 256 bits of secret, both from `secrets`.

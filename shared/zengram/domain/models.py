@@ -10,8 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.entities import EntityRef
 from zengram.domain.errors import Conflict, NotFound, StaleRevision
-
-GLOBAL_CLIENT = "global"
+from zengram.domain.identifiers import GLOBAL_CLIENT as GLOBAL_CLIENT
 
 
 class MemoryType(StrEnum):

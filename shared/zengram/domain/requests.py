@@ -22,8 +22,10 @@ from pydantic import (
 
 from zengram.domain.content import json_depth, json_size, non_finite_number_at
 from zengram.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
+from zengram.domain.identifiers import CLIENT_PATTERN as CLIENT_PATTERN
+from zengram.domain.identifiers import GLOBAL_CLIENT
+from zengram.domain.identifiers import ClientId as ClientId
 from zengram.domain.models import (
-    GLOBAL_CLIENT,
     Category,
     Importance,
     KnowledgeCategory,
@@ -38,7 +40,6 @@ MAX_METADATA_DEPTH = 3
 MAX_SEARCH_LIMIT = 100
 MAX_OFFSET = 1_000_000  # deeper paging is a mistake (and would overflow SQLite's integers)
 AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-CLIENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$"
 
 
 def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +56,6 @@ def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
 
 Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
-ClientId = Annotated[str, StringConstraints(pattern=CLIENT_PATTERN)]
 
 _JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
 

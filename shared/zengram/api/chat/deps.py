@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Header
 
 from zengram.api.access import ScopeDep
-from zengram.api.deps import get_container
-from zengram.bootstrap import Container
-from zengram.bootstrap_chat import ChatLayer
+from zengram.api.deps import ContainerDep
 from zengram.domain.chat.tenancy import PROJECT_HEADER, ProjectId, SubjectId, resolve_project
 
+if TYPE_CHECKING:  # a forward reference for FastAPI: the chat layer's wiring is imported when it is built
+    from zengram.bootstrap_chat import ChatLayer
 
-def get_chat(container: Annotated[Container, Depends(get_container)]) -> ChatLayer:
+
+def get_chat(container: ContainerDep) -> ChatLayer:
     return container.chat
 
 
-ChatDep = Annotated[ChatLayer, Depends(get_chat)]
+if TYPE_CHECKING:
+    ChatDep = Annotated[ChatLayer, Depends(get_chat)]
+else:  # the type stays a name for mypy only (zengram.api.deps says why)
+    ChatDep = Annotated[object, Depends(get_chat)]
 
 
 def get_project(scope: ScopeDep, project: Annotated[ProjectId | None, Header(

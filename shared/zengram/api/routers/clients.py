@@ -10,7 +10,7 @@ from zengram.api.access import ScopeDep
 from zengram.api.deps import ClientServiceDep
 from zengram.api.schemas import CLIENT_NOT_FOUND, ERROR_RESPONSES, ClientBody, ClientDeletedBody, ClientListBody
 from zengram.domain.clients import ClientDraft, ClientFingerprint
-from zengram.domain.requests import CLIENT_PATTERN
+from zengram.domain.identifiers import CLIENT_PATTERN
 
 router = APIRouter(tags=["clients"], responses=ERROR_RESPONSES)
 

@@ -37,8 +37,8 @@ from zengram.domain.entities import (
     ReclassifyRequest,
     entity_key,
 )
+from zengram.domain.identifiers import CLIENT_PATTERN
 from zengram.domain.models import format_timestamp
-from zengram.domain.requests import CLIENT_PATTERN
 from zengram.services.entities import ReclassifyReport
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)

@@ -13,9 +13,8 @@ from typing import Annotated
 from pydantic import StringConstraints
 
 from zengram.domain.errors import InvalidInput
+from zengram.domain.identifiers import CLIENT_PATTERN, GLOBAL_CLIENT
 from zengram.domain.keys import TenantScope
-from zengram.domain.models import GLOBAL_CLIENT
-from zengram.domain.requests import CLIENT_PATTERN
 
 PROJECT_HEADER = "x-mnx-project-id"
 # Subject and chat ids: what Mnexium's clients send (user_123, subj_…, UUIDs, e-mail addresses), nothing that needs
