@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from zengram.api.schemas import ConsolidationStarted
+from zengram.api.schemas.consolidation import ConsolidationStarted
 from zengram.bootstrap import build_container
 from zengram.client import BrainClient, NotFoundError, ServiceUnavailableError
 from zengram.embedded.app import build_embedded_app

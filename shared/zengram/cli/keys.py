@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from zengram.api.schemas import ApiKeyBody
+from zengram.api.schemas.keys import ApiKeyBody
 from zengram.cli.common import (
     EXIT_USAGE,
     JsonOption,

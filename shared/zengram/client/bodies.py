@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from zengram.api.schemas import StoredIn
+from zengram.api.schemas.memory import StoredIn
 
 
 class StoreBody(BaseModel):

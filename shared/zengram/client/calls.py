@@ -13,27 +13,15 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from zengram.api.schemas import (
-    ApiKeyListBody,
-    ClientBody,
-    ClientDeletedBody,
-    ClientListBody,
-    ConsolidationStarted,
-    ConsolidationStatusBody,
-    CreatedKeyBody,
-    DeleteBody,
-    EntityDetailBody,
-    EntityListBody,
-    EntityStatsBody,
-    HealthBody,
-    ImportBody,
-    ReclassifyBody,
-    ResearchBody,
-    RestoreBody,
-    RevokedKeyBody,
-    StatsBody,
-    UpdateBody,
-)
+from zengram.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
+from zengram.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
+from zengram.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
+from zengram.api.schemas.export import ImportBody
+from zengram.api.schemas.health import HealthBody
+from zengram.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
+from zengram.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
+from zengram.api.schemas.research import ResearchBody
+from zengram.api.schemas.stats import StatsBody
 from zengram.client.bodies import (
     BriefingBody,
     EntityMemoriesBody,

@@ -35,12 +35,6 @@ logger = logging.getLogger(__name__)
 MAX_BRIEFING_SCAN = 5_000
 BRIEFING_TOP_ENTITIES = 15  # as upstream
 _IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
-BUCKETS = {
-    MemoryType.EVENT: "events",
-    MemoryType.FACT: "facts_updated",
-    MemoryType.STATUS: "status_changes",
-    MemoryType.DECISION: "decisions",
-}
 
 
 @dataclass(frozen=True)

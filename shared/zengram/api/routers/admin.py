@@ -7,14 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 
 from zengram.api.deps import KeyServiceDep
-from zengram.api.schemas import (
-    ERROR_RESPONSES,
-    KEY_NOT_FOUND,
-    ApiKeyBody,
-    ApiKeyListBody,
-    CreatedKeyBody,
-    RevokedKeyBody,
-)
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.keys import KEY_NOT_FOUND, ApiKeyBody, ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
 from zengram.domain.keys import ALL_CLIENTS, ApiKey, KeyDraft
 from zengram.domain.models import format_timestamp
 

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import KnowledgeServiceDep, StatsServiceDep
-from zengram.api.schemas import (
-    ERROR_RESPONSES,
-    BrainStats,
-    BriefingBody,
-    BriefingSummary,
-    HeadlineRecord,
-    MentionBody,
-    briefing_entry,
-)
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.briefing import BrainStats, BriefingBody, BriefingSummary, MentionBody, briefing_entry
+from zengram.api.schemas.records import HeadlineRecord
 from zengram.domain.models import MemoryType, format_timestamp, utc_now
 from zengram.domain.requests import BriefingFormat, BriefingRequest
-from zengram.services.knowledge import BUCKETS, Briefing
+
+if TYPE_CHECKING:
+    from zengram.services.knowledge import Briefing
 
 router = APIRouter(tags=["briefing"], responses=ERROR_RESPONSES)
 
 TOP_HEADLINES = 5  # per type, in a `summary` briefing (as upstream)
+BUCKETS = {MemoryType.EVENT: "events", MemoryType.FACT: "facts_updated", MemoryType.STATUS: "status_changes",
+           MemoryType.DECISION: "decisions"}  # a full or compact briefing's list of each type
 HEADLINE_LISTS = {MemoryType.EVENT: "top_events", MemoryType.FACT: "top_facts", MemoryType.STATUS: "top_statuses",
                   MemoryType.DECISION: "top_decisions"}
 

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Path, Response
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import ClientServiceDep
-from zengram.api.schemas import CLIENT_NOT_FOUND, ERROR_RESPONSES, ClientBody, ClientDeletedBody, ClientListBody
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.clients import CLIENT_NOT_FOUND, ClientBody, ClientDeletedBody, ClientListBody
 from zengram.domain.clients import ClientDraft, ClientFingerprint
 from zengram.domain.identifiers import CLIENT_PATTERN
 

@@ -8,10 +8,9 @@ from fastapi import APIRouter, Body, Path, Query
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import CollectionServiceDep
-from zengram.api.schemas import (
+from zengram.api.schemas import CONFLICT, ERROR_RESPONSES
+from zengram.api.schemas.collections import (
     COLLECTION_NOT_FOUND,
-    CONFLICT,
-    ERROR_RESPONSES,
     CollectionBody,
     CollectionCountsBody,
     CollectionDeletedBody,

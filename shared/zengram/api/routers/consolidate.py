@@ -8,17 +8,15 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from zengram.api.deps import ConsolidationServiceDep
-from zengram.api.schemas import (
-    CONFLICT,
-    ERROR_RESPONSES,
+from zengram.api.schemas import CONFLICT, ERROR_RESPONSES, ErrorBody
+from zengram.api.schemas.consolidation import (
     ConsolidationResult,
     ConsolidationStarted,
     ConsolidationStatusBody,
-    ErrorBody,
     JobBody,
-    LLMInfo,
 )
 from zengram.domain.jobs import Job
+from zengram.domain.llm import LLMInfo
 from zengram.domain.models import format_timestamp
 
 router = APIRouter(tags=["consolidation"], responses=ERROR_RESPONSES)

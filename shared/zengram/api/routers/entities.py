@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import EntityServiceDep
-from zengram.api.schemas import (
-    CONFLICT,
+from zengram.api.schemas import CONFLICT, ERROR_RESPONSES
+from zengram.api.schemas.entities import (
     ENTITY_NOT_FOUND,
-    ERROR_RESPONSES,
-    CompactRecord,
     EntityBody,
     EntityDeletedBody,
     EntityDetailBody,
@@ -28,6 +26,7 @@ from zengram.api.schemas import (
     ReclassifyItemBody,
     RelatedEntityBody,
 )
+from zengram.api.schemas.records import CompactRecord
 from zengram.domain.entities import (
     EntityGraphRequest,
     EntityListRequest,
@@ -39,7 +38,9 @@ from zengram.domain.entities import (
 )
 from zengram.domain.identifiers import CLIENT_PATTERN
 from zengram.domain.models import format_timestamp
-from zengram.services.entities import ReclassifyReport
+
+if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
+    from zengram.services.entities import ReclassifyReport
 
 router = APIRouter(tags=["entities"], responses=ERROR_RESPONSES)
 

@@ -8,14 +8,8 @@ from fastapi import APIRouter, Query
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import KnowledgeServiceDep
-from zengram.api.schemas import (
-    ERROR_RESPONSES,
-    FORBIDDEN,
-    ExportBody,
-    ExportFilters,
-    ImportBody,
-    ImportResultItem,
-)
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.export import FORBIDDEN, ExportBody, ExportFilters, ImportBody, ImportResultItem
 from zengram.domain.models import ImportStatus, format_timestamp, utc_now
 from zengram.domain.requests import ExportRequest, ImportRequest, StrictQueryBool
 

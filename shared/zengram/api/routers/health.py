@@ -3,7 +3,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from zengram.api.deps import HealthServiceDep
-from zengram.api.schemas import HealthBody
+from zengram.api.schemas.health import HealthBody
 from zengram.domain.models import format_timestamp, utc_now
 
 router = APIRouter(tags=["health"])

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Body, Query, Response
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import MemoryServiceDep
-from zengram.api.schemas import (
-    COMPACT_CHARS,
-    CONFLICT,
-    ERROR_RESPONSES,
-    NOT_FOUND,
+from zengram.api.schemas import COMPACT_CHARS, CONFLICT, ERROR_RESPONSES, NOT_FOUND, ErrorBody, truncate
+from zengram.api.schemas.memory import (
     AccessBody,
     ChainLinkBody,
     ConfidencePointBody,
@@ -22,11 +19,9 @@ from zengram.api.schemas import (
     DecayBody,
     DeduplicatedBody,
     DeleteBody,
-    ErrorBody,
     ExistingMemoryBody,
     HistoryEventBody,
     MemoryHistoryBody,
-    MemoryRecord,
     QueryBody,
     RestoreBody,
     RetrievalBody,
@@ -36,13 +31,15 @@ from zengram.api.schemas import (
     StoreOutcomeBody,
     UpdateBody,
     search_hit,
-    truncate,
 )
+from zengram.api.schemas.records import MemoryRecord
 from zengram.domain.history import MemoryHistory
 from zengram.domain.models import Memory, RecordQuery, WriteKind, format_timestamp
 from zengram.domain.requests import DeleteRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
 from zengram.domain.scoring import DECAYING_TYPES
-from zengram.services.memory import SearchResult, StoreResult
+
+if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
+    from zengram.services.memory import SearchResult, StoreResult
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 
@@ -184,6 +181,7 @@ def update_memory(memory_id: str, patch: MemoryPatch, memories: MemoryServiceDep
 def delete_memory(
     memory_id: str, memories: MemoryServiceDep, scope: ScopeDep, body: Annotated[DeleteRequest | None, Body()] = None
 ) -> DeleteBody:
+
     request = body or DeleteRequest()
     before = memories.get(memory_id, scope)
     deleted = memories.delete(memory_id, by=request.source_agent or DEFAULT_AGENT, reason=request.reason,

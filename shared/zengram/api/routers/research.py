@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import ResearchServiceDep
-from zengram.api.schemas import (
-    ERROR_RESPONSES,
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.research import (
     RESEARCH_ERRORS,
     ResearchBody,
     ResearchLLM,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import StatsServiceDep
-from zengram.api.schemas import (
-    ERROR_RESPONSES,
+from zengram.api.schemas import ERROR_RESPONSES
+from zengram.api.schemas.stats import (
     DecayConfig,
     IndexHealth,
     ParkedRecordBody,
@@ -18,7 +20,9 @@ from zengram.api.schemas import (
 )
 from zengram.domain.entities import EntityStats
 from zengram.domain.models import format_timestamp
-from zengram.services.stats import Dashboard
+
+if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
+    from zengram.services.stats import Dashboard
 
 router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
 
