@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from zengram.api import kb
+from zengram.provider import Lazy
 from zengram.serverless import OBSERVABILITY, LambdaHandler, create_function_app, lazily
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 BATCH_TIME_RESERVE_MS = 120_000
 
 
-def documents_provider(embedder: Callable[[], Embedder] | None = None) -> kb.Lazy[DocumentsContainer]:
+def documents_provider(embedder: Callable[[], Embedder] | None = None) -> Lazy[DocumentsContainer]:
     """`embedder`: the memories' embedder, when the function has built one (same settings, same model). The wiring
     and the settings are imported when the container is built, not at init."""
 
@@ -33,12 +33,13 @@ def documents_provider(embedder: Callable[[], Embedder] | None = None) -> kb.Laz
 
         return build_documents_container(Settings(), embedder=embedder() if embedder else None)
 
-    return kb.Lazy(build, close=lambda container: container.close())
+    return Lazy(build, close=lambda container: container.close())
 
 
-def create_documents_function_app(provider: kb.Lazy[DocumentsContainer] | None = None) -> FastAPI:
+def create_documents_function_app(provider: Lazy[DocumentsContainer] | None = None) -> FastAPI:
     """The kb application mounted at /kb behind the same key check as every function. The function's container
     (built to verify scoped keys) lends the documents its embedder, so the two never load a model twice."""
+    from zengram.api import kb
     from zengram.api.middleware import OPEN_PATHS
 
     app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())
@@ -47,7 +48,7 @@ def create_documents_function_app(provider: kb.Lazy[DocumentsContainer] | None =
     return app
 
 
-def documents_step_handler(provider: kb.Lazy[DocumentsContainer]) -> LambdaHandler:
+def documents_step_handler(provider: Lazy[DocumentsContainer]) -> LambdaHandler:
     """A Task state of the documents state machine. Events: `{"step": "plan" | "batch" | "finish" | "fail",
     "job_id": …}` (and `error`/`cause` for fail). Answers carry `job_id`, `wait` and `done` for the Choice states.
     Built on the first invocation, with the environment's one Powertools Logger (as every handler)."""

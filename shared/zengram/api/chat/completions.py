@@ -13,7 +13,6 @@ from zengram.api.chat.deps import ChatDep, ProjectDep
 from zengram.api.chat.schemas import CHAT_ERRORS, PROVIDER_ERRORS, CompletionBody
 from zengram.domain.chat.providers import KEY_HEADERS, Provider
 from zengram.domain.chat.requests import ChatCompletionRequest
-from zengram.services.chat.completions import Caller
 
 router = APIRouter(prefix=PREFIX, tags=["chat: completions"], responses=CHAT_ERRORS)
 STREAM_DESCRIPTION = ("With `stream: true`: `text/event-stream`, one `data:` line per chunk as the provider sent it "
@@ -30,6 +29,8 @@ def chat_completions(body: ChatCompletionRequest, request: Request, chat: ChatDe
     sent to the provider chosen by the key headers (x-openai-key, x-anthropic-key, x-google-key: used for this call
     only, never stored or logged), the model name or `mnx.provider`; without a key, the configured default
     provider. The answer carries `mnx` and the x-mnx-chat-id / x-mnx-subject-id headers."""
+    from zengram.services.chat.completions import Caller  # imported with the chat layer, not at a function's init
+
     caller = Caller(project, keys=provider_keys(request.headers), memory_policy=memory_policy,
                     request_id=request.scope.get("state", {}).get("request_id"))
     prepared = chat.completions.prepare(body, caller)

@@ -23,7 +23,6 @@ from zengram.api.chat.schemas import (
 from zengram.domain.chat.requests import MemoryCreate, MemoryPatch
 from zengram.domain.chat.tenancy import ChatId, SubjectId
 from zengram.domain.requests import MAX_OFFSET
-from zengram.services.chat.memories import NewMemory
 
 router = APIRouter(prefix=PREFIX, tags=["chat: memories"], responses=CHAT_ERRORS)
 Limit = Annotated[int, Query(ge=1, le=200)]
@@ -42,6 +41,8 @@ def list_memories(chat: ChatDep, project: ProjectDep, subject_id: SubjectId, lim
 @router.post("/memories", status_code=201, response_model=MemoryCreatedBody,
              responses={200: {"model": MemoryCreatedBody, "description": "Skipped: a duplicate of an active memory"}})
 def create_memory(body: MemoryCreate, chat: ChatDep, project: ProjectDep, response: Response) -> MemoryCreatedBody:
+    from zengram.services.chat.memories import NewMemory  # imported with the chat layer, not at a function's init
+
     outcome = chat.memories.create(project, NewMemory.of(body), no_supersede=bool(body.no_supersede))
     if outcome.memory is None:
         response.status_code = 200

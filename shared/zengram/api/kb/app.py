@@ -9,9 +9,8 @@ caller's role and scope are checked here, by `authorize_documents` (the role tab
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,36 +21,15 @@ from zengram import __version__
 from zengram.api.access import authorize_documents
 from zengram.api.errors import status_of
 from zengram.api.kb.routes import ROUTERS
-from zengram.bootstrap import DocumentsContainer
 from zengram.domain.errors import ZengramError
 from zengram.domain.validation import describe_validation_errors
+from zengram.provider import Lazy
+
+if TYPE_CHECKING:
+    from zengram.bootstrap import DocumentsContainer
 
 logger = logging.getLogger(__name__)
 BASE_PATH = "/kb"
-T = TypeVar("T")
-
-
-class Lazy(Generic[T]):
-    """Builds its value on first use (never at import time) and hands the same one to everyone."""
-
-    def __init__(self, factory: Callable[[], T], close: Callable[[T], None] | None = None) -> None:
-        self._factory = factory
-        self._close = close
-        self._value: T | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> T:
-        if self._value is None:
-            with self._lock:
-                if self._value is None:
-                    self._value = self._factory()
-        return self._value
-
-    def close(self) -> None:
-        with self._lock:
-            if self._value is not None and self._close is not None:
-                self._close(self._value)
-            self._value = None
 
 
 def open_paths(base_path: str = BASE_PATH) -> frozenset[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import JSONResponse
@@ -28,12 +28,14 @@ from zengram.api.kb.schemas import (
     JobSummary,
     timestamp,
 )
-from zengram.bootstrap import DocumentsContainer
 from zengram.domain.documents.models import IndexJobStatus, IndexOperation
 from zengram.domain.documents.query import DocumentQuery, QueryResponse
 from zengram.domain.models import format_timestamp
-from zengram.services.documents.indexing import DocumentIndexing
-from zengram.services.documents.query import DocumentQueries
+
+if TYPE_CHECKING:  # the services are imported with the documents' container, on first use
+    from zengram.bootstrap import DocumentsContainer
+    from zengram.services.documents.indexing import DocumentIndexing
+    from zengram.services.documents.query import DocumentQueries
 
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 
@@ -51,8 +53,12 @@ def _queries(request: Request) -> DocumentQueries:
     return _container(request).queries
 
 
-IndexingDep = Annotated[DocumentIndexing, Depends(_indexing)]
-QueriesDep = Annotated[DocumentQueries, Depends(_queries)]
+if TYPE_CHECKING:
+    IndexingDep = Annotated[DocumentIndexing, Depends(_indexing)]
+    QueriesDep = Annotated[DocumentQueries, Depends(_queries)]
+else:  # the types stay names for mypy only (zengram.api.deps says why)
+    IndexingDep = Annotated[object, Depends(_indexing)]
+    QueriesDep = Annotated[object, Depends(_queries)]
 
 
 def both_slashes(router: APIRouter, method: str, path: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
