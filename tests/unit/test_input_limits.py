@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from zengram.api.json_guard import MAX_JSON_DEPTH, nesting_problem
-from zengram.domain.content import json_depth, non_finite_number_at
+from zengram.domain.json_limits import json_depth, non_finite_number_at
 from zengram.domain.models import as_utc, shifted
 from zengram.domain.text_rules import SOME_TEXT_PATTERN, not_blank
 

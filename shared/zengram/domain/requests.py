@@ -20,11 +20,11 @@ from pydantic import (
     model_validator,
 )
 
-from zengram.domain.content import json_depth, json_size, non_finite_number_at
 from zengram.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
 from zengram.domain.identifiers import CLIENT_PATTERN as CLIENT_PATTERN
 from zengram.domain.identifiers import GLOBAL_CLIENT
 from zengram.domain.identifiers import ClientId as ClientId
+from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
 from zengram.domain.models import (
     Category,
     Importance,
