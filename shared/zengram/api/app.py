@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -19,9 +20,11 @@ from zengram.api.middleware import (
     VerifiedCaller,
 )
 from zengram.api.rate_limits import enforce_rate_limit
+from zengram.api.schemas import ERROR_BODY_SCHEMA, ErrorBody
 from zengram.provider import ContainerProvider
 
 API_KEY_SCHEME = "ApiKey"
+REF_TEMPLATE = "#/components/schemas/{model}"
 
 
 def create_app(
@@ -55,6 +58,7 @@ def create_app(
         app.include_router(router)
     install_error_handlers(app)
     _document_the_api_key(app)
+    _document_the_error_body(app)
     app.add_middleware(JsonDepthMiddleware)  # inside the size limit: it reads the (capped) body whole
     app.add_middleware(BodySizeLimitMiddleware)  # inside the key check: a stranger learns nothing but 401
     # app.state.provider at call time, like every dependency: a test may hand the app a fresh container.
@@ -63,6 +67,24 @@ def create_app(
                        open_prefixes=open_prefixes, verified_caller=verified_caller)
     app.add_middleware(RequestIdMiddleware, on_request_id=on_request_id)  # added last = outermost: a 401 has it too
     return app
+
+
+def _document_the_error_body(app: FastAPI) -> None:
+    """Routes name their error responses' body by reference (`documented_error`): the document lists it here,
+    when a route refers to it."""
+    build_document = app.openapi
+
+    def document() -> dict[str, Any]:
+        schema = build_document()
+        if ERROR_BODY_SCHEMA not in json.dumps(schema.get("paths", {})):
+            return schema
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        if ErrorBody.__name__ not in schemas:
+            schemas[ErrorBody.__name__] = ErrorBody.model_json_schema(ref_template=REF_TEMPLATE)
+            schema["components"]["schemas"] = dict(sorted(schemas.items()))  # FastAPI's order: by name
+        return schema
+
+    app.openapi = document  # type: ignore[method-assign]
 
 
 def _document_the_api_key(app: FastAPI) -> None:

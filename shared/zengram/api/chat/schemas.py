@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from zengram.api.schemas import ErrorBody
+from zengram.api.schemas import documented_error
 from zengram.domain.chat.history import ChatSummary, StoredMessage
 from zengram.domain.chat.learning import LearningJob
 from zengram.domain.chat.memories import SubjectMemory
@@ -17,17 +17,17 @@ from zengram.domain.chat.state import AgentState
 from zengram.domain.models import format_timestamp
 
 CHAT_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "Invalid input; the message names the field"},
-    401: {"model": ErrorBody, "description": "Missing or invalid API key (x-mnexium-key, x-api-key or Bearer)"},
-    403: {"model": ErrorBody, "description": "The API key's role or clients do not allow this (docs/keys.md)"},
-    404: {"model": ErrorBody, "description": "Not found in this project"},
-    409: {"model": ErrorBody, "description": "Conflicting state"},
-    429: {"model": ErrorBody, "description": "Rate limited per API key; the Retry-After header says when to retry"},
-    503: {"model": ErrorBody, "description": "The search index (or a provider) is unavailable"},
+    400: documented_error("Invalid input; the message names the field"),
+    401: documented_error("Missing or invalid API key (x-mnexium-key, x-api-key or Bearer)"),
+    403: documented_error("The API key's role or clients do not allow this (docs/keys.md)"),
+    404: documented_error("Not found in this project"),
+    409: documented_error("Conflicting state"),
+    429: documented_error("Rate limited per API key; the Retry-After header says when to retry"),
+    503: documented_error("The search index (or a provider) is unavailable"),
 }
 PROVIDER_ERRORS: dict[int | str, dict[str, Any]] = {
-    502: {"model": ErrorBody, "description": "The provider failed or answered with something unusable"},
-    503: {"model": ErrorBody, "description": "No provider configured, or the provider is unreachable"},
+    502: documented_error("The provider failed or answered with something unusable"),
+    503: documented_error("No provider configured, or the provider is unreachable"),
 }
 
 

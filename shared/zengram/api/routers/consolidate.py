@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from zengram.api.deps import ConsolidationServiceDep
-from zengram.api.schemas import CONFLICT, ERROR_RESPONSES, ErrorBody
+from zengram.api.schemas import CONFLICT, ERROR_RESPONSES, documented_error
 from zengram.api.schemas.consolidation import (
     ConsolidationResult,
     ConsolidationStarted,
@@ -22,12 +22,12 @@ from zengram.domain.models import format_timestamp
 router = APIRouter(tags=["consolidation"], responses=ERROR_RESPONSES)
 
 UNAVAILABLE: dict[int | str, dict[str, Any]] = {
-    503: {"model": ErrorBody, "description": "No LLM provider configured (or it could not be reached)"},
+    503: documented_error("No LLM provider configured (or it could not be reached)"),
 }
 BAD_LLM_ANSWER: dict[int | str, dict[str, Any]] = {
-    502: {"model": ErrorBody, "description": "?sync=true: the LLM answered without the expected JSON"},
+    502: documented_error("?sync=true: the LLM answered without the expected JSON"),
 }
-JOB_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such job"}}
+JOB_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: documented_error("No such job")}
 
 
 def _stamp(moment: datetime | None) -> str | None:

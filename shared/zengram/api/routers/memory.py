@@ -9,7 +9,14 @@ from fastapi import APIRouter, BackgroundTasks, Body, Query, Response
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import MemoryServiceDep
-from zengram.api.schemas import COMPACT_CHARS, CONFLICT, ERROR_RESPONSES, NOT_FOUND, ErrorBody, truncate
+from zengram.api.schemas import (
+    COMPACT_CHARS,
+    CONFLICT,
+    ERROR_RESPONSES,
+    NOT_FOUND,
+    documented_error,
+    truncate,
+)
 from zengram.api.schemas.memory import (
     AccessBody,
     ChainLinkBody,
@@ -82,11 +89,9 @@ CORROBORATED_MESSAGE = "Duplicate content from a different agent — recorded as
 ALREADY_STORED = StoredIn(vector=True, structured_db=True)
 NOT_INDEXED_YET = ("stored, but not in the search index yet (it is unavailable): the repair sweep indexes it once "
                    "the index is back; GET /memory/{id} and /memory/query see it now")
-SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: {
-    "model": ErrorBody,
-    "description": "The search index is unavailable (or built with another embedding model): "
-                   "`{error, query, retrieval: {degraded: true, reason}}`. Records stay readable via /memory/query.",
-}}
+SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: documented_error(
+    "The search index is unavailable (or built with another embedding model): "
+    "`{error, query, retrieval: {degraded: true, reason}}`. Records stay readable via /memory/query.")}
 
 
 @router.get("/memory/search", response_model=SearchBody, responses=SEARCH_UNAVAILABLE)

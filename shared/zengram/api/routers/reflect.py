@@ -8,12 +8,12 @@ from fastapi import APIRouter
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import ReflectServiceDep
-from zengram.api.schemas import ERROR_RESPONSES, ErrorBody
+from zengram.api.schemas import ERROR_RESPONSES, documented_error
 from zengram.domain.reflect import ReflectRequest, ReflectResult
 
 REFLECT_ERRORS: dict[int | str, dict[str, Any]] = {
-    502: {"model": ErrorBody, "description": "The LLM answered twice with something that is not the expected JSON"},
-    503: {"model": ErrorBody, "description": "No LLM provider configured, or it could not be reached"},
+    502: documented_error("The LLM answered twice with something that is not the expected JSON"),
+    503: documented_error("No LLM provider configured, or it could not be reached"),
 }
 
 router = APIRouter(tags=["reflect"], responses=ERROR_RESPONSES)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody
+from zengram.api.schemas import documented_error
 
 
 class ClientBody(BaseModel):
@@ -33,4 +33,4 @@ class ClientDeletedBody(BaseModel):
     deleted: bool
 
 
-CLIENT_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such client"}}
+CLIENT_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: documented_error("No such client")}

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody
+from zengram.api.schemas import documented_error
 
 # -- /collections ---------------------------------------------------------------------------------------------
 
@@ -45,4 +45,4 @@ class CollectionDeletedBody(BaseModel):
 
 
 COLLECTION_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorBody, "description": "No such collection"}}
+    404: documented_error("No such collection")}

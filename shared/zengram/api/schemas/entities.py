@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody, left_out
+from zengram.api.schemas import documented_error, left_out
 from zengram.api.schemas.records import CompactRecord
 from zengram.domain.entities import EntityRecord, aliases_of, entity_key
 from zengram.domain.models import format_timestamp
@@ -117,7 +117,7 @@ class EntityMergedBody(BaseModel):
     memories_updated: int
 
 
-ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such entity"}}
+ENTITY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: documented_error("No such entity")}
 
 
 # -- GET /entities/graph --------------------------------------------------------------------------------------

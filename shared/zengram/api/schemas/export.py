@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody, left_out
+from zengram.api.schemas import documented_error, left_out
 from zengram.api.schemas.records import MemoryRecord
 from zengram.domain.models import ImportStatus
 
@@ -49,6 +49,6 @@ class ImportBody(BaseModel):
 
 
 FORBIDDEN: dict[int | str, dict[str, Any]] = {
-    403: {"model": ErrorBody, "description": "Import without operator_approved=true, or of a record of a client "
-                                             "the API key may not access"}
+    403: documented_error("Import without operator_approved=true, or of a record of a client "
+                                             "the API key may not access")
 }

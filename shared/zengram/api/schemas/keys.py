@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody
+from zengram.api.schemas import documented_error
 
 # -- /admin/keys -----------------------------------------------------------------------------------------
 
@@ -37,4 +37,4 @@ class RevokedKeyBody(BaseModel):
     revoked_at: str
 
 
-KEY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "No such API key"}}
+KEY_NOT_FOUND: dict[int | str, dict[str, Any]] = {404: documented_error("No such API key")}

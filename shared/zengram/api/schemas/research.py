@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.api.schemas import ErrorBody
+from zengram.api.schemas import documented_error
 from zengram.domain.llm import LLMInfo
 
 
@@ -43,6 +43,6 @@ class ResearchBody(BaseModel):
 
 
 RESEARCH_ERRORS: dict[int | str, dict[str, Any]] = {
-    502: {"model": ErrorBody, "description": "The LLM answered with something that is not the expected JSON"},
-    503: {"model": ErrorBody, "description": "Research disabled (RESEARCH_ENABLED unset) or LLM unavailable"},
+    502: documented_error("The LLM answered with something that is not the expected JSON"),
+    503: documented_error("Research disabled (RESEARCH_ENABLED unset) or LLM unavailable"),
 }
