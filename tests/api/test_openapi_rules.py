@@ -108,3 +108,26 @@ def test_the_document_states_its_cross_field_rules_in_words(document: dict[str, 
 
     assert "later than valid_from" in schemas["MemoryDraft"]["properties"]["valid_to"]["description"]
     assert "type=facts" in query["key"]["description"] and "type=statuses" in query["subject"]["description"]
+
+
+def references(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from references(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from references(item)
+
+
+def test_every_error_response_names_the_error_body_the_document_defines(document: dict[str, Any]) -> None:
+    """Error responses name ErrorBody by reference (`documented_error`, so FastAPI builds no serializer per route
+    and status); the app adds its definition, and every other reference resolves too."""
+    defined = {f"#/components/schemas/{name}" for name in document["components"]["schemas"]}
+    assert set(references(document["paths"])) <= defined
+    not_found = document["paths"]["/memory/{memory_id}"]["get"]["responses"]["404"]
+    assert not_found["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    assert document["components"]["schemas"]["ErrorBody"]["required"] == ["error"]
+    assert list(document["components"]["schemas"]) == sorted(document["components"]["schemas"])

@@ -1,0 +1,94 @@
+"""What each Lambda function imports at init (#18 §5): its own group's router and bodies, and nothing of the rest.
+
+A function's init is the import of its module (`functions/<name>/app.py`). An on-demand init must not import the
+AWS SDK, the search, embedding or LLM clients, Powertools (built on the first invocation), the container's wiring
+and settings (built on the first request), nor another group's routes or response bodies: each of those costs
+milliseconds of every cold start (`make bench-coldstart` measures them). Each function is imported in a fresh
+interpreter and its `sys.modules` checked, so a stray top-level import fails here rather than slowing cold starts
+unnoticed. A primed init (SnapStart) builds all of it on purpose: tests/unit/test_snapstart_priming.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS = sorted(path.name for path in (ROOT / "functions").iterdir() if (path / "app.py").is_file())
+
+# Packages no function imports at an on-demand init (the first request or the first invocation does).
+HEAVY_PACKAGES = frozenset({
+    "boto3", "botocore", "opensearchpy", "onnxruntime", "numpy", "openai", "httpx", "aws_xray_sdk",
+    "aws_lambda_powertools", "pydantic_settings", "pypdf",
+})
+# The container's wiring, settings and adapters: built with the container, on the first request.
+WIRING_MODULES = ("zengram.bootstrap", "zengram.bootstrap_chat", "zengram.settings", "zengram.ports",
+                  "zengram.chat_ports", "zengram.adapters", "zengram.services")
+# The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.api.` leaves them.
+GROUP_PREFIXES = ("zengram.api.routers.", "zengram.api.schemas.", "zengram.api.chat.", "zengram.api.kb.")
+SHARED_API = frozenset({"chat.roles"})  # the role table of every route, which each function's access check reads
+CHAT = frozenset({"chat.completions", "chat.deps", "chat.history", "chat.memories", "chat.prompts", "chat.records",
+                  "chat.routers", "chat.schemas", "chat.state", "chat.unsupported"})
+# What each HTTP function serves; None: not an HTTP function, so no FastAPI at all.
+SERVED: dict[str, frozenset[str] | None] = {
+    "admin": frozenset({"routers.admin", "schemas.keys"}),
+    "briefing": frozenset({"routers.briefing", "routers.stats", "routers.collections", "schemas.briefing",
+                           "schemas.stats", "schemas.collections", "schemas.records"}),
+    "chat": CHAT,
+    "clients": frozenset({"routers.clients", "schemas.clients"}),
+    "consolidate": frozenset({"routers.consolidate", "schemas.consolidation"}),
+    "documents": frozenset({"kb.app", "kb.routes", "kb.schemas"}),
+    "entities": frozenset({"routers.entities", "schemas.entities", "schemas.records"}),
+    "export": frozenset({"routers.export", "schemas.export", "schemas.records"}),
+    "health": frozenset({"routers.health", "schemas.health"}),
+    "memory": frozenset({"routers.memory", "schemas.memory", "schemas.records"}),
+    "reflect": frozenset({"routers.reflect"}),
+    "research": frozenset({"routers.research", "schemas.research"}),
+    "authorizer": None, "bootstrap": None, "chat_learning": None, "documents_step": None, "repair": None,
+    "research_step": None,
+}
+PROBE = "import json, sys\nimport app\nprint(json.dumps(sorted(sys.modules)))"
+
+
+def modules_after_init(function: str) -> set[str]:
+    """`sys.modules` once a fresh interpreter has imported the function's module, as an on-demand init does."""
+    folder = ROOT / "functions" / function
+    environment = {"PATH": os.environ.get("PATH", ""),
+                   "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT / "shared")]),
+                   "AWS_REGION": "eu-west-1", "AWS_LAMBDA_FUNCTION_NAME": function,
+                   "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "BRAIN_API_KEY": "sample-api-key"}
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=folder, env=environment, capture_output=True,
+                            text=True, check=False, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return set(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)
+
+
+def test_every_function_says_what_it_serves() -> None:
+    assert set(SERVED) == set(FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
+    loaded = modules_after_init(function)
+
+    heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY_PACKAGES)
+    wiring = sorted(name for name in loaded if within(name, WIRING_MODULES))
+    groups = {name.removeprefix("zengram.api.") for name in loaded if name.startswith(GROUP_PREFIXES)} - SHARED_API
+    served = SERVED[function]
+
+    assert heavy == [], f"{function} imports at init: {heavy}"
+    assert wiring == [], f"{function} imports the container's wiring at init: {wiring}"
+    if served is None:
+        assert "fastapi" not in loaded and groups == set(), sorted(groups)
+    else:
+        assert groups <= served, f"{function} imports other groups' API modules: {sorted(groups - served)}"
+        assert served & groups, f"{function} no longer imports its own routes: {sorted(groups)}"
