@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from zengram.domain.models import Memory
-
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from zengram.domain.models import Memory
 
 MEMORY_SCOPE = ""  # the scope of Zengram memories: documents written before scopes existed are in it
 

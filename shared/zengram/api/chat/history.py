@@ -21,7 +21,7 @@ from zengram.api.chat.schemas import (
 )
 from zengram.domain.chat.learning import JobStatus
 from zengram.domain.chat.tenancy import ChatId, SubjectId
-from zengram.domain.requests import MAX_OFFSET
+from zengram.domain.request_fields import MAX_OFFSET
 
 router = APIRouter(prefix=PREFIX, tags=["chat: history"], responses=CHAT_ERRORS)
 

@@ -22,7 +22,7 @@ from zengram.api.chat.schemas import (
 )
 from zengram.domain.chat.requests import MemoryCreate, MemoryPatch
 from zengram.domain.chat.tenancy import ChatId, SubjectId
-from zengram.domain.requests import MAX_OFFSET
+from zengram.domain.request_fields import MAX_OFFSET
 
 router = APIRouter(prefix=PREFIX, tags=["chat: memories"], responses=CHAT_ERRORS)
 Limit = Annotated[int, Query(ge=1, le=200)]

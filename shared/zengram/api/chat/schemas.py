@@ -14,7 +14,7 @@ from zengram.domain.chat.memories import SubjectMemory
 from zengram.domain.chat.prompts import SystemPrompt
 from zengram.domain.chat.records import DataRecord, RecordSchema
 from zengram.domain.chat.state import AgentState
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 CHAT_ERRORS: dict[int | str, dict[str, Any]] = {
     400: documented_error("Invalid input; the message names the field"),

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.chat.tokens import message_tokens
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 
 class Role(StrEnum):

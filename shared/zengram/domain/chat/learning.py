@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.chat.memories import MemoryKind, Visibility
 from zengram.domain.chat.recalls import LearningOutcome
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 MAX_ERROR_CHARS = 500
 

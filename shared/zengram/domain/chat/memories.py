@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.chat.scopes import project_scope, subject_scope
 from zengram.domain.errors import Conflict
-from zengram.domain.models import format_timestamp
 from zengram.domain.search import IndexAttributes
+from zengram.domain.timestamps import format_timestamp
 
 SECONDS_PER_DAY = 86_400.0
 MEMORY_CATEGORY = "subject-memory"  # the `category` of their index documents

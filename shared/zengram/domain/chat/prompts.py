@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_serializer
 
 from zengram.domain.errors import InvalidInput
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 DEFAULT_PRIORITY = 100
 

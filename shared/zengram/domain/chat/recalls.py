@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 
 @dataclass(frozen=True)

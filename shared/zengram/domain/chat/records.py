@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from zengram.domain.chat.scopes import record_scope
 from zengram.domain.errors import Conflict, InvalidInput
-from zengram.domain.models import format_timestamp
 from zengram.domain.search import IndexAttributes
+from zengram.domain.timestamps import format_timestamp
 
 TYPE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 FIELD_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

@@ -15,7 +15,7 @@ from zengram.domain.chat.records import FieldDef, FieldName, RecordVisibility, T
 from zengram.domain.chat.state import StateKey
 from zengram.domain.chat.tenancy import ChatId, SubjectId
 from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
-from zengram.domain.requests import MAX_OFFSET, Content, Metadata
+from zengram.domain.request_fields import MAX_OFFSET, Content, Metadata
 from zengram.domain.text_rules import NotBlank
 
 MAX_MESSAGES = 1000

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_serializer
 
-from zengram.domain.models import format_timestamp
+from zengram.domain.timestamps import format_timestamp
 
 STATE_KEY_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,127}$"
 StateKey = Annotated[str, StringConstraints(pattern=STATE_KEY_PATTERN)]

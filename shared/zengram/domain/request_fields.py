@@ -1,0 +1,53 @@
+"""The field types every request model shares (content, metadata, paging) and the limits they enforce.
+
+A module without the memory models, so the chat layer's request models (and a function serving only them) need
+not build the memory API's. `zengram.domain.requests` re-exports these names."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, StringConstraints, WithJsonSchema
+
+from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
+from zengram.domain.text_rules import NotBlank
+
+MAX_CONTENT_CHARS = 10_000
+MAX_METADATA_BYTES = 10 * 1024
+MAX_METADATA_DEPTH = 3
+MAX_OFFSET = 1_000_000  # deeper paging is a mistake (and would overflow SQLite's integers)
+
+
+def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
+    # Depth first, measured without recursion: the size check serialises the value, which recurses.
+    if json_depth(value) > MAX_METADATA_DEPTH:
+        raise ValueError(f"metadata: may nest at most {MAX_METADATA_DEPTH} levels")
+    non_finite = non_finite_number_at(value)
+    if non_finite is not None:
+        raise ValueError(f"metadata.{non_finite}: must be a finite number (NaN and Infinity are not JSON)")
+    if json_size(value) > MAX_METADATA_BYTES:
+        raise ValueError(f"metadata: may be at most {MAX_METADATA_BYTES} bytes as JSON")
+    return value
+
+
+Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]
+
+_JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
+
+
+def _nesting_at_most(levels: int) -> dict[str, Any]:
+    """JSON Schema of a value holding at most `levels` levels of objects and arrays."""
+    if levels == 0:
+        return _JSON_SCALAR
+    inner = _nesting_at_most(levels - 1)
+    return {"anyOf": [_JSON_SCALAR, {"type": "object", "additionalProperties": inner},
+                      {"type": "array", "items": inner}]}
+
+
+# What `_metadata_within_limits` enforces, in the OpenAPI document: the depth exactly, the size in words.
+METADATA_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": _nesting_at_most(MAX_METADATA_DEPTH - 1),
+    "description": f"Free-form JSON object: at most {MAX_METADATA_DEPTH} levels of objects and arrays, at most "
+                   f"{MAX_METADATA_BYTES} bytes as JSON, finite numbers only",
+}
+Metadata = Annotated[dict[str, Any], AfterValidator(_metadata_within_limits), WithJsonSchema(METADATA_SCHEMA)]
