@@ -3,6 +3,8 @@ hold, it is built in the background on open and follows writes made during and a
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -178,6 +180,14 @@ def test_without_a_threshold_there_is_no_graph(tmp_path: Path, stored: npt.NDArr
     index = open_index(tmp_path / "index.sqlite3", ann_min_rows=None)
     assert not index.wait_for_graph(0)
     index.close()
+
+
+def test_usearch_then_onnxruntime_import_cleanly() -> None:
+    """usearch 2.26.2-2.26.6 made a later `import onnxruntime` crash the process (the embedder loads after the
+    index); the pinned version must not."""
+    pytest.importorskip("onnxruntime")
+    imports = subprocess.run([sys.executable, "-c", "import usearch.index; import onnxruntime"], check=False)
+    assert imports.returncode == 0
 
 
 def ids(hits: list[IndexHit]) -> list[str]:
