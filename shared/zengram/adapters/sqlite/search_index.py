@@ -8,6 +8,7 @@ record store remains the source of truth (`zengram reindex` rebuilds this file f
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
@@ -87,6 +88,7 @@ class _Snapshot:
     valid_from: npt.NDArray[np.float64]
     valid_to: npt.NDArray[np.float64]
     codes: dict[str, npt.NDArray[np.int32]]
+    fts_rowids: npt.NDArray[np.int64]  # each row's document in `docs` / `docs_fts`
 
 
 class _VectorMatrix:
@@ -112,6 +114,7 @@ class _VectorMatrix:
             valid_from=np.zeros(capacity, dtype=np.float64),
             valid_to=np.full(capacity, _NO_END, dtype=np.float64),
             codes={name: np.full(capacity, -1, dtype=np.int32) for name in _CODED_FIELDS},
+            fts_rowids=np.zeros(capacity, dtype=np.int64),
         )
 
     def snapshot(self) -> _Snapshot:
@@ -120,7 +123,8 @@ class _VectorMatrix:
     def code(self, field: str, value: str | None) -> int | None:
         return self.vocabulary[field].get(value)
 
-    def put(self, memory_id: str, vector: npt.NDArray[np.float32] | None, attributes: IndexAttributes) -> int | None:
+    def put(self, memory_id: str, vector: npt.NDArray[np.float32] | None, attributes: IndexAttributes,
+            fts_rowid: int | None = None) -> int | None:
         """Sets a row's vector (when given) and fields; returns the row when its vector changed or it came back
         to life (what a graph over the rows must learn), else None."""
         with self._lock:
@@ -133,6 +137,8 @@ class _VectorMatrix:
             revived = not snap.alive[row]
             if vector is not None:
                 snap.vectors[row] = vector
+            if fts_rowid is not None:
+                snap.fts_rowids[row] = fts_rowid
             snap.alive[row] = True
             snap.active[row] = attributes.active
             snap.valid_from[row] = attributes.valid_from.timestamp()
@@ -174,7 +180,7 @@ class _VectorMatrix:
         snap = self._snapshot
         if snap.size == len(snap.alive):
             grown = self._allocate(snap.size, len(snap.alive) * 2)
-            for name in ("vectors", "alive", "active", "valid_from", "valid_to"):
+            for name in ("vectors", "alive", "active", "valid_from", "valid_to", "fts_rowids"):
                 getattr(grown, name)[: snap.size] = getattr(snap, name)[: snap.size]
             for name in _CODED_FIELDS:
                 grown.codes[name][: snap.size] = snap.codes[name][: snap.size]
@@ -184,7 +190,7 @@ class _VectorMatrix:
         self.row_of[memory_id] = row
         # Publish the new size last: a concurrent search sees either the old or the new row set.
         self._snapshot = _Snapshot(row + 1, snap.vectors, snap.alive, snap.active, snap.valid_from,
-                                   snap.valid_to, snap.codes)
+                                   snap.valid_to, snap.codes, snap.fts_rowids)
         return row
 
 
@@ -245,10 +251,9 @@ class EmbeddedSearchIndex:
             return
         matrix = self._require_matrix(documents[0].vector.shape[-1])
         with self._db.transaction() as tx:
-            for document in documents:
-                self._write_document(tx, document)
-        rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes)
-                for document in documents]
+            fts_rowids = [self._write_document(tx, document) for document in documents]
+        rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes, rowid)
+                for document, rowid in zip(documents, fts_rowids, strict=True)]
         self._graph_follows(matrix, rows)
         self._attach_graph_when_due()
 
@@ -345,12 +350,43 @@ class EmbeddedSearchIndex:
             hits = self._rank_then_filter(match, k)
             if hits is not None:
                 return hits
+        selected = self._selected_documents(filters)
+        if selected is not None:
+            return self._rank_among(match, selected, k)
         clauses, params = self._sql_filters(filters)
         where = "".join(f" AND {clause}" for clause in clauses)
         rows = self._db.connection().execute(
             "SELECT docs.id AS id, -bm25(docs_fts) AS score FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
             f"WHERE docs_fts MATCH ?{where} ORDER BY bm25(docs_fts), docs.id LIMIT ?",
             [match, *params, k],
+        ).fetchall()
+        return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
+
+    def _selected_documents(self, filters: SearchFilters) -> npt.NDArray[np.int64] | None:
+        """The `docs` rowids a selective filter keeps (under a quarter of the rows), from the matrix's filter mask;
+        None when the filters keep many rows (or there is no matrix): then SQL filters the matches."""
+        matrix = self._matrix
+        if matrix is None:
+            return None
+        snap = matrix.snapshot()
+        mask = self._mask(matrix, snap, filters)
+        if mask is None:
+            return np.empty(0, dtype=np.int64)
+        rows = np.flatnonzero(mask)
+        return snap.fts_rowids[rows] if rows.size * 4 < mask.size else None
+
+    def _rank_among(self, match: str, rowids: npt.NDArray[np.int64], k: int) -> list[IndexHit]:
+        """BM25 ranking of the matches among `rowids` only. Checking each match's rowid against that list (the
+        unary `+` keeps it a filter, not a per-rowid FTS5 lookup) before joining `docs` spares reading the
+        `docs` row (its vector overflows the page) of every match the filter drops: 3 ms instead of 14 ms for
+        one client among 50 at 100k documents."""
+        if rowids.size == 0:
+            return []
+        rows = self._db.connection().execute(
+            "SELECT docs.id AS id, -bm25(docs_fts) AS score FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
+            "WHERE docs_fts MATCH ? AND +docs_fts.rowid IN (SELECT value FROM json_each(?)) "
+            "ORDER BY bm25(docs_fts), docs.id LIMIT ?",
+            [match, json.dumps(rowids.tolist()), k],
         ).fetchall()
         return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
 
@@ -452,15 +488,15 @@ class EmbeddedSearchIndex:
             return
         matrix = _VectorMatrix(dimension)
         cursor = self._db.connection().execute(
-            f"SELECT id, vector, {', '.join(_ATTRIBUTE_COLUMNS)} FROM docs ORDER BY rowid"
+            f"SELECT rowid, id, vector, {', '.join(_ATTRIBUTE_COLUMNS)} FROM docs ORDER BY rowid"
         )
         for row in cursor:
             vector = np.frombuffer(row["vector"], dtype=np.float32)
-            matrix.put(row["id"], vector, _attributes_from_row(row))
+            matrix.put(row["id"], vector, _attributes_from_row(row), row["rowid"])
         self._matrix = matrix
         self._attach_graph_when_due()
 
-    def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> None:
+    def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> int:
         blob = np.asarray(document.vector, dtype=np.float32).tobytes()
         values = _attribute_values(document.attributes)
         existing = tx.execute("SELECT rowid FROM docs WHERE id = ?", (document.id,)).fetchone()
@@ -470,13 +506,14 @@ class EmbeddedSearchIndex:
                 f"VALUES (?, ?, {', '.join('?' for _ in _ATTRIBUTE_COLUMNS)})",
                 [document.id, blob, *values],
             )
-            rowid = cursor.lastrowid
+            rowid = int(cursor.lastrowid or 0)
         else:
-            rowid = existing[0]
+            rowid = int(existing[0])
             assignments = ", ".join(f"{column} = ?" for column in _ATTRIBUTE_COLUMNS)
             tx.execute(f"UPDATE docs SET vector = ?, {assignments} WHERE rowid = ?", [blob, *values, rowid])
             tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (rowid,))
         tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (rowid, document.text))
+        return rowid
 
     def _mask(self, matrix: _VectorMatrix, snap: _Snapshot, filters: SearchFilters) -> npt.NDArray[np.bool_] | None:
         size = snap.size
