@@ -73,3 +73,17 @@ def test_selective_keyword_filters_rank_as_the_sql_filters_do(tmp_path: Path,
     monkeypatch.setattr(EmbeddedSearchIndex, "_selected_documents", lambda self, filters: None)
     assert fast == [index.keyword_search("alpha echo golf", filters, k=15) for filters in filter_sets]
     assert all(fast[:-2]) and fast[-2] == []
+
+
+def test_term_counts_kept_between_queries_follow_every_write(tmp_path: Path) -> None:
+    index = EmbeddedSearchIndex(tmp_path / "index.sqlite3", keyword_postings_budget=30)
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document(f"common{i}", f"weekly status update number {i}") for i in range(20)]
+                 + [document("rare", "weekly kubernetes upgrade")])
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 21  # 21 + 1 fit in 30
+    index.upsert([document(f"more{i}", f"weekly status update number {i}") for i in range(20)])
+    assert [hit.id for hit in index.keyword_search("weekly kubernetes", SearchFilters(), k=50)] == ["rare"]
+    index.delete([f"more{i}" for i in range(20)])
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 21
+    index.set_texts({f"common{i}": "monthly report" for i in range(20)})
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 1

@@ -88,7 +88,7 @@ class HnswGraph:
         if not self.ready.is_set():
             return None
         with self._lock:
-            matches = self._graph.search(query, count)
+            matches = self._graph.search(query, count, threads=1)
         return np.asarray(matches.keys, dtype=np.int64)
 
     def __len__(self) -> int:

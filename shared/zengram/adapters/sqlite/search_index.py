@@ -56,6 +56,7 @@ _NO_END = math.inf
 # HNSW candidates asked per hit wanted (beyond the filters' share), and a floor for small k: measured on the 100k
 # benchmark store, recall@10 gains nothing past these.
 _ANN_OVERFETCH = 1.5
+_TERM_COUNTS_KEPT = 50_000  # query terms whose document counts are remembered (a few MB at most)
 _ANN_EXTRA_CANDIDATES = 10
 
 
@@ -208,6 +209,9 @@ class EmbeddedSearchIndex:
         _add_entities_column(self._db)
         _add_scope_column(self._db)
         self._postings_budget = keyword_postings_budget
+        # Documents per query term, valid until the next change of the FTS5 texts (see `_term_frequencies`).
+        self._term_counts: dict[str, int] = {}
+        self._texts_generation = 0
         self._ann_min_rows = ann_min_rows
         self._hnsw = hnsw
         self._matrix: _VectorMatrix | None = None
@@ -252,6 +256,7 @@ class EmbeddedSearchIndex:
         matrix = self._require_matrix(documents[0].vector.shape[-1])
         with self._db.transaction() as tx:
             fts_rowids = [self._write_document(tx, document) for document in documents]
+        self._texts_changed()
         rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes, rowid)
                 for document, rowid in zip(documents, fts_rowids, strict=True)]
         self._graph_follows(matrix, rows)
@@ -281,10 +286,12 @@ class EmbeddedSearchIndex:
                 if row is not None:
                     tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
                     tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (row[0], text))
+        self._texts_changed()
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         with self._db.transaction() as tx:
             DOCS.delete(tx, memory_ids)
+        self._texts_changed()
         matrix = self._matrix
         if matrix is not None:
             self._graph_follows(matrix, [matrix.remove(memory_id) for memory_id in memory_ids])
@@ -292,6 +299,7 @@ class EmbeddedSearchIndex:
     def clear(self) -> None:
         with self._db.transaction() as tx:
             DOCS.clear(tx)
+        self._texts_changed()
         self._drop_graph()
         self._matrix = None
 
@@ -402,12 +410,7 @@ class EmbeddedSearchIndex:
         """
         if len(terms) == 1:
             return terms
-        connection = self._db.connection()
-        frequency = {
-            term: int(connection.execute("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?",
-                                         (f'"{term}"',)).fetchone()[0])
-            for term in terms
-        }
+        frequency = self._term_frequencies(terms)
         kept: list[str] = []
         spent = 0
         for term in sorted(terms, key=lambda t: (frequency[t], t)):
@@ -416,6 +419,25 @@ class EmbeddedSearchIndex:
             kept.append(term)
             spent += frequency[term]
         return kept
+
+    def _term_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """How many documents match each term. FTS5 exposes no O(1) count (fts5vocab walks the postings too, and
+        wants the stemmed form), so the counts are kept until the texts change: a read-mostly store (and each
+        query's common words) skips the `COUNT` queries. A count taken while a write lands is not kept."""
+        generation, known = self._texts_generation, self._term_counts
+        connection = self._db.connection()
+        counted = {
+            term: int(connection.execute("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?",
+                                         (f'"{term}"',)).fetchone()[0])
+            for term in terms if term not in known
+        }
+        if counted and generation == self._texts_generation and len(known) < _TERM_COUNTS_KEPT:
+            known.update(counted)  # a write since replaced `known` with an empty dict: this update is dropped
+        return {term: counted[term] if term in counted else known[term] for term in terms}
+
+    def _texts_changed(self) -> None:
+        self._texts_generation += 1
+        self._term_counts = {}
 
     def _rank_then_filter(self, match: str, k: int) -> list[IndexHit] | None:
         """The common unfiltered search: rank in FTS5 alone, then drop inactive rows.
