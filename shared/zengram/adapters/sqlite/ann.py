@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 logger = logging.getLogger(__name__)
 
-_BUILD_BATCH = 4096  # rows added per call while building, so `close()` can stop a build between batches
+_BUILD_BATCH = 1024  # rows added per call while building, so `close()` can stop a build between batches
 
 
 @dataclass(frozen=True)
