@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -185,9 +186,20 @@ class IndexSync:
                     {memory_id: text for memory_id, (_, text) in predecessors.items()}), mark=False)
         return indexed
 
-    def refresh(self, memories: Sequence[Memory]) -> bool:
-        """Brings the index in line with these records: re-embeds live ones, drops deleted ones."""
-        return self._attempt(memories, lambda: self._apply(memories, re_embed=True))
+    def refresh(self, memories: Sequence[Memory], vectors: Mapping[str, Vectors] | None = None) -> bool:
+        """Brings the index in line with these records: re-embeds live ones, drops deleted ones. `vectors`:
+        ones computed ahead (`embed_ahead`) for some of them, by id, used instead of embedding those again."""
+        return self._attempt(memories, lambda: self._apply(memories, re_embed=True, vectors=vectors))
+
+    def embed_ahead(self, memories: Sequence[Memory], executor: Executor) -> Future[dict[str, Vectors]] | None:
+        """Starts embedding these memories on `executor` before they are stored, when their vectors depend on
+        their own text alone (no context embedded; else None: the context is read from the store once they are
+        in it). The vectors are those `refresh` would compute; pass them to it."""
+        if self._context.embed or not memories:
+            return None
+        ids = [memory.id for memory in memories]
+        texts = [memory.index_text() for memory in memories]
+        return executor.submit(lambda: dict(zip(ids, self._embedder.embed(texts), strict=True)))
 
     def refresh_attributes(self, memories: Sequence[Memory]) -> bool:
         """For changes that leave the text alone (supersede, delete, restore, category)."""
@@ -337,13 +349,14 @@ class IndexSync:
                 return pool[:position], pool[position:]
         return pool, []
 
-    def _apply(self, memories: Sequence[Memory], *, re_embed: bool) -> None:
+    def _apply(self, memories: Sequence[Memory], *, re_embed: bool,
+               vectors: Mapping[str, Vectors] | None = None) -> None:
         deleted = [memory.id for memory in memories if memory.is_deleted]
         live = [memory for memory in memories if not memory.is_deleted]
         if deleted:
             self._index.delete(deleted)
         if re_embed:
-            self._upsert_embedded(live)
+            self._upsert_embedded(live, vectors)
         elif live:
             self._index.set_attributes({memory.id: IndexAttributes.of(memory) for memory in live})
         if self._context.enabled:
@@ -367,21 +380,26 @@ class IndexSync:
         texts = self.texts(memories)
         self._index.set_texts({memory.id: texts[memory.id].keyword for memory in memories})
 
-    def _upsert_embedded(self, memories: Sequence[Memory]) -> None:
+    def _upsert_embedded(self, memories: Sequence[Memory], vectors: Mapping[str, Vectors] | None = None) -> None:
         if memories:
-            self._index.upsert(self._documents(memories))
+            self._index.upsert(self._documents(memories, vectors=vectors))
 
     def _documents(self, memories: Sequence[Memory], *, recent: dict[tuple[str, str], list[Memory]] | None = None,
-                   upcoming: Sequence[Memory] = ()) -> list[IndexDocument]:
-        """The documents for these records: texts (with context) and their embeddings.
+                   upcoming: Sequence[Memory] = (), vectors: Mapping[str, Vectors] | None = None,
+                   ) -> list[IndexDocument]:
+        """The documents for these records: texts (with context) and their embeddings (those in `vectors`,
+        computed ahead from their own text, are not computed again; only valid while no context is embedded).
 
         A rebuild walks the store oldest first and carries each thread's last memories (`recent`) and the
         ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
         them from the store."""
         texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
-        vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
-        return [_document(memory, vector, texts[memory.id].keyword)
-                for memory, vector in zip(memories, vectors, strict=True)]
+        known = dict(vectors or {}) if not self._context.embed else {}
+        missing = [memory for memory in memories if memory.id not in known]
+        if missing:
+            known.update(zip((memory.id for memory in missing),
+                             self._embedder.embed([texts[memory.id].embedding for memory in missing]), strict=True))
+        return [_document(memory, known[memory.id], texts[memory.id].keyword) for memory in memories]
 
     def _attempt(self, memories: Sequence[Memory], write: Callable[[], None], *, mark: bool = True) -> bool:
         """Runs an index write (after checking the index on first use); on success (and with `mark`) the records'
