@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from zengram.domain.context import (
     CONTEXT_TYPES,
@@ -127,9 +127,10 @@ class IndexSync:
         texts = self.texts(memories, new=True)
         return [texts[memory.id].embedding for memory in memories]
 
-    def _new_context(self, created: Sequence[Memory]) -> tuple[dict[str, str], dict[str, tuple[Memory, str]]]:
+    def new_context(self, created: Sequence[Memory]) -> NewContext:
         """Keyword texts for freshly stored memories, and for the stored events whose following context now
-        includes one of them (by id: the event and its new text).
+        includes one of them (by id: the event and its new text). Needs no vector: a write reads it while its
+        embedding runs, and hands it to `index_new_many`.
 
         One bounded read per thread serves both: the events stored before the thread's earliest new one (as
         many as its own context and its predecessors' contexts take) and any stored just after it.
@@ -138,7 +139,7 @@ class IndexSync:
         texts = {memory.id: memory.index_text() for memory in created}
         predecessors: dict[str, tuple[Memory, str]] = {}
         if not policy.enabled:
-            return texts, predecessors
+            return NewContext(texts, predecessors)
         for thread in _by_thread(m for m in created if m.type in CONTEXT_TYPES).values():
             first, new = min(thread, key=stored_order), {m.id for m in thread}
             stored = self._records.thread_neighbours(first, before=policy.turns + policy.next_turns,
@@ -150,7 +151,7 @@ class IndexSync:
             for predecessor in earlier[-policy.next_turns:] if policy.next_turns else []:
                 if same_thread(first, predecessor, policy.window):
                     predecessors[predecessor.id] = (predecessor, _context_text(predecessor, pool, policy))
-        return texts, predecessors
+        return NewContext(texts, predecessors)
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model (EmbeddingMismatch); binds a fresh one to ours.
@@ -168,13 +169,14 @@ class IndexSync:
             )
         self._compatible = True
 
-    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]], context: NewContext | None = None) -> bool:
         """Indexes freshly stored memories whose vectors are already computed (`embedding_texts`), with their
-        context; the stored events just before them gain them as following context."""
+        context (`new_context`, read now unless given); the stored events just before them gain them as
+        following context."""
         if not pairs:
             return True
         memories = [memory for memory, _ in pairs]
-        texts, predecessors = self._new_context(memories)
+        texts, predecessors = context or self.new_context(memories)
         indexed = self._attempt(memories, lambda: self._index.upsert(
             [_document(m, v, texts[m.id]) for m, v in pairs]))
         if predecessors:  # a failure only leaves their context stale
@@ -422,6 +424,13 @@ class IndexSync:
 def _context_text(memory: Memory, pool: Sequence[Memory], policy: ContextPolicy) -> str:
     context = context_of(memory, pool, policy)
     return with_context(memory, context.previous, context.following)
+
+
+class NewContext(NamedTuple):
+    """`IndexSync.new_context`: keyword texts by id, and the predecessors' new texts (event and text, by id)."""
+
+    texts: dict[str, str]
+    predecessors: dict[str, tuple[Memory, str]]
 
 
 @dataclass(frozen=True)

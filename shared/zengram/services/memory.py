@@ -33,7 +33,7 @@ from zengram.domain.search import IndexHit, SearchFilters
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
 from zengram.services.entity_links import EntityLinker
-from zengram.services.indexing import IndexSync
+from zengram.services.indexing import IndexSync, NewContext
 from zengram.services.retrieval import RetrievalExtras
 
 if TYPE_CHECKING:
@@ -156,7 +156,8 @@ class MemoryService:
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o.memory for o in outcomes if o.kind is WriteKind.CREATED]
         self._link_entities(created)
-        indexed = self._index_created(created, fresh, embedding)
+        context = self.index_sync.new_context(created)
+        indexed = self._index_created(created, fresh, embedding, context)
         superseded = [o.superseded for o in outcomes if o.kind is WriteKind.CREATED and o.superseded is not None]
         if superseded:
             indexed = self.index_sync.refresh_attributes(superseded) and indexed
@@ -178,9 +179,11 @@ class MemoryService:
             done.set_exception(error)
         return done
 
-    def _index_created(self, created: Sequence[Memory], fresh: Sequence[Memory], embedding: Future[Vectors]) -> bool:
-        """Indexes the memories just created, with the vectors of `fresh` (and, for one whose duplicate vanished
-        meanwhile, a vector computed now). Returns whether the index took them; if not, they wait in the outbox."""
+    def _index_created(self, created: Sequence[Memory], fresh: Sequence[Memory], embedding: Future[Vectors],
+                       context: NewContext) -> bool:
+        """Indexes the memories just created, with their `context` and the vectors of `fresh` (and, for one whose
+        duplicate vanished meanwhile, a vector computed now). Returns whether the index took them; if not, they
+        wait in the outbox."""
         try:
             vectors = dict(zip((m.id for m in fresh), embedding.result(), strict=True))
             late = [memory for memory in created if memory.id not in vectors]
@@ -191,7 +194,7 @@ class MemoryService:
             logger.warning("embedding failed; %d new record(s) left pending for the repair sweep: %s",
                            len(created), describe_error(error))
             return not created
-        return self.index_sync.index_new_many([(memory, vectors[memory.id]) for memory in created])
+        return self.index_sync.index_new_many([(memory, vectors[memory.id]) for memory in created], context)
 
     def _new_memory(self, draft: MemoryDraft, scope: TenantScope) -> Memory:
         """The memory a draft stores, scrubbed, its client resolved; its entities come with `_with_entities`."""
