@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -19,17 +19,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zengram.adapters.opensearch.bulk import BulkAction, BulkWriteError, Outcome, chunks, judge, ndjson
-from zengram.adapters.opensearch.client import (
-    Auth,
-    AwsService,
-    ClientOptions,
-    RetryPolicy,
-    build_client,
-    error_type_of,
-    failure,
-    is_index_missing,
-)
+from zengram.adapters.opensearch.aliased_index import AliasedIndex
+from zengram.adapters.opensearch.bulk import BulkAction, BulkWriteError
+from zengram.adapters.opensearch.client import Auth, AwsService, ClientOptions, RetryPolicy, build_client
 from zengram.adapters.opensearch.mapping import Binding, binding_from_mapping
 from zengram.adapters.opensearch.queries import MAX_QUERY_CHARS, lucene_cosine, vector_values
 from zengram.domain.text import search_terms
@@ -104,7 +96,7 @@ def parse_hits(response: dict[str, Any], k: int, *, cosine: bool) -> list[ChunkH
     return sorted(hits, key=lambda hit: (-hit.score, hit.id))[:k]
 
 
-class OpenSearchChunkIndex:
+class OpenSearchChunkIndex(AliasedIndex):
     def __init__(self, url: str, *, alias: str = "zengram-documents", auth: Auth = "none",
                  username: str | None = None, password: str | None = None, aws_region: str | None = None,
                  aws_service: AwsService = "es", aws_credentials: Any | None = None, refresh: str = "false",
@@ -113,18 +105,16 @@ class OpenSearchChunkIndex:
         if aws_service == "aoss":
             raise ValueError("the document index needs an OpenSearch domain: Serverless collections assign document "
                              "ids themselves, and chunk ids must be the document ids")
-        self._alias = alias
-        self._refresh = None if refresh == "false" else refresh
-        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget)
-        self._owns_client = client is None
-        self._client: Any = client if client is not None else build_client(ClientOptions(
-            url=url, auth=auth, username=username, password=password, aws_region=aws_region,
-            aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout))
-        self._binding: Binding | None = None
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
+        super().__init__(
+            alias=alias,
+            client=client if client is not None else build_client(ClientOptions(
+                url=url, auth=auth, username=username, password=password, aws_region=aws_region,
+                aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout)),
+            owns_client=client is None,
+            retry=RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget),
+            refresh=None if refresh == "false" else refresh,
+            require_alias=True,
+        )
 
     @property
     def model_id(self) -> str | None:
@@ -163,130 +153,32 @@ class OpenSearchChunkIndex:
         return parse_hits(self._search("keyword search", bm25_query(text, filters, k)), k, cosine=False)
 
     def count(self) -> int:
-        try:
-            response = self._request("count", lambda: self._client.count(index=self._alias), is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return 0
-            raise
-        return int(response.get("count", 0))
+        return self._count()
 
     def clear(self) -> None:
-        try:
-            names = sorted(self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias),
-                                         _is_not_found))
-        except Exception as error:
-            if not _is_not_found(error):
-                raise
-            names = []
-        if names:
-            self._request("delete index", lambda: self._client.indices.delete(index=",".join(names)))
-        self._binding = None
+        self._drop_concrete_indices()
 
     # -- helpers ---------------------------------------------------------------------------------------
 
-    def _request(self, operation: str, request: Callable[[], Any],
-                 handled: Callable[[BaseException], bool] = lambda _: False) -> Any:
-        """Runs a request with retries. Errors the caller `handled` reach it as opensearch-py raised them; any other
-        client error becomes the port's `IndexRejected` when it refuses this very request, else an
-        `OpenSearchIndexError` (503 at the API); never a bare client exception (a 500)."""
-        from opensearchpy.exceptions import OpenSearchException
-
-        try:
-            return self._retry.call(operation, request)
-        except OpenSearchException as error:
-            if handled(error):
-                raise
-            raise failure(operation, error) from error
-
-    def _search(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
-        try:
-            response: dict[str, Any] = self._request(
-                operation, lambda: self._client.search(index=self._alias, body=body), is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return {}
-            raise
-        return response
+    def _recreate_missing_index(self) -> bool:
+        if self._binding is None:
+            return False
+        self._create_index(self._binding)
+        return True
 
     def _read_binding(self) -> Binding | None:
-        try:
-            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias),
-                                     is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return None
-            raise
-        if not response:
+        mappings = self._mappings()
+        if mappings is None:
             return None
-        self._binding = binding_from_mapping(response[sorted(response)[0]])
+        self._binding = binding_from_mapping(mappings)
         return self._binding
 
     def _create_index(self, binding: Binding) -> None:
-        name = concrete_index_name(self._alias, binding.dimension)
-        try:
-            self._request("create index", lambda: self._client.indices.create(
-                index=name, body=index_body(self._alias, binding)), _already_exists)
-        except Exception as error:
-            if error_type_of(error) != "resource_already_exists_exception":
-                raise
-            self._request("put alias", lambda: self._client.indices.put_alias(index=name, name=self._alias))
-        logger.info("created OpenSearch index %s behind alias %s for %s", name, self._alias, binding.model_id)
+        self._create_concrete_index(concrete_index_name(self._alias, binding.dimension),
+                                    index_body(self._alias, binding))
 
     def _write(self, actions: Sequence[BulkAction]) -> None:
-        failures: dict[str, str] = {}
-        for batch in chunks(actions):
-            failures.update(self._bulk(batch))
-        if failures:
-            raise BulkWriteError(failures)
+        refused, overloaded = self._write_all(actions)
+        if refused or overloaded:
+            raise BulkWriteError({**refused, **overloaded})
 
-    def _bulk(self, actions: list[BulkAction]) -> dict[str, str]:
-        """Sends the actions, retrying rejected items with backoff and recreating a missing index once; returns
-        why each chunk that could not be written failed."""
-        pending, recreated = actions, False
-        reasons: dict[str, str] = {}
-        for attempt in range(1, self._retry.attempts + 1):
-            judged = self._send(pending)
-            missing = any(outcome is Outcome.INDEX_MISSING for _, outcome, _ in judged)
-            if missing and not recreated and self._binding is not None:
-                self._create_index(self._binding)
-                recreated = True
-            failures: dict[str, str] = {}
-            retry: list[BulkAction] = []
-            for action, outcome, reason in judged:
-                if outcome is Outcome.RETRY or (outcome is Outcome.INDEX_MISSING and recreated):
-                    retry.append(action)
-                    reasons[action.memory_id] = reason
-                elif outcome is not Outcome.DONE:
-                    failures[action.memory_id] = reason
-            if failures or not retry:
-                return failures
-            pending = retry
-            if not missing:
-                self._retry.pause(attempt)
-        return {action.memory_id: f"still failing after {self._retry.attempts} attempts ({reasons[action.memory_id]})"
-                for action in pending}
-
-    def _send(self, actions: list[BulkAction]) -> list[tuple[BulkAction, Outcome, str]]:
-        params = {"require_alias": "true", **({"refresh": self._refresh} if self._refresh else {})}
-        try:
-            response = self._request("bulk", lambda: self._client.bulk(body=ndjson(actions), index=self._alias,
-                                                                       params=params), is_index_missing)
-        except Exception as error:
-            if not is_index_missing(error):
-                raise
-            response = {"items": [{action.kind: {"status": 404, "error": {"type": "index_not_found_exception"}}}
-                                  for action in actions]}
-        items = response.get("items", [])
-        if len(items) != len(actions):
-            raise BulkWriteError({action.memory_id: "OpenSearch answered a different number of bulk items"
-                                  for action in actions})
-        return [(action, *judge(action, item)) for action, item in zip(actions, items, strict=True)]
-
-
-def _already_exists(error: BaseException) -> bool:
-    return error_type_of(error) == "resource_already_exists_exception"
-
-
-def _is_not_found(error: BaseException) -> bool:
-    return getattr(error, "status_code", None) == 404

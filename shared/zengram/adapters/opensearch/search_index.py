@@ -16,16 +16,13 @@ from typing import Any, Literal, ParamSpec, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from zengram.adapters.opensearch.aliased_index import AliasedIndex
 from zengram.adapters.opensearch.bulk import (
     BulkAction,
     BulkWriteError,
     OpenSearchIndexError,
-    Outcome,
-    chunks,
     delete_action,
     index_action,
-    judge,
-    ndjson,
     text_update_action,
     update_action,
 )
@@ -36,11 +33,7 @@ from zengram.adapters.opensearch.client import (
     OpenSearchUnavailable,
     RetryPolicy,
     build_client,
-    error_type_of,
-    failure,
-    is_index_missing,
     refused_request,
-    status_of,
 )
 from zengram.adapters.opensearch.mapping import (
     SCOPE_FIELD,
@@ -60,7 +53,6 @@ logger = logging.getLogger(__name__)
 Refresh = bool | Literal["true", "false", "wait_for"]
 _LOOKUP_BATCH = 500
 _FORBIDDEN_NAME_CHARS = ' ,*?"<>|/\\#:'
-_Judged = tuple[BulkAction, Outcome, str]
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -82,7 +74,7 @@ def _refusals_as_index_rejected(method: Callable[_P, _R]) -> Callable[_P, _R]:
     return operation
 
 
-class OpenSearchIndex:
+class OpenSearchIndex(AliasedIndex):
     """OpenSearch (self-hosted, Amazon OpenSearch Service, or Serverless with `aws_service="aoss"`).
 
     `refresh` is sent with every bulk write: False (the default) lets writes appear within the index's
@@ -119,28 +111,24 @@ class OpenSearchIndex:
         if serverless and refresh_param:
             logger.warning("OpenSearch Serverless has no refresh parameter; writes become searchable on its own "
                            "schedule (about a minute for vector collections)")
-        self._alias = alias
+        super().__init__(
+            alias=alias,
+            client=client if client is not None else build_client(ClientOptions(
+                url=url, auth=auth, username=username, password=password, aws_region=aws_region,
+                aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout, verify_certs=verify_certs,
+            )),
+            owns_client=client is None,
+            retry=RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget),
+            refresh=None if serverless else refresh_param,
+            require_alias=not serverless,  # Serverless has no require_alias
+        )
         self._engine: Engine = engine or ("faiss" if serverless else "lucene")
         self._server_ids = serverless if server_generated_ids is None else server_generated_ids
-        self._refresh = None if serverless else refresh_param
-        # require_alias stops a write to a missing alias from auto-creating an unmapped index of that name.
-        self._require_alias = not serverless
-        self._retry = RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget)
-        self._owns_client = client is None
-        self._client: Any = client if client is not None else build_client(ClientOptions(
-            url=url, auth=auth, username=username, password=password, aws_region=aws_region,
-            aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout, verify_certs=verify_certs,
-        ))
-        self._binding: Binding | None = None
         self._index_ready = False
 
     @property
     def alias(self) -> str:
         return self._alias
-
-    def close(self) -> None:
-        if self._owns_client:
-            self._client.close()
 
     # -- the index and its model ---------------------------------------------------------------------
 
@@ -184,26 +172,12 @@ class OpenSearchIndex:
     @_refusals_as_index_rejected
     def clear(self) -> None:
         """Drops the concrete index and with it the alias, so any model (and dimension) can be bound next."""
-        names = self._concrete_indices()
-        if names:
-            try:
-                self._request("delete index", lambda: self._client.indices.delete(index=",".join(names)),
-                              is_index_missing)
-            except Exception as error:
-                if not is_index_missing(error):
-                    raise
-        self._binding = None
+        self._drop_concrete_indices()
         self._index_ready = False
 
     @_refusals_as_index_rejected
     def count(self) -> int:
-        try:
-            response = self._request("count", lambda: self._client.count(index=self._alias), is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return 0
-            raise
-        return int(response.get("count", 0))
+        return self._count()
 
     # -- writes --------------------------------------------------------------------------------------
 
@@ -255,43 +229,14 @@ class OpenSearchIndex:
 
     # -- helpers -------------------------------------------------------------------------------------
 
-    def _request(self, operation: str, request: Callable[[], Any],
-                 handled: Callable[[BaseException], bool] = lambda _: False) -> Any:
-        """Runs a request with retries. Errors the caller `handled` reach it as opensearch-py raised them;
-        any other client error becomes the port's `IndexRejected` when it refuses this very request (the index is
-        up), else an `OpenSearchIndexError` (503 at the API: the index is unusable, the records are intact); never
-        a bare client exception (a 500)."""
-        from opensearchpy.exceptions import OpenSearchException
-
-        try:
-            return self._retry.call(operation, request)
-        except OpenSearchException as error:
-            if handled(error):
-                raise
-            raise failure(operation, error) from error
-
-    def _search(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
-        """A search; a missing index simply holds nothing yet (its records stay pending for repair)."""
-        try:
-            response: dict[str, Any] = self._request(operation, lambda: self._client.search(
-                index=self._alias, body=body), is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return {}
-            raise
-        return response
+    def _recreate_missing_index(self) -> bool:
+        self.ensure_index()
+        return True
 
     def _read_binding(self) -> Binding | None:
-        try:
-            response = self._request("get mapping", lambda: self._client.indices.get_mapping(index=self._alias),
-                                     is_index_missing)
-        except Exception as error:
-            if is_index_missing(error):
-                return None
-            raise
-        if not response:
+        mappings = self._mappings()
+        if mappings is None:
             return None
-        mappings = response[sorted(response)[0]]
         if lacks_scope(mappings):  # a v2 index: documents of the chat layer need the field (dynamic: strict)
             self._request("put mapping", lambda: self._client.indices.put_mapping(
                 index=self._alias, body={"properties": SCOPE_FIELD}))
@@ -299,27 +244,9 @@ class OpenSearchIndex:
         return self._binding
 
     def _create_index(self, binding: Binding) -> None:
-        name = concrete_index_name(self._alias, binding.dimension)
-        body = index_body(self._alias, binding, self._engine)
-        try:
-            self._request("create index", lambda: self._client.indices.create(index=name, body=body), _already_exists)
-        except Exception as error:
-            if not _already_exists(error):
-                raise
-            # Another process (or a timed-out earlier try) created it: make sure the alias points at it.
-            self._request("put alias", lambda: self._client.indices.put_alias(index=name, name=self._alias))
-        logger.info("created OpenSearch index %s behind alias %s for %s", name, self._alias, binding.model_id)
+        self._create_concrete_index(concrete_index_name(self._alias, binding.dimension),
+                                    index_body(self._alias, binding, self._engine))
         self._index_ready = True
-
-    def _concrete_indices(self) -> list[str]:
-        try:
-            response = self._request("get alias", lambda: self._client.indices.get_alias(name=self._alias),
-                                     lambda error: status_of(error) == 404)
-        except Exception as error:
-            if status_of(error) == 404:
-                return []
-            raise
-        return sorted(response)
 
     def _doc_ids(self, memory_ids: list[str]) -> dict[str, list[str]]:
         """The `_id`s holding each memory: the memory id itself, or looked up when the server assigns ids."""
@@ -345,12 +272,7 @@ class OpenSearchIndex:
             return
         if not self._require_alias and not self._index_ready:
             self.ensure_index()  # without require_alias, a write to a missing alias would create a bare index
-        refused: dict[str, str] = {}
-        overloaded: dict[str, str] = {}
-        for chunk in chunks(actions):
-            chunk_refused, chunk_overloaded = self._bulk(chunk)
-            refused.update(chunk_refused)
-            overloaded.update(chunk_overloaded)
+        refused, overloaded = self._write_all(actions)
         if refused:
             raise BulkWriteError({**refused, **overloaded})
         if overloaded:  # no document was refused: the cluster kept pushing back on all of them
@@ -358,55 +280,6 @@ class OpenSearchIndex:
             raise OpenSearchUnavailable(f"OpenSearch kept rejecting {len(overloaded)} document(s) as overloaded "
                                         f"({shown}): {next(iter(overloaded.values()))}")
 
-    def _bulk(self, actions: list[BulkAction]) -> tuple[dict[str, str], dict[str, str]]:
-        """Sends the actions, retrying rejected items with backoff and recreating a missing index once.
-        Returns why each memory id that could not be written failed: refused outright, or still pushed back
-        (429, 503...) when the attempts ran out."""
-        failures: dict[str, str] = {}
-        last_reason: dict[str, str] = {}
-        pending, recreated = actions, False
-        for attempt in range(1, self._retry.attempts + 1):
-            judged = self._send(pending)
-            missing = not recreated and any(outcome is Outcome.INDEX_MISSING for _, outcome, _ in judged)
-            pending = []
-            for action, outcome, reason in judged:
-                if outcome is Outcome.RETRY or (outcome is Outcome.INDEX_MISSING and missing):
-                    pending.append(action)
-                    last_reason[action.memory_id] = reason
-                elif outcome is not Outcome.DONE:
-                    failures[action.memory_id] = reason
-            if missing:
-                logger.warning("the OpenSearch index behind '%s' is missing; creating it and retrying", self._alias)
-                self.ensure_index()
-                recreated = True
-            if not pending:
-                return failures, {}
-            if attempt < self._retry.attempts and not missing:
-                logger.info("OpenSearch rejected %d bulk item(s); retrying", len(pending))
-                self._retry.pause(attempt)
-        attempts = self._retry.attempts
-        return failures, {action.memory_id: f"still failing after {attempts} attempts ({last_reason[action.memory_id]})"
-                          for action in pending}
-
-    def _send(self, actions: list[BulkAction]) -> list[_Judged]:
-        params = {"refresh": self._refresh, "require_alias": "true" if self._require_alias else None}
-        try:
-            response = self._request("bulk", lambda: self._client.bulk(
-                body=ndjson(actions), index=self._alias, params={k: v for k, v in params.items() if v}),
-                is_index_missing)
-        except Exception as error:
-            if not is_index_missing(error):
-                raise
-            response = {"items": [{action.kind: {"status": 404, "error": {"type": "index_not_found_exception"}}}
-                                  for action in actions]}
-        items = response.get("items", [])
-        if len(items) != len(actions):
-            raise OpenSearchIndexError(f"OpenSearch answered {len(items)} bulk items for {len(actions)} actions")
-        return [(action, *judge(action, item)) for action, item in zip(actions, items, strict=True)]
-
-
-def _already_exists(error: BaseException) -> bool:
-    return error_type_of(error) == "resource_already_exists_exception"
 
 
 def _check_name(alias: str) -> None:
