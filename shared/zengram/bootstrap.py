@@ -350,7 +350,8 @@ def build_container(
     index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
     embedder = embedder or build_embedder(settings)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
-    # New memories' embeddings, beside their record writes (its tasks wait on nothing but the embedder).
+    # Embeddings started ahead of record writes: an import's, and (`embed_beside_writes`) a new memory's. Its
+    # tasks wait on nothing but the embedder.
     embed_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-embed")
     scrubber = build_scrubber(settings)
     clients = ClientService(backend.clients, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
@@ -364,7 +365,7 @@ def build_container(
         scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
-        embed_executor=embed_executor,
+        embed_executor=embed_executor if settings.embed_beside_writes else None,
     )
     llm = language_model or build_language_model(settings)
     stats = build_stats_service(settings, backend, index, clock)

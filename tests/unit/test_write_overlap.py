@@ -26,8 +26,9 @@ class StoreWatchingEmbedder(HashingEmbedder):
     """Before embedding a stored text, waits (boundedly) for the record store to hold one more memory than when
     the call began, and notes whether it did: only a record written beside the embedding can arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, wait_seconds: float = WAIT_SECONDS) -> None:
         super().__init__()
+        self.wait_seconds = wait_seconds
         self.container: Container | None = None
         self.saw_record_first: list[bool] = []
         self.texts: list[str] = []
@@ -38,7 +39,7 @@ class StoreWatchingEmbedder(HashingEmbedder):
             records = self.container.backend.records
             before = records.count()
             arrived = threading.Event()
-            for _ in range(int(WAIT_SECONDS / 0.01)):
+            for _ in range(int(self.wait_seconds / 0.01)):
                 if records.count() > before:
                     arrived.set()
                     break
@@ -54,7 +55,7 @@ def watching() -> StoreWatchingEmbedder:
 
 @pytest.fixture
 def brain(settings: Settings, watching: StoreWatchingEmbedder, clock: TickingClock) -> Iterator[Container]:
-    built = build_container(settings, embedder=watching, clock=clock)
+    built = build_container(settings.model_copy(update={"embed_beside_writes": True}), embedder=watching, clock=clock)
     watching.container = built
     yield built
     built.close()
@@ -104,3 +105,19 @@ def test_an_imports_vectors_computed_ahead_are_the_ones_indexing_computes(brain:
     expected = HashingEmbedder().embed([memory.index_text() for memory in memories])
     assert sorted(written) == sorted(memory.id for memory in memories)
     assert np.allclose(np.stack([written[memory.id] for memory in memories]), expected)
+
+
+def test_by_default_a_write_embeds_in_sequence_with_the_same_result(settings: Settings, clock: TickingClock) -> None:
+    watching = StoreWatchingEmbedder(wait_seconds=0.2)  # the record cannot arrive: it is written after the vector
+    built = build_container(settings, embedder=watching, clock=clock)
+    try:
+        watching.container = built
+        result = built.memory.store(MemoryDraft(type=MemoryType.EVENT, content="Watched: the invoices moved",
+                                                source_agent="ops-bot", client_id="acme"))
+        hits = built.memory.search(SearchRequest(q="invoices moved", client_id="acme")).hits
+    finally:
+        built.close()
+
+    assert watching.saw_record_first == [False]  # embedded before its record was written
+    assert result.kind is WriteKind.CREATED and result.indexed
+    assert [hit.memory.id for hit in hits] == [result.memory.id]
