@@ -69,6 +69,14 @@ def open_container(path: Path, embedder: Embedder | None = None) -> Container:
     return build_container(settings_for(path), embedder=embedder)
 
 
+def wait_for_vector_graph(container: Container, timeout: float = 900.0) -> bool:
+    """Waits until the embedded index's HNSW graph (above `vector_ann_min_rows`) is built, so a benchmark measures
+    the searches a long-running server answers; False when the store has no graph (exact scans)."""
+    index = getattr(container.index, "inner", container.index)  # the circuit breaker wraps it
+    wait = getattr(index, "wait_for_graph", None)
+    return bool(wait(timeout)) if wait is not None else False
+
+
 def store_path(data_dir: Path, size: int, kind: Kind = "store") -> Path:
     return data_dir / f"{kind}-{size}"
 

@@ -20,6 +20,7 @@ from zengram.settings import Settings
 
 from bench.recall.data import Conversation
 from bench.recall.metrics import Outcome
+from bench.stores import wait_for_vector_graph
 
 API_KEY = "recall-key"
 SOURCE_AGENT = "locomo"
@@ -60,6 +61,7 @@ def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
                         minilm_cache_dir=MODEL_CACHE, **overrides)  # type: ignore[arg-type]
     container = build_container(settings)
     try:
+        wait_for_vector_graph(container)  # with vector_ann_min_rows=0: measure the graph, not the scan before it
         app = build_embedded_app(settings, container)
         with BackgroundServer(app) as server, httpx.Client(
             base_url=server.url, headers={"x-api-key": API_KEY}, timeout=120.0

@@ -156,7 +156,8 @@ def _closing(*closers: Callable[[], None]) -> Callable[[], None]:
 def build_embedded_index(settings: Settings) -> SearchIndex:
     from zengram.adapters.sqlite import EmbeddedSearchIndex
 
-    return EmbeddedSearchIndex(settings.index_path)
+    threshold = settings.vector_ann_min_rows
+    return EmbeddedSearchIndex(settings.index_path, ann_min_rows=threshold if threshold >= 0 else None)
 
 
 def build_opensearch_index(settings: Settings) -> SearchIndex:

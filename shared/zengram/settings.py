@@ -220,6 +220,12 @@ class Settings(BaseSettings):
         default=50, ge=1, le=200,
         description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
     )
+    vector_ann_min_rows: int = Field(
+        default=20_000, ge=-1,
+        description="Embedded index: from this many stored vectors on, broad vector searches ask an HNSW graph "
+                    "(built in the background on open) for candidates and re-score them exactly; below it, and for "
+                    "selective filters, an exact scan. 0: always the graph; -1: never (exact only).",
+    )
     speaker_boost: float | None = Field(
         default=None, ge=1, le=3,
         description="Multiplier for a 'Speaker: text' memory whose speaker the query names by name "

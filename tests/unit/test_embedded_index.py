@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex
 from zengram.domain.search import SearchFilters
 
-from tests.contract.test_search_index import EMBEDDER, document
+from tests.contract.test_search_index import EMBEDDER, T0, document
 
 
 def test_reopened_index_serves_the_same_vectors(tmp_path: Path) -> None:
@@ -47,3 +49,41 @@ def test_keyword_queries_leave_out_the_most_frequent_words_once_the_budget_is_sp
 
     generous = EmbeddedSearchIndex(tmp_path / "index.sqlite3")  # default budget: both words count
     assert len(generous.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 41
+
+
+def test_selective_keyword_filters_rank_as_the_sql_filters_do(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A selective filter takes its rows from the matrix's mask instead of SQL: same hits, same order."""
+    rng = np.random.default_rng(11)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    index = EmbeddedSearchIndex(tmp_path / "index.sqlite3")
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document(f"d{i:03}", " ".join(rng.choice(words, size=5)), client_id=f"client{i % 12}",
+                           type="fact" if i % 3 else "event", active=i % 7 != 0,
+                           valid_from=T0 + timedelta(days=i % 30)) for i in range(360)])
+    index.delete(["d001", "d013"])
+    filter_sets = [
+        SearchFilters(client_id="client1"), SearchFilters(client_id="client2", type="fact"),
+        SearchFilters(client_ids=["client3", "client4"]), SearchFilters(client_id="client5", include_inactive=True),
+        SearchFilters(client_id="client6", at_time=T0 + timedelta(days=10)),
+        SearchFilters(client_id="client7", date_from=T0 + timedelta(days=5), date_to=T0 + timedelta(days=20)),
+        SearchFilters(client_id="nobody"), SearchFilters(type="fact"),
+    ]
+    fast = [index.keyword_search("alpha echo golf", filters, k=15) for filters in filter_sets]
+    monkeypatch.setattr(EmbeddedSearchIndex, "_selected_documents", lambda self, filters: None)
+    assert fast == [index.keyword_search("alpha echo golf", filters, k=15) for filters in filter_sets]
+    assert all(fast[:-2]) and fast[-2] == []
+
+
+def test_term_counts_kept_between_queries_follow_every_write(tmp_path: Path) -> None:
+    index = EmbeddedSearchIndex(tmp_path / "index.sqlite3", keyword_postings_budget=30)
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document(f"common{i}", f"weekly status update number {i}") for i in range(20)]
+                 + [document("rare", "weekly kubernetes upgrade")])
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 21  # 21 + 1 fit in 30
+    index.upsert([document(f"more{i}", f"weekly status update number {i}") for i in range(20)])
+    assert [hit.id for hit in index.keyword_search("weekly kubernetes", SearchFilters(), k=50)] == ["rare"]
+    index.delete([f"more{i}" for i in range(20)])
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 21
+    index.set_texts({f"common{i}": "monthly report" for i in range(20)})
+    assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 1

@@ -1,11 +1,14 @@
-"""The embedded `SearchIndex`: FTS5 for BM25, an exact numpy matrix for cosine, one SQLite file.
+"""The embedded `SearchIndex`: FTS5 for BM25, a numpy matrix for cosine, one SQLite file.
 
-The file keeps vectors and filter fields so a restart reloads the matrix without re-embedding; the
+Vector search is an exact scan of the matrix below `ann_min_rows` rows; above it an HNSW graph (`ann.py`)
+proposes candidates that are re-scored exactly from the matrix (selective filters keep the exact scan of their
+rows). The file keeps vectors and filter fields so a restart reloads the matrix without re-embedding; the
 record store remains the source of truth (`zengram reindex` rebuilds this file from it).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
@@ -17,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from zengram.adapters.sqlite.ann import GraphRows, HnswGraph, HnswParameters
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
 from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
@@ -49,6 +53,11 @@ _ATTRIBUTE_COLUMNS = (*CATEGORICAL_FIELDS, "active", "valid_from", "valid_to", "
 # Entity keys are stored as one text, each wrapped in this separator, so `instr` finds a whole key.
 _ENTITY_SEPARATOR = "\x1f"
 _NO_END = math.inf
+# HNSW candidates asked per hit wanted (beyond the filters' share), and a floor for small k: measured on the 100k
+# benchmark store, recall@10 gains nothing past these.
+_ANN_OVERFETCH = 1.5
+_TERM_COUNTS_KEPT = 50_000  # query terms whose document counts are remembered (a few MB at most)
+_ANN_EXTRA_CANDIDATES = 10
 
 
 def _epoch(moment: datetime | None) -> float | None:
@@ -80,6 +89,7 @@ class _Snapshot:
     valid_from: npt.NDArray[np.float64]
     valid_to: npt.NDArray[np.float64]
     codes: dict[str, npt.NDArray[np.int32]]
+    fts_rowids: npt.NDArray[np.int64]  # each row's document in `docs` / `docs_fts`
 
 
 class _VectorMatrix:
@@ -105,6 +115,7 @@ class _VectorMatrix:
             valid_from=np.zeros(capacity, dtype=np.float64),
             valid_to=np.full(capacity, _NO_END, dtype=np.float64),
             codes={name: np.full(capacity, -1, dtype=np.int32) for name in _CODED_FIELDS},
+            fts_rowids=np.zeros(capacity, dtype=np.int64),
         )
 
     def snapshot(self) -> _Snapshot:
@@ -113,16 +124,22 @@ class _VectorMatrix:
     def code(self, field: str, value: str | None) -> int | None:
         return self.vocabulary[field].get(value)
 
-    def put(self, memory_id: str, vector: npt.NDArray[np.float32] | None, attributes: IndexAttributes) -> None:
+    def put(self, memory_id: str, vector: npt.NDArray[np.float32] | None, attributes: IndexAttributes,
+            fts_rowid: int | None = None) -> int | None:
+        """Sets a row's vector (when given) and fields; returns the row when its vector changed or it came back
+        to life (what a graph over the rows must learn), else None."""
         with self._lock:
             row = self.row_of.get(memory_id)
             if row is None:
                 if vector is None:
-                    return
+                    return None
                 row = self._append_row(memory_id)
             snap = self._snapshot
+            revived = not snap.alive[row]
             if vector is not None:
                 snap.vectors[row] = vector
+            if fts_rowid is not None:
+                snap.fts_rowids[row] = fts_rowid
             snap.alive[row] = True
             snap.active[row] = attributes.active
             snap.valid_from[row] = attributes.valid_from.timestamp()
@@ -131,6 +148,11 @@ class _VectorMatrix:
                 value = getattr(attributes, name)
                 snap.codes[name][row] = self.vocabulary[name].setdefault(value, len(self.vocabulary[name]))
             self._set_entities(row, attributes.entities)
+            return row if vector is not None or revived else None
+
+    def graph_rows(self) -> GraphRows:
+        snap = self._snapshot
+        return GraphRows(snap.size, snap.vectors, snap.alive)
 
     def _set_entities(self, row: int, keys: tuple[str, ...]) -> None:
         previous = self._row_entities.get(row, ())
@@ -148,17 +170,18 @@ class _VectorMatrix:
         mask[rows[rows < size]] = True
         return mask
 
-    def remove(self, memory_id: str) -> None:
+    def remove(self, memory_id: str) -> int | None:
         with self._lock:
             row = self.row_of.get(memory_id)
             if row is not None:
                 self._snapshot.alive[row] = False
+            return row
 
     def _append_row(self, memory_id: str) -> int:
         snap = self._snapshot
         if snap.size == len(snap.alive):
             grown = self._allocate(snap.size, len(snap.alive) * 2)
-            for name in ("vectors", "alive", "active", "valid_from", "valid_to"):
+            for name in ("vectors", "alive", "active", "valid_from", "valid_to", "fts_rowids"):
                 getattr(grown, name)[: snap.size] = getattr(snap, name)[: snap.size]
             for name in _CODED_FIELDS:
                 grown.codes[name][: snap.size] = snap.codes[name][: snap.size]
@@ -168,25 +191,43 @@ class _VectorMatrix:
         self.row_of[memory_id] = row
         # Publish the new size last: a concurrent search sees either the old or the new row set.
         self._snapshot = _Snapshot(row + 1, snap.vectors, snap.alive, snap.active, snap.valid_from,
-                                   snap.valid_to, snap.codes)
+                                   snap.valid_to, snap.codes, snap.fts_rowids)
         return row
 
 
 class EmbeddedSearchIndex:
-    """Exact k-NN over a numpy matrix and BM25 over FTS5, persisted in one SQLite file."""
+    """k-NN over a numpy matrix (exact, or HNSW candidates re-scored exactly) and BM25 over FTS5, persisted in
+    one SQLite file."""
 
-    def __init__(self, path: Path, *, keyword_postings_budget: int = 20_000) -> None:
+    def __init__(self, path: Path, *, keyword_postings_budget: int = 20_000, ann_min_rows: int | None = None,
+                 hnsw: HnswParameters | None = None) -> None:
         """`keyword_postings_budget`: how many (term, document) matches one keyword query may score; see
-        `_affordable_terms`. Small stores rarely reach it."""
+        `_affordable_terms`. Small stores rarely reach it. `ann_min_rows`: from this many matrix rows on, an HNSW
+        graph serves broad vector searches (0: always; None: never, every search is an exact scan)."""
+        _blas_on_one_thread()
         self._db = SQLiteDatabase(path, SCHEMA)
         _add_entities_column(self._db)
         _add_scope_column(self._db)
         self._postings_budget = keyword_postings_budget
+        # Documents per query term, valid until the next change of the FTS5 texts (see `_term_frequencies`).
+        self._term_counts: dict[str, int] = {}
+        self._texts_generation = 0
+        self._ann_min_rows = ann_min_rows
+        self._hnsw = hnsw
         self._matrix: _VectorMatrix | None = None
+        self._graph: HnswGraph | None = None
+        self._graph_lock = threading.Lock()
         self._load()
 
     def close(self) -> None:
+        self._drop_graph()
         self._db.close()
+
+    def wait_for_graph(self, timeout: float) -> bool:
+        """Whether broad vector searches use the HNSW graph, waiting up to `timeout` seconds for its build
+        (benchmarks and tests; serving never waits: the exact scan answers meanwhile)."""
+        graph = self._graph
+        return graph is not None and graph.ready.wait(timeout)
 
     # -- model binding --------------------------------------------------------------------------------
 
@@ -203,7 +244,9 @@ class EmbeddedSearchIndex:
         with self._db.transaction() as tx:
             DOCS.bind_model(tx, model_id, dimension)
         if self._matrix is None or self._matrix.dimension != dimension:
+            self._drop_graph()
             self._matrix = _VectorMatrix(dimension)
+            self._attach_graph_when_due()
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -212,10 +255,12 @@ class EmbeddedSearchIndex:
             return
         matrix = self._require_matrix(documents[0].vector.shape[-1])
         with self._db.transaction() as tx:
-            for document in documents:
-                self._write_document(tx, document)
-        for document in documents:
-            matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes)
+            fts_rowids = [self._write_document(tx, document) for document in documents]
+        self._texts_changed()
+        rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes, rowid)
+                for document, rowid in zip(documents, fts_rowids, strict=True)]
+        self._graph_follows(matrix, rows)
+        self._attach_graph_when_due()
 
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
         if not updates:
@@ -226,9 +271,10 @@ class EmbeddedSearchIndex:
                 f"UPDATE docs SET {assignments} WHERE id = ?",
                 [[*_attribute_values(attributes), memory_id] for memory_id, attributes in updates.items()],
             )
-        if self._matrix is not None:
-            for memory_id, attributes in updates.items():
-                self._matrix.put(memory_id, None, attributes)
+        matrix = self._matrix
+        if matrix is not None:
+            self._graph_follows(matrix, [matrix.put(memory_id, None, attributes)
+                                         for memory_id, attributes in updates.items()])
 
     def set_texts(self, texts: dict[str, str]) -> None:
         """Replaces the FTS5 text alone: the vector (and its matrix row) and the filter fields stay."""
@@ -240,17 +286,21 @@ class EmbeddedSearchIndex:
                 if row is not None:
                     tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
                     tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (row[0], text))
+        self._texts_changed()
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         with self._db.transaction() as tx:
             DOCS.delete(tx, memory_ids)
-        if self._matrix is not None:
-            for memory_id in memory_ids:
-                self._matrix.remove(memory_id)
+        self._texts_changed()
+        matrix = self._matrix
+        if matrix is not None:
+            self._graph_follows(matrix, [matrix.remove(memory_id) for memory_id in memory_ids])
 
     def clear(self) -> None:
         with self._db.transaction() as tx:
             DOCS.clear(tx)
+        self._texts_changed()
+        self._drop_graph()
         self._matrix = None
 
     # -- searches -------------------------------------------------------------------------------------
@@ -263,19 +313,41 @@ class EmbeddedSearchIndex:
         mask = self._mask(matrix, snap, filters)
         if mask is None:
             return []
-        rows = np.flatnonzero(mask)
-        if rows.size == 0:
+        kept = int(np.count_nonzero(mask))
+        if kept == 0:
             return []
         query = np.asarray(vector, dtype=np.float32)
-        if rows.size * 4 < mask.size:  # a selective filter: copying the few rows beats scoring them all
+        selective = kept * 4 < mask.size
+        rows = None if selective else self._graph_candidates(query, mask, kept, k)
+        if rows is not None:  # the graph's candidates that pass the filters, re-scored exactly
             scores = snap.vectors[rows] @ query
-        else:  # scoring the contiguous matrix in place avoids copying it (150 MB at 100k rows)
-            scores = (snap.vectors[: mask.size] @ query)[rows]
+        else:
+            rows = np.flatnonzero(mask)
+            if selective:  # copying the few rows beats scoring them all
+                scores = snap.vectors[rows] @ query
+            else:  # scoring the contiguous matrix in place avoids copying it (150 MB at 100k rows)
+                scores = (snap.vectors[: mask.size] @ query)[rows]
         take = min(k, rows.size)
         best = np.argpartition(-scores, take - 1)[:take] if take < rows.size else np.arange(rows.size)
         hits = [IndexHit(id=matrix.ids[rows[i]], score=float(scores[i])) for i in best]
         hits.sort(key=lambda hit: (-hit.score, hit.id))
         return hits
+
+    def _graph_candidates(self, query: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], kept: int,
+                          k: int) -> npt.NDArray[np.int64] | None:
+        """Rows the HNSW graph proposes that pass `mask`, or None for the exact scan: no graph (yet), or fewer
+        than `k` of its candidates survive the filters (the scan never finds fewer hits than exact would)."""
+        graph = self._graph
+        if graph is None:
+            return None
+        # Over-fetch in proportion to the rows the filters drop, so about `k` candidates survive them.
+        wanted = math.ceil(k * mask.size / kept * _ANN_OVERFETCH) + _ANN_EXTRA_CANDIDATES
+        candidates = graph.nearest_rows(query, wanted)
+        if candidates is None:
+            return None
+        candidates = candidates[candidates < mask.size]  # rows appended after this search's snapshot
+        survivors = candidates[mask[candidates]]
+        return survivors if survivors.size >= min(k, kept) else None
 
     def keyword_search(self, text: str, filters: SearchFilters, k: int) -> list[IndexHit]:
         terms = search_terms(text)
@@ -286,12 +358,43 @@ class EmbeddedSearchIndex:
             hits = self._rank_then_filter(match, k)
             if hits is not None:
                 return hits
+        selected = self._selected_documents(filters)
+        if selected is not None:
+            return self._rank_among(match, selected, k)
         clauses, params = self._sql_filters(filters)
         where = "".join(f" AND {clause}" for clause in clauses)
         rows = self._db.connection().execute(
             "SELECT docs.id AS id, -bm25(docs_fts) AS score FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
             f"WHERE docs_fts MATCH ?{where} ORDER BY bm25(docs_fts), docs.id LIMIT ?",
             [match, *params, k],
+        ).fetchall()
+        return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
+
+    def _selected_documents(self, filters: SearchFilters) -> npt.NDArray[np.int64] | None:
+        """The `docs` rowids a selective filter keeps (under a quarter of the rows), from the matrix's filter mask;
+        None when the filters keep many rows (or there is no matrix): then SQL filters the matches."""
+        matrix = self._matrix
+        if matrix is None:
+            return None
+        snap = matrix.snapshot()
+        mask = self._mask(matrix, snap, filters)
+        if mask is None:
+            return np.empty(0, dtype=np.int64)
+        rows = np.flatnonzero(mask)
+        return snap.fts_rowids[rows] if rows.size * 4 < mask.size else None
+
+    def _rank_among(self, match: str, rowids: npt.NDArray[np.int64], k: int) -> list[IndexHit]:
+        """BM25 ranking of the matches among `rowids` only. Checking each match's rowid against that list (the
+        unary `+` keeps it a filter, not a per-rowid FTS5 lookup) before joining `docs` spares reading the
+        `docs` row (its vector overflows the page) of every match the filter drops: 3 ms instead of 14 ms for
+        one client among 50 at 100k documents."""
+        if rowids.size == 0:
+            return []
+        rows = self._db.connection().execute(
+            "SELECT docs.id AS id, -bm25(docs_fts) AS score FROM docs_fts JOIN docs ON docs.rowid = docs_fts.rowid "
+            "WHERE docs_fts MATCH ? AND +docs_fts.rowid IN (SELECT value FROM json_each(?)) "
+            "ORDER BY bm25(docs_fts), docs.id LIMIT ?",
+            [match, json.dumps(rowids.tolist()), k],
         ).fetchall()
         return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
 
@@ -307,12 +410,7 @@ class EmbeddedSearchIndex:
         """
         if len(terms) == 1:
             return terms
-        connection = self._db.connection()
-        frequency = {
-            term: int(connection.execute("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?",
-                                         (f'"{term}"',)).fetchone()[0])
-            for term in terms
-        }
+        frequency = self._term_frequencies(terms)
         kept: list[str] = []
         spent = 0
         for term in sorted(terms, key=lambda t: (frequency[t], t)):
@@ -321,6 +419,25 @@ class EmbeddedSearchIndex:
             kept.append(term)
             spent += frequency[term]
         return kept
+
+    def _term_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """How many documents match each term. FTS5 exposes no O(1) count (fts5vocab walks the postings too, and
+        wants the stemmed form), so the counts are kept until the texts change: a read-mostly store (and each
+        query's common words) skips the `COUNT` queries. A count taken while a write lands is not kept."""
+        generation, known = self._texts_generation, self._term_counts
+        connection = self._db.connection()
+        counted = {
+            term: int(connection.execute("SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?",
+                                         (f'"{term}"',)).fetchone()[0])
+            for term in terms if term not in known
+        }
+        if counted and generation == self._texts_generation and len(known) < _TERM_COUNTS_KEPT:
+            known.update(counted)  # a write since replaced `known` with an empty dict: this update is dropped
+        return {term: counted[term] if term in counted else known[term] for term in terms}
+
+    def _texts_changed(self) -> None:
+        self._texts_generation += 1
+        self._term_counts = {}
 
     def _rank_then_filter(self, match: str, k: int) -> list[IndexHit] | None:
         """The common unfiltered search: rank in FTS5 alone, then drop inactive rows.
@@ -360,6 +477,32 @@ class EmbeddedSearchIndex:
             raise ValueError(f"vector has {dimension} dimensions; the index holds {self._matrix.dimension}")
         return self._matrix
 
+    def _attach_graph_when_due(self) -> None:
+        """Starts building the HNSW graph once the matrix reaches `ann_min_rows` rows (derived: rebuilt on open)."""
+        matrix = self._matrix
+        if self._ann_min_rows is None or matrix is None or self._graph is not None:
+            return
+        if matrix.snapshot().size < self._ann_min_rows:
+            return
+        with self._graph_lock:
+            if self._graph is None and self._matrix is matrix:
+                graph = HnswGraph(matrix.dimension, self._hnsw)
+                # an empty graph is ready at once (a new store with a threshold of 0)
+                graph.start_build(matrix.graph_rows, background=matrix.snapshot().size > 0)
+                self._graph = graph
+
+    def _graph_follows(self, matrix: _VectorMatrix, rows: Sequence[int | None]) -> None:
+        graph = self._graph
+        changed = [row for row in rows if row is not None]
+        if graph is not None and changed and matrix is self._matrix:
+            graph.changed(changed, matrix.graph_rows())
+
+    def _drop_graph(self) -> None:
+        with self._graph_lock:
+            graph, self._graph = self._graph, None
+        if graph is not None:
+            graph.close()
+
     def _load(self) -> None:
         """Reads every stored vector into the matrix (a restart must not re-embed)."""
         dimension = self.dimension
@@ -367,14 +510,15 @@ class EmbeddedSearchIndex:
             return
         matrix = _VectorMatrix(dimension)
         cursor = self._db.connection().execute(
-            f"SELECT id, vector, {', '.join(_ATTRIBUTE_COLUMNS)} FROM docs ORDER BY rowid"
+            f"SELECT rowid, id, vector, {', '.join(_ATTRIBUTE_COLUMNS)} FROM docs ORDER BY rowid"
         )
         for row in cursor:
             vector = np.frombuffer(row["vector"], dtype=np.float32)
-            matrix.put(row["id"], vector, _attributes_from_row(row))
+            matrix.put(row["id"], vector, _attributes_from_row(row), row["rowid"])
         self._matrix = matrix
+        self._attach_graph_when_due()
 
-    def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> None:
+    def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> int:
         blob = np.asarray(document.vector, dtype=np.float32).tobytes()
         values = _attribute_values(document.attributes)
         existing = tx.execute("SELECT rowid FROM docs WHERE id = ?", (document.id,)).fetchone()
@@ -384,13 +528,14 @@ class EmbeddedSearchIndex:
                 f"VALUES (?, ?, {', '.join('?' for _ in _ATTRIBUTE_COLUMNS)})",
                 [document.id, blob, *values],
             )
-            rowid = cursor.lastrowid
+            rowid = int(cursor.lastrowid or 0)
         else:
-            rowid = existing[0]
+            rowid = int(existing[0])
             assignments = ", ".join(f"{column} = ?" for column in _ATTRIBUTE_COLUMNS)
             tx.execute(f"UPDATE docs SET vector = ?, {assignments} WHERE rowid = ?", [blob, *values, rowid])
             tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (rowid,))
         tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (rowid, document.text))
+        return rowid
 
     def _mask(self, matrix: _VectorMatrix, snap: _Snapshot, filters: SearchFilters) -> npt.NDArray[np.bool_] | None:
         size = snap.size
@@ -409,11 +554,11 @@ class EmbeddedSearchIndex:
             codes = [code for code in (matrix.code("client_id", c) for c in filters.client_ids) if code is not None]
             if not codes:
                 return None
-            mask &= np.isin(snap.codes["client_id"][:size], codes)
+            mask &= _one_of(snap.codes["client_id"][:size], codes)
         scope_codes = [code for code in (matrix.code("scope", scope) for scope in filters.scopes) if code is not None]
         if not scope_codes:
             return None
-        mask &= np.isin(snap.codes["scope"][:size], scope_codes)
+        mask &= _one_of(snap.codes["scope"][:size], scope_codes)
         if filters.at_time is not None:
             moment = filters.at_time.timestamp()
             mask &= (snap.valid_from[:size] <= moment) & (snap.valid_to[:size] > moment)
@@ -455,6 +600,23 @@ class EmbeddedSearchIndex:
             clauses.append("instr(docs.entities, ?) > 0")
             params.append(_entity_text([filters.entity]))
         return clauses, params
+
+
+def _one_of(column: npt.NDArray[np.int32], codes: list[int]) -> npt.NDArray[np.bool_]:
+    """`np.isin`, but a single code (one scope, one client: the usual case) is a plain comparison: 0.005 ms
+    instead of 0.4 ms at 100k rows (isin sorts)."""
+    if len(codes) == 1:
+        return np.equal(column, codes[0])
+    return np.isin(column, codes)
+
+
+def _blas_on_one_thread() -> None:
+    """Scoring rows is memory-bound: a second BLAS thread halves no wall time worth having and, on a 2-core host,
+    spins against the query embedding and FTS5 threads (a 2k-row filtered scan measured 0.9 ms on one thread,
+    3.6 ms on two under load). Process-wide, as the numpy embedder does."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def _add_entities_column(db: SQLiteDatabase) -> None:

@@ -1,0 +1,200 @@
+"""The embedded index's HNSW graph (above `ann_min_rows`): its answers match the exact scan's, filters and deletes
+hold, it is built in the background on open and follows writes made during and after the build."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from zengram.adapters.sqlite import EmbeddedSearchIndex
+from zengram.adapters.sqlite.ann import GraphRows, HnswGraph
+from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+
+DIMENSION = 48
+ROWS = 3000
+BUILD_TIMEOUT = 120.0  # generous: a wait, never a speed assertion
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def clustered_vectors(count: int, seed: int) -> npt.NDArray[np.float32]:
+    """Unit vectors around a few dozen centres, like embeddings of related texts (uniform noise is unrealistic)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, DIMENSION))
+    vectors = centres[rng.integers(0, len(centres), count)] + rng.normal(scale=0.6, size=(count, DIMENSION))
+    unit: npt.NDArray[np.float32] = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    return unit
+
+
+def documents(vectors: npt.NDArray[np.float32], start: int = 0) -> list[IndexDocument]:
+    return [IndexDocument(f"m{start + i:05d}", f"text {start + i}", vector,
+                          IndexAttributes(type="event", source_agent="agent", client_id=f"c{(start + i) % 2}",
+                                          category="episodic", valid_from=T0, created_at=T0))
+            for i, vector in enumerate(vectors)]
+
+
+def open_index(path: Path, ann_min_rows: int | None) -> EmbeddedSearchIndex:
+    index = EmbeddedSearchIndex(path, ann_min_rows=ann_min_rows)
+    index.bind_model("test:random", DIMENSION)
+    return index
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> npt.NDArray[np.float32]:
+    """ROWS vectors written to `tmp_path/index.sqlite3` by an index without a graph."""
+    vectors = clustered_vectors(ROWS, seed=1)
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=None)
+    index.upsert(documents(vectors))
+    index.close()
+    return vectors
+
+
+@pytest.fixture
+def graph_searches(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """One entry per vector search that asked the graph: whether it answered (False while building)."""
+    asked: list[bool] = []
+    original = HnswGraph.nearest_rows
+
+    def recording(self: HnswGraph, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.int64] | None:
+        rows = original(self, query, count)
+        asked.append(rows is not None)
+        return rows
+
+    monkeypatch.setattr(HnswGraph, "nearest_rows", recording)
+    return asked
+
+
+def exact_top(vectors: npt.NDArray[np.float32], query: npt.NDArray[np.float32], k: int,
+              keep: Callable[[int], bool] = lambda _: True) -> list[str]:
+    order = np.argsort(-(vectors @ query), kind="stable")
+    return [f"m{row:05d}" for row in order if keep(int(row))][:k]
+
+
+def test_graph_answers_match_the_exact_scan(tmp_path: Path, stored: npt.NDArray[np.float32],
+                                            graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    queries = clustered_vectors(60, seed=2)
+    found = 0
+    for query in queries:
+        hits = index.vector_search(query, SearchFilters(), k=10)
+        assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+        found += len({hit.id for hit in hits} & set(exact_top(stored, query, 10)))
+    index.close()
+    assert found / (10 * len(queries)) >= 0.95
+    assert graph_searches and all(graph_searches)
+
+
+def test_graph_hits_are_rescored_exactly_and_honour_filters(tmp_path: Path, stored: npt.NDArray[np.float32],
+                                                            graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    query = clustered_vectors(1, seed=3)[0]
+    hits = index.vector_search(query, SearchFilters(client_id="c1"), k=10)  # half the rows: a broad filter
+    index.close()
+    assert graph_searches == [True]
+    assert all(int(hit.id[1:]) % 2 == 1 for hit in hits)
+    for hit in hits:
+        assert hit.score == pytest.approx(float(stored[int(hit.id[1:])] @ query), abs=1e-5)
+    assert len(set(ids(hits)) & set(exact_top(stored, query, 10, keep=lambda row: row % 2 == 1))) >= 9
+
+
+def test_too_few_graph_candidates_past_the_filters_fall_back_to_the_exact_scan(
+        tmp_path: Path, stored: npt.NDArray[np.float32], graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    query = clustered_vectors(1, seed=4)[0]
+    # ask for more rows than the graph's over-fetch can bring back past a filter that keeps half of them
+    hits = index.vector_search(query, SearchFilters(client_id="c0"), k=ROWS // 2)
+    index.close()
+    assert graph_searches == [True]
+    assert sorted(ids(hits)) == sorted(f"m{row:05d}" for row in range(0, ROWS, 2))
+
+
+def test_deletes_and_new_vectors_reach_the_graph(tmp_path: Path, stored: npt.NDArray[np.float32],
+                                                 graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    query = stored[7]
+    assert ids(index.vector_search(query, SearchFilters(), k=1)) == ["m00007"]
+    index.delete(["m00007"])
+    assert "m00007" not in ids(index.vector_search(query, SearchFilters(), k=10))
+    moved = documents(stored[[42]], start=11)  # m00011 re-embedded: it now has m00042's vector
+    index.upsert(moved)
+    assert set(ids(index.vector_search(stored[42], SearchFilters(), k=2))) == {"m00011", "m00042"}
+    assert "m00011" not in ids(index.vector_search(stored[11], SearchFilters(), k=10))
+    index.close()
+    assert graph_searches and all(graph_searches)
+
+
+def test_writes_made_while_the_graph_builds_are_applied_after_it(
+        tmp_path: Path, stored: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch,
+        graph_searches: list[bool]) -> None:
+    read, release = threading.Event(), threading.Event()
+    original = HnswGraph.start_build
+
+    def held(self: HnswGraph, rows: Callable[[], GraphRows], *, background: bool) -> None:
+        def read_then_wait() -> GraphRows:  # the build has read the rows it starts from; it waits after that
+            seen = rows()
+            read.set()
+            release.wait(BUILD_TIMEOUT)
+            return seen
+
+        original(self, read_then_wait, background=background)
+
+    monkeypatch.setattr(HnswGraph, "start_build", held)
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=1000)
+    assert read.wait(BUILD_TIMEOUT)
+    new = clustered_vectors(1, seed=5)
+    index.upsert(documents(new, start=ROWS))
+    index.delete(["m00007"])
+    index.upsert(documents(stored[[42]], start=11))
+    assert ids(index.vector_search(new[0], SearchFilters(), k=1)) == [f"m{ROWS:05d}"]  # the exact scan meanwhile
+    assert graph_searches == [False]
+    release.set()
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    assert ids(index.vector_search(new[0], SearchFilters(), k=1)) == [f"m{ROWS:05d}"]
+    assert "m00007" not in ids(index.vector_search(stored[7], SearchFilters(), k=10))
+    assert set(ids(index.vector_search(stored[42], SearchFilters(), k=2))) == {"m00011", "m00042"}
+    index.close()
+    assert graph_searches[1:] == [True, True, True]
+
+
+def test_the_graph_starts_once_the_store_reaches_the_threshold(tmp_path: Path) -> None:
+    vectors = clustered_vectors(300, seed=6)
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=200)
+    index.upsert(documents(vectors[:150]))
+    assert not index.wait_for_graph(0)
+    index.upsert(documents(vectors[150:], start=150))
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    index.close()
+
+
+def test_without_a_threshold_there_is_no_graph(tmp_path: Path, stored: npt.NDArray[np.float32]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=None)
+    assert not index.wait_for_graph(0)
+    index.close()
+
+
+def test_usearch_then_onnxruntime_import_cleanly() -> None:
+    """usearch 2.26.2-2.26.6 made a later `import onnxruntime` crash the process (the embedder loads after the
+    index); the pinned version must not."""
+    pytest.importorskip("onnxruntime")
+    imports = subprocess.run([sys.executable, "-c", "import usearch.index; import onnxruntime"], check=False)
+    assert imports.returncode == 0
+
+
+def ids(hits: list[IndexHit]) -> list[str]:
+    return [hit.id for hit in hits]
+
+
+@pytest.fixture(autouse=True)
+def _no_build_thread_left() -> Iterator[None]:
+    yield
+    assert not [thread for thread in threading.enumerate() if thread.name == "zengram-hnsw-build"]
