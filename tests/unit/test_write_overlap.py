@@ -23,13 +23,15 @@ WAIT_SECONDS = 10.0  # a bound on a wait that ends at once when the code is righ
 
 
 class StoreWatchingEmbedder(HashingEmbedder):
-    """Before embedding a stored text, waits (boundedly) for the record store to hold one more memory than when
-    the call began, and notes whether it did: only a record written beside the embedding can arrive."""
+    """Before embedding a stored text, waits (boundedly) for the record store to hold more memories than
+    `baseline` (counted by the test before its write), and notes whether it did: only a record written beside
+    the embedding, or before it, can be there."""
 
     def __init__(self, wait_seconds: float = WAIT_SECONDS) -> None:
         super().__init__()
         self.wait_seconds = wait_seconds
         self.container: Container | None = None
+        self.baseline = 0
         self.saw_record_first: list[bool] = []
         self.texts: list[str] = []
 
@@ -37,7 +39,7 @@ class StoreWatchingEmbedder(HashingEmbedder):
         self.texts += texts
         if self.container is not None and texts and texts[0].startswith("Watched"):
             records = self.container.backend.records
-            before = records.count()
+            before = self.baseline
             arrived = threading.Event()
             for _ in range(int(self.wait_seconds / 0.01)):
                 if records.count() > before:
@@ -62,6 +64,7 @@ def brain(settings: Settings, watching: StoreWatchingEmbedder, clock: TickingClo
 
 
 def test_the_record_is_written_while_its_vector_is_computed(brain: Container, watching: StoreWatchingEmbedder) -> None:
+    watching.baseline = brain.backend.records.count()
     result = brain.memory.store(MemoryDraft(type=MemoryType.EVENT, content="Watched: the payroll export moved",
                                             source_agent="ops-bot", client_id="acme"))
 
@@ -112,6 +115,7 @@ def test_by_default_a_write_embeds_in_sequence_with_the_same_result(settings: Se
     built = build_container(settings, embedder=watching, clock=clock)
     try:
         watching.container = built
+        watching.baseline = built.backend.records.count()
         result = built.memory.store(MemoryDraft(type=MemoryType.EVENT, content="Watched: the invoices moved",
                                                 source_agent="ops-bot", client_id="acme"))
         hits = built.memory.search(SearchRequest(q="invoices moved", client_id="acme")).hits
