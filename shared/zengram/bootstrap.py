@@ -351,6 +351,9 @@ def build_container(
     index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
     embedder = embedder or build_embedder(settings)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
+    # Embeddings started ahead of record writes: an import's, and (`embed_beside_writes`) a new memory's. Its
+    # tasks wait on nothing but the embedder.
+    embed_executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-embed")
     scrubber = build_scrubber(settings)
     clients = ClientService(backend.clients, clock, scrubber=scrubber, cache_seconds=settings.client_cache_seconds)
     links = EntityLinker(backend.entities, known_clients=clients.known_clients,
@@ -363,13 +366,15 @@ def build_container(
         scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
+        embed_executor=embed_executor if settings.embed_beside_writes else None,
     )
     llm = language_model or build_language_model(settings)
     stats = build_stats_service(settings, backend, index, clock)
     container = Container(
         settings, backend, index, embedder, memory,
-        KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber),
-        closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False)],
+        KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber, embed_executor=embed_executor),
+        closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False),
+                 lambda: embed_executor.shutdown(wait=False)],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
         stats=stats,

@@ -157,3 +157,21 @@ def test_an_embedding_outage_degrades_search_to_the_keyword_path(api: TestClient
     assert [hit["id"] for hit in body["results"]] == [stored["id"]]
     assert body["retrieval"]["reason"] == "vector_search_unavailable"
     assert body["retrieval"]["failed_paths"] == ["vector"]
+
+
+def test_a_write_whose_embedding_fails_is_stored_and_waits_like_one_the_index_missed(api: TestClient,
+                                                                                     brain: Container) -> None:
+    """The embedding runs beside the record write: when it fails, the record is kept (the source of truth) and
+    pending, as with the index down, and the repair sweep indexes it once the embedder answers again."""
+    QueryFailingEmbedder.fail_queries = True
+    try:
+        stored = store(api, "which runbook covers the payroll export")
+    finally:
+        QueryFailingEmbedder.fail_queries = False
+
+    assert stored["stored_in"] == {"vector": False, "structured_db": True}
+    assert "not in the search index yet" in stored["warning"]
+    assert get(api, stored["id"])["content"] == "which runbook covers the payroll export"
+    assert api.get("/stats").json()["index_health"]["pending_index"] == 1
+    assert brain.memory.index_sync.repair_until_clean(keep_going=lambda: True).indexed == 1
+    assert [hit["id"] for hit in search(api, "payroll export runbook")["results"]] == [stored["id"]]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
+from zengram.domain import entities as entities_module
 from zengram.domain.clients import ClientFingerprint
 from zengram.domain.entities import (
     MAX_ENTITIES_PER_MEMORY,
@@ -105,3 +108,25 @@ def test_most_mentioned_counts_each_memory_once() -> None:
     ranked = most_mentioned([[docker, docker], [docker, slack], [slack], []], limit=5)
     assert [(m.name, m.mentions) for m in ranked] == [("Docker", 2), ("Slack", 2)]
     assert most_mentioned([[docker], [slack]], limit=1)[0].name == "Docker"  # ties by name
+
+
+def _plain_alternation(terms: Sequence[str], *, ignore_case: bool) -> re.Pattern[str]:
+    """The straightforward form of a term pattern: every term, longest first, on whole words."""
+    body = "|".join(re.escape(term) for term in sorted(set(terms), key=lambda term: (-len(term), term)))
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE if ignore_case else 0)
+
+
+@pytest.mark.parametrize(("terms", "ignore_case"), [
+    (sorted(entities_module._dictionary()), True), (sorted(entities_module._case_sensitive()), False),
+    (sorted(entities_module.ALIASES), True), (["AWS", "AWS Lambda", "aws-sdk", "a", "ab", "abc", "C++", "C#"], True),
+])
+def test_term_patterns_find_what_a_plain_alternation_of_the_terms_finds(terms: list[str], ignore_case: bool) -> None:
+    """The prefix tree (`AWS(?: Lambda)?`) is only faster: the same spans, the longest term that fits winning."""
+    fast, plain = entities_module._term_pattern(terms, ignore_case=ignore_case), _plain_alternation(
+        terms, ignore_case=ignore_case)
+    assert fast is not None
+    rng = random.Random(18)
+    pieces = [*terms, *(term.upper() for term in terms[:50]), " ", ".", "-", "_", "x", "Lambda", "\n"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        assert [m.span() for m in fast.finditer(text)] == [m.span() for m in plain.finditer(text)], text

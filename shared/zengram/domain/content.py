@@ -74,6 +74,7 @@ class Scrubber:
         # Detectors see placeholders masked: their own words ("[REDACTED:url-credentials:…]") are no label.
         masked = PLACEHOLDER.sub(lambda match: MASK * len(match.group()), text) if kept else text
         found = sorted((start, -end, rank, kind) for rank, detector in enumerate(self._detectors)
+                       if detector.hint is None or detector.hint(masked)
                        for span in detector.find(masked) for start, end, kind in _outside(span, kept, text))
         merged: list[Span] = []
         for start, negative_end, _, kind in found:

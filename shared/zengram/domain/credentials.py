@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 Span = tuple[int, int, str]  # start, end, kind
 
@@ -27,6 +28,16 @@ Span = tuple[int, int, str]  # start, end, kind
 class Detector:
     name: str  # also the kind a placeholder names, unless the detector says otherwise per finding
     find: Callable[[str], Iterator[Span]]
+    # A cheap test every text it finds something in passes (a literal its matches all hold): the scrubber
+    # skips `find` on texts that fail it, so ordinary text costs a few literal searches, not every detector.
+    # It must never be False where `find` would find something; None: always run `find`.
+    hint: Callable[[str], object] | None = None
+
+
+def _hint(regex: str, flags: int = 0) -> Callable[[str], object]:
+    """A hint from a regex of the literals a detector's matches hold, compiled with the detector's own flags
+    (so case-insensitive matching folds characters exactly as the detector's regex does)."""
+    return re.compile(regex, flags).search
 
 
 # -- value shapes -----------------------------------------------------------------------------------------------
@@ -483,4 +494,63 @@ LABELLED = [
              accept=lambda value: not is_stand_in(value)),
 ]
 
-DETECTORS: list[Detector] = [*PROVIDER_TOKENS, *STRUCTURES, *LABELLED]
+# -- hints: what a text must hold for a detector to find anything in it ------------------------------------------
+
+_NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_LABEL_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+
+
+@functools.lru_cache(maxsize=8)
+def may_hold_a_label(text: str) -> bool:
+    """Whether `text` may hold a label `label_kind` names. A label's words are its ASCII letter and digit runs,
+    lower-cased and joined, and each kind needs one of `_LABEL_WORDS` in them (`password`, `passwd`, `pass`,
+    `pwd`, `secret`, `token`, `key`, `credential`…); the text squeezed the same way holds every label's joined
+    words, so it holds one of them too. (Cached: the three label detectors ask about the same text.)"""
+    squeezed = _NOT_ASCII_ALNUM.sub("", text).lower()
+    return any(word in squeezed for word in _LABEL_WORDS)
+
+
+# Each regex names literals every match of the detector holds (case-insensitive where the detector's regex is);
+# detectors sharing a name share one hint, which covers each of them. The private key blocks and docker-auth
+# start with a literal the regex engine already searches for fast: no hint.
+_HINTS: dict[str, Callable[[str], object]] = {
+    "aws-access-key-id": _hint("AKIA|ASIA|ABIA|ACCA"),
+    "aws-secret-access-key": _hint("(?i:secret)|AKIA|ASIA"),
+    "anthropic-api-key": _hint("sk-ant-"),
+    "openai-api-key": _hint("sk-"),
+    "github-token": _hint("gh[pousr]_|github_pat_"),
+    "gitlab-token": _hint("gl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|oas)-"),
+    "slack-token": _hint("xox|xapp-"),
+    "slack-webhook": _hint(r"hooks\.slack\.com", re.IGNORECASE),
+    "discord-webhook": _hint("discord", re.IGNORECASE),
+    "zengram-api-key": _hint("zgk_"),
+    "npm-token": _hint("npm_"),
+    "pypi-token": _hint("pypi-AgEIcHlwaS5vcmc"),
+    "huggingface-token": _hint("hf_|api_org_"),
+    "stripe-key": _hint("sk_|rk_|whsec_"),
+    "google-api-key": _hint("AIza"),
+    "google-oauth-secret": _hint(r"GOCSPX-|ya29\.|1//0"),
+    "jwt": _hint("eyJ"),
+    "twilio-api-key": _hint("SK[0-9a-fA-F]{32}"),
+    "sendgrid-api-key": _hint(r"SG\."),
+    "mailgun-api-key": _hint("key-"),
+    "mailchimp-api-key": _hint("-us[0-9]"),
+    "telegram-bot-token": _hint(":AA"),
+    "llm-provider-key": _hint("gsk_|xai-|r8_|pplx-"),
+    "service-token": _hint(r"_v1_|shp(?:at|ca|pa|ss)_|dapi|ATATT3|lin_api_|sq0|HRKU-|NRAK-|sntry[su]_|hv[sb]\."
+                           r"|dp\.|AGE-SECRET-KEY-1"),
+    "url-credentials": _hint(r"://[^\s\"'<>`]*@"),
+    "authorization-header": _hint("authorization", re.IGNORECASE),
+    "bearer-token": _hint("bearer", re.IGNORECASE),
+    "basic-auth": _hint("basic", re.IGNORECASE),
+    "azure-storage-key": _hint("accountkey|sharedaccesskey", re.IGNORECASE),
+    "connection-string-secret": _hint("password|pwd|accountkey|sharedaccess|sharedsecretvalue", re.IGNORECASE),
+    "signed-url-signature": _hint("[?&](?:sig|x-amz-s|x-goog-)", re.IGNORECASE),
+    "labelled-secret": may_hold_a_label,
+    "cli-flag-secret": may_hold_a_label,
+    "xml-secret": may_hold_a_label,
+    "netrc-password": _hint("password"),
+}
+
+DETECTORS: list[Detector] = [replace(detector, hint=_HINTS.get(detector.name))
+                             for detector in [*PROVIDER_TOKENS, *STRUCTURES, *LABELLED]]

@@ -9,6 +9,7 @@ are also everyday English words ("React", "Go", "Swift"…), which must be writt
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -281,12 +282,33 @@ def _canonical_types() -> dict[str, EntityType]:
 
 
 def _term_pattern(terms: Iterable[str], *, ignore_case: bool) -> re.Pattern[str] | None:
-    """One alternation, longest terms first (so "AWS Lambda" wins over "AWS"), on whole words only."""
-    ordered = sorted(set(terms), key=lambda term: (-len(term), term))
-    if not ordered:
+    """The terms on whole words only, the longest that fits first (so "AWS Lambda" wins over "AWS").
+
+    Written as a prefix tree (`AWS(?: Lambda)?`): at each position of the text the engine follows one branch
+    per character instead of trying every term in turn, and a greedy optional part makes a longer term win,
+    as an alternation of the terms longest first would."""
+    folded = {term.lower() if ignore_case else term for term in terms}
+    if not folded:
         return None
-    body = "|".join(re.escape(term) for term in ordered)
-    return re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE if ignore_case else 0)
+    return re.compile(rf"(?<!\w){_prefix_tree(sorted(folded))}(?!\w)", re.IGNORECASE if ignore_case else 0)
+
+
+def _prefix_tree(terms: Sequence[str]) -> str:
+    """A regex matching exactly `terms` (distinct, sorted, none empty), longer matches preferred."""
+    branches: list[str] = []
+    ends_here = False
+    for first, group in itertools.groupby(terms, key=lambda term: term[:1]):
+        rests = [term[1:] for term in group]
+        if not first:
+            ends_here = True
+            continue
+        more = [rest for rest in rests if rest]
+        tail = _prefix_tree(more) if more else ""
+        if more and len(more) < len(rests):  # the term may also end after `first`
+            tail = f"(?:{tail})?"
+        branches.append(re.escape(first) + tail)
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if ends_here else body
 
 
 @functools.cache

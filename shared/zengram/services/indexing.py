@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from zengram.domain.context import (
     CONTEXT_TYPES,
@@ -126,9 +127,10 @@ class IndexSync:
         texts = self.texts(memories, new=True)
         return [texts[memory.id].embedding for memory in memories]
 
-    def _new_context(self, created: Sequence[Memory]) -> tuple[dict[str, str], dict[str, tuple[Memory, str]]]:
+    def new_context(self, created: Sequence[Memory]) -> NewContext:
         """Keyword texts for freshly stored memories, and for the stored events whose following context now
-        includes one of them (by id: the event and its new text).
+        includes one of them (by id: the event and its new text). Needs no vector: a write reads it while its
+        embedding runs, and hands it to `index_new_many`.
 
         One bounded read per thread serves both: the events stored before the thread's earliest new one (as
         many as its own context and its predecessors' contexts take) and any stored just after it.
@@ -137,7 +139,7 @@ class IndexSync:
         texts = {memory.id: memory.index_text() for memory in created}
         predecessors: dict[str, tuple[Memory, str]] = {}
         if not policy.enabled:
-            return texts, predecessors
+            return NewContext(texts, predecessors)
         for thread in _by_thread(m for m in created if m.type in CONTEXT_TYPES).values():
             first, new = min(thread, key=stored_order), {m.id for m in thread}
             stored = self._records.thread_neighbours(first, before=policy.turns + policy.next_turns,
@@ -149,7 +151,7 @@ class IndexSync:
             for predecessor in earlier[-policy.next_turns:] if policy.next_turns else []:
                 if same_thread(first, predecessor, policy.window):
                     predecessors[predecessor.id] = (predecessor, _context_text(predecessor, pool, policy))
-        return texts, predecessors
+        return NewContext(texts, predecessors)
 
     def ensure_compatible(self) -> None:
         """Refuses an index built with another embedding model (EmbeddingMismatch); binds a fresh one to ours.
@@ -167,13 +169,14 @@ class IndexSync:
             )
         self._compatible = True
 
-    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]]) -> bool:
+    def index_new_many(self, pairs: Sequence[tuple[Memory, Vectors]], context: NewContext | None = None) -> bool:
         """Indexes freshly stored memories whose vectors are already computed (`embedding_texts`), with their
-        context; the stored events just before them gain them as following context."""
+        context (`new_context`, read now unless given); the stored events just before them gain them as
+        following context."""
         if not pairs:
             return True
         memories = [memory for memory, _ in pairs]
-        texts, predecessors = self._new_context(memories)
+        texts, predecessors = context or self.new_context(memories)
         indexed = self._attempt(memories, lambda: self._index.upsert(
             [_document(m, v, texts[m.id]) for m, v in pairs]))
         if predecessors:  # a failure only leaves their context stale
@@ -185,9 +188,20 @@ class IndexSync:
                     {memory_id: text for memory_id, (_, text) in predecessors.items()}), mark=False)
         return indexed
 
-    def refresh(self, memories: Sequence[Memory]) -> bool:
-        """Brings the index in line with these records: re-embeds live ones, drops deleted ones."""
-        return self._attempt(memories, lambda: self._apply(memories, re_embed=True))
+    def refresh(self, memories: Sequence[Memory], vectors: Mapping[str, Vectors] | None = None) -> bool:
+        """Brings the index in line with these records: re-embeds live ones, drops deleted ones. `vectors`:
+        ones computed ahead (`embed_ahead`) for some of them, by id, used instead of embedding those again."""
+        return self._attempt(memories, lambda: self._apply(memories, re_embed=True, vectors=vectors))
+
+    def embed_ahead(self, memories: Sequence[Memory], executor: Executor) -> Future[dict[str, Vectors]] | None:
+        """Starts embedding these memories on `executor` before they are stored, when their vectors depend on
+        their own text alone (no context embedded; else None: the context is read from the store once they are
+        in it). The vectors are those `refresh` would compute; pass them to it."""
+        if self._context.embed or not memories:
+            return None
+        ids = [memory.id for memory in memories]
+        texts = [memory.index_text() for memory in memories]
+        return executor.submit(lambda: dict(zip(ids, self._embedder.embed(texts), strict=True)))
 
     def refresh_attributes(self, memories: Sequence[Memory]) -> bool:
         """For changes that leave the text alone (supersede, delete, restore, category)."""
@@ -337,13 +351,14 @@ class IndexSync:
                 return pool[:position], pool[position:]
         return pool, []
 
-    def _apply(self, memories: Sequence[Memory], *, re_embed: bool) -> None:
+    def _apply(self, memories: Sequence[Memory], *, re_embed: bool,
+               vectors: Mapping[str, Vectors] | None = None) -> None:
         deleted = [memory.id for memory in memories if memory.is_deleted]
         live = [memory for memory in memories if not memory.is_deleted]
         if deleted:
             self._index.delete(deleted)
         if re_embed:
-            self._upsert_embedded(live)
+            self._upsert_embedded(live, vectors)
         elif live:
             self._index.set_attributes({memory.id: IndexAttributes.of(memory) for memory in live})
         if self._context.enabled:
@@ -367,21 +382,26 @@ class IndexSync:
         texts = self.texts(memories)
         self._index.set_texts({memory.id: texts[memory.id].keyword for memory in memories})
 
-    def _upsert_embedded(self, memories: Sequence[Memory]) -> None:
+    def _upsert_embedded(self, memories: Sequence[Memory], vectors: Mapping[str, Vectors] | None = None) -> None:
         if memories:
-            self._index.upsert(self._documents(memories))
+            self._index.upsert(self._documents(memories, vectors=vectors))
 
     def _documents(self, memories: Sequence[Memory], *, recent: dict[tuple[str, str], list[Memory]] | None = None,
-                   upcoming: Sequence[Memory] = ()) -> list[IndexDocument]:
-        """The documents for these records: texts (with context) and their embeddings.
+                   upcoming: Sequence[Memory] = (), vectors: Mapping[str, Vectors] | None = None,
+                   ) -> list[IndexDocument]:
+        """The documents for these records: texts (with context) and their embeddings (those in `vectors`,
+        computed ahead from their own text, are not computed again; only valid while no context is embedded).
 
         A rebuild walks the store oldest first and carries each thread's last memories (`recent`) and the
         ones it holds back (`upcoming`); the store's newest ones are not context there. A refresh reads
         them from the store."""
         texts = self.texts(memories, from_store=recent is None, recent=recent, upcoming=upcoming)
-        vectors = self._embedder.embed([texts[memory.id].embedding for memory in memories])
-        return [_document(memory, vector, texts[memory.id].keyword)
-                for memory, vector in zip(memories, vectors, strict=True)]
+        known = dict(vectors or {}) if not self._context.embed else {}
+        missing = [memory for memory in memories if memory.id not in known]
+        if missing:
+            known.update(zip((memory.id for memory in missing),
+                             self._embedder.embed([texts[memory.id].embedding for memory in missing]), strict=True))
+        return [_document(memory, known[memory.id], texts[memory.id].keyword) for memory in memories]
 
     def _attempt(self, memories: Sequence[Memory], write: Callable[[], None], *, mark: bool = True) -> bool:
         """Runs an index write (after checking the index on first use); on success (and with `mark`) the records'
@@ -404,6 +424,13 @@ class IndexSync:
 def _context_text(memory: Memory, pool: Sequence[Memory], policy: ContextPolicy) -> str:
     context = context_of(memory, pool, policy)
     return with_context(memory, context.previous, context.following)
+
+
+class NewContext(NamedTuple):
+    """`IndexSync.new_context`: keyword texts by id, and the predecessors' new texts (event and text, by id)."""
+
+    texts: dict[str, str]
+    predecessors: dict[str, tuple[Memory, str]]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -23,11 +25,15 @@ from zengram.domain.models import (
     MemoryType,
     RecordQuery,
 )
+from zengram.domain.outbox import describe_error
 from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportRequest, ImportRecord, ImportRequest
 from zengram.domain.validation import describe_validation_errors
 from zengram.ports import Clock, RecordStore
 from zengram.services.entity_links import EntityLinker
 from zengram.services.indexing import EMBED_BATCH, IndexSync
+
+if TYPE_CHECKING:
+    from zengram.ports import Vectors
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +84,14 @@ class ImportReport:
 
 class KnowledgeService:
     def __init__(self, records: RecordStore, clock: Clock, index_sync: IndexSync,
-                 entities: EntityLinker | None = None, *, scrubber: Scrubber) -> None:
+                 entities: EntityLinker | None = None, *, scrubber: Scrubber,
+                 embed_executor: Executor | None = None) -> None:
         self._store = records
         self._scrubber = scrubber
         self._clock = clock
         self._index_sync = index_sync
         self._entities = entities
+        self._embed_executor = embed_executor  # an import's embeddings start there while its records are written
 
     # -- briefing -------------------------------------------------------------------------------------
 
@@ -165,8 +173,9 @@ class KnowledgeService:
             scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
         stored: list[Memory] = []
-        for index, record in records:
-            memory = self._memory_of(record)
+        memories = [(index, self._memory_of(record)) for index, record in records]
+        ahead = self._embed_ahead([memory for _, memory in memories])
+        for index, memory in memories:
             try:
                 outcome = self._store.import_memory(memory)  # one record, one transaction: whole or nothing
             except ZengramError as error:
@@ -186,9 +195,19 @@ class KnowledgeService:
                 report.items.append(ImportItem(index, ImportStatus.SKIPPED, id=memory.id,
                                                reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
         self._link_entities(stored)
+        vectors = _vectors_of(ahead)
         for start in range(0, len(stored), EMBED_BATCH):
-            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH]) and report.indexed
+            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH], vectors) and report.indexed
         return report
+
+    def _embed_ahead(self, memories: Sequence[Memory]) -> Future[dict[str, Vectors]] | None:
+        """Starts embedding the memories the import will index (live ones whose id is new) while their records
+        are written (see `IndexSync.embed_ahead`). A record skipped after all only costs its embedding."""
+        if self._embed_executor is None:
+            return None
+        existing = self._store.get_many([memory.id for memory in memories])
+        wanted = [memory for memory in memories if not memory.is_deleted and memory.id not in existing]
+        return self._index_sync.embed_ahead(wanted, self._embed_executor)
 
     def _link_entities(self, memories: Sequence[Memory]) -> None:
         """Imported memories join the entity registry (derived data: a failure is logged, not fatal)."""
@@ -247,6 +266,17 @@ class KnowledgeService:
             revision=record.revision,
             entities=self._entities_of(record, content),
         )
+
+
+def _vectors_of(ahead: Future[dict[str, Vectors]] | None) -> dict[str, Vectors]:
+    """The vectors embedded ahead; none if that failed (indexing then embeds, or leaves the records pending)."""
+    if ahead is None:
+        return {}
+    try:
+        return ahead.result()
+    except Exception as error:
+        logger.warning("embedding ahead of an import failed; indexing embeds again: %s", describe_error(error))
+        return {}
 
 
 def _import_record(raw: object) -> ImportRecord:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zengram.domain.content import Scrubber, content_hash
 from zengram.domain.entities import canonical_entity_name, entity_key
@@ -33,8 +33,11 @@ from zengram.domain.search import IndexHit, SearchFilters
 from zengram.ports import Clock, Embedder, RecordStore, SearchIndex
 from zengram.services.embedding import QueryVectorCache
 from zengram.services.entity_links import EntityLinker
-from zengram.services.indexing import IndexSync
+from zengram.services.indexing import IndexSync, NewContext
 from zengram.services.retrieval import RetrievalExtras
+
+if TYPE_CHECKING:
+    from zengram.ports import Vectors
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +110,7 @@ class MemoryService:
         resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
         entities: EntityLinker | None = None,
         extras: RetrievalExtras | None = None,
+        embed_executor: Executor | None = None,
     ) -> None:
         self._store = records
         self.index_sync = index_sync
@@ -114,6 +118,7 @@ class MemoryService:
         self._embedder = embedder
         self._clock = clock
         self._executor = executor
+        self._embed_executor = embed_executor  # new memories' embeddings run there, beside their record writes
         self.scrubber = scrubber
         self._scoring = scoring
         self._max_observers = max_observers
@@ -137,23 +142,23 @@ class MemoryService:
         """`store` for a batch: one embedding call for all new texts, one index write for the batch.
 
         Each memory is still written in its own transaction, in order, so dedup and supersede behave
-        exactly as for single writes.
+        exactly as for single writes. The embedding, the slow part, runs beside the work that needs no vector
+        (entity extraction, the record writes, the entity registry) when the service has an `embed_executor`.
+        The record store is the source of truth: an embedding that fails leaves the new records stored and
+        pending for the repair sweep, as an index outage does.
         """
         memories = [self._new_memory(draft, scope) for draft in drafts]
-        # Embed outside the store's transactions (it is the slow part), skipping known duplicates.
+        # Known duplicates are not embedded; the store's transactions below have the last word.
         fresh = [m for m in memories
                  if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
-        vectors = dict(zip((m.id for m in fresh), self._embedder.embed(self.index_sync.embedding_texts(fresh)),
-                           strict=True))
+        embedding = self._embed_beside(self.index_sync.embedding_texts(fresh))
+        memories = [self._with_entities(memory) for memory in memories]
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
-        created = [o for o in outcomes if o.kind is WriteKind.CREATED]
-        self._link_entities([o.memory for o in created])
-        late = [o.memory for o in created if o.memory.id not in vectors]  # a duplicate vanished meanwhile
-        if late:
-            vectors.update(zip((m.id for m in late), self._embedder.embed(self.index_sync.embedding_texts(late)),
-                               strict=True))
-        indexed = self.index_sync.index_new_many([(o.memory, vectors[o.memory.id]) for o in created])
-        superseded = [o.superseded for o in created if o.superseded is not None]
+        created = [o.memory for o in outcomes if o.kind is WriteKind.CREATED]
+        self._link_entities(created)
+        context = self.index_sync.new_context(created)
+        indexed = self._index_created(created, fresh, embedding, context)
+        superseded = [o.superseded for o in outcomes if o.kind is WriteKind.CREATED and o.superseded is not None]
         if superseded:
             indexed = self.index_sync.refresh_attributes(superseded) and indexed
         return [
@@ -162,7 +167,37 @@ class MemoryService:
             for o in outcomes
         ]
 
+    def _embed_beside(self, texts: list[str]) -> Future[Vectors]:
+        """The texts' vectors, computed on the `embed_executor` while the caller goes on (the embedder releases
+        the GIL), or here and now without one. A failure is kept in the future for `_index_created`."""
+        if texts and self._embed_executor is not None:
+            return self._embed_executor.submit(self._embedder.embed, texts)
+        done: Future[Vectors] = Future()
+        try:
+            done.set_result(self._embedder.embed(texts))
+        except Exception as error:
+            done.set_exception(error)
+        return done
+
+    def _index_created(self, created: Sequence[Memory], fresh: Sequence[Memory], embedding: Future[Vectors],
+                       context: NewContext) -> bool:
+        """Indexes the memories just created, with their `context` and the vectors of `fresh` (and, for one whose
+        duplicate vanished meanwhile, a vector computed now). Returns whether the index took them; if not, they
+        wait in the outbox."""
+        try:
+            vectors = dict(zip((m.id for m in fresh), embedding.result(), strict=True))
+            late = [memory for memory in created if memory.id not in vectors]
+            if late:
+                vectors.update(zip((m.id for m in late), self._embedder.embed(self.index_sync.embedding_texts(late)),
+                                   strict=True))
+        except Exception as error:
+            logger.warning("embedding failed; %d new record(s) left pending for the repair sweep: %s",
+                           len(created), describe_error(error))
+            return not created
+        return self.index_sync.index_new_many([(memory, vectors[memory.id]) for memory in created], context)
+
     def _new_memory(self, draft: MemoryDraft, scope: TenantScope) -> Memory:
+        """The memory a draft stores, scrubbed, its client resolved; its entities come with `_with_entities`."""
         if draft.client_id is not None and draft.client_id != GLOBAL_CLIENT:
             scope.require(draft.client_id)
         now = self._clock.now()
@@ -189,8 +224,13 @@ class MemoryService:
             updated_at=now,
             observed_by=[draft.source_agent],
             last_observed_at=now,
-            entities=self._entities.extract(content, draft.source_agent, client_id) if self._entities else [],
         )
+
+    def _with_entities(self, memory: Memory) -> Memory:
+        if self._entities is None:
+            return memory
+        entities = self._entities.extract(memory.content, memory.source_agent, memory.client_id)
+        return memory.model_copy(update={"entities": entities}) if entities else memory
 
     def _client_of(self, draft: MemoryDraft, content: str, scope: TenantScope) -> str:
         """A given client_id is kept; a missing or "global" one is resolved from the content (semantics.md),
