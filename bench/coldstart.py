@@ -48,6 +48,8 @@ FIRST_REQUESTS = {
     "entities": "entities/list_entities.json",
     "export": "export/get_export.json",
     "authorizer": "authorizer/api_key.json",
+    "chat": "chat/get_history_list.json",
+    "chat_data": "chat_data/get_memories.json",
 }
 SAMPLE_KEY = "sample-api-key"
 RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer")  # what the Lambda runtime itself provides

@@ -1,6 +1,7 @@
-"""The chat function answers its sample events on the DynamoDB host (moto): subject memories, state, records,
-prompts, completions (a streamed one buffered whole, as API Gateway delivers it), the 501 of what it does not offer;
-and a completion's learning job runs in the learning function, as Lambda's asynchronous invocation would run it."""
+"""The chat layer's two functions answer their sample events on the DynamoDB host (moto): the data function subject
+memories, records and the 501 of what the layer does not offer; the turn function state, prompts, completions (a
+streamed one buffered whole, as API Gateway delivers it) that recall the memories the data function stored; and a
+completion's learning job runs in the learning function, as Lambda's asynchronous invocation would run it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from zengram.adapters.aws_lambda import LambdaJobLauncher
 from zengram.bootstrap import ContainerProvider
 
 from tests.functions.conftest import fresh_container_for
-from tests.functions.invoke import FakeLambdaContext, invoke, load_event
+from tests.functions.invoke import FakeLambdaContext, invoke, load_event, load_function_module
 from tests.llm_server import TEST_LLM_KEY, ScriptedLLMServer
 
 
@@ -27,6 +28,7 @@ def provider(lambda_environment: str, llm_server: ScriptedLLMServer, monkeypatch
                         "ZENGRAM_CHAT_LEARNING_FUNCTION": "zengram-chat-learning:live"}.items():
         monkeypatch.setenv(name, value)
     fresh = fresh_container_for("chat")
+    load_function_module("chat_data").app.state.provider = fresh  # one table and index behind both, as deployed
     yield fresh
     fresh.close()
 
@@ -40,35 +42,36 @@ def queued(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def call(relative: str, **changes: Any) -> tuple[int, Any, dict[str, str]]:
+    """A sample event (`<function>/<name>.json`) through the function it is deployed to."""
     event = load_event(relative)
     if "body" in changes:
         event["body"] = json.dumps(changes.pop("body"))
     event.update(changes)
-    response = invoke("chat", event)
+    response = invoke(relative.split("/")[0], event)
     content_type = response["headers"].get("content-type", "")
     body = json.loads(response["body"]) if content_type.startswith("application/json") else response["body"]
     return response["statusCode"], body, response["headers"]
 
 
 def test_memory_state_record_and_prompt_events(provider: ContainerProvider) -> None:
-    status, created, _ = call("chat/post_memory.json")
+    status, created, _ = call("chat_data/post_memory.json")
     assert status == 201 and created["created"] is True
     assert type(provider.get().chat.memories._store).__name__ == "DynamoDBSubjectMemoryStore"
-    status, listed, _ = call("chat/get_memories.json")
+    status, listed, _ = call("chat_data/get_memories.json")
     assert status == 200 and [m["id"] for m in listed["data"]] == [created["id"]]
-    status, found, _ = call("chat/get_memory_search.json")
+    status, found, _ = call("chat_data/get_memory_search.json")
     assert status == 200 and found["data"][0]["id"] == created["id"]
     assert call("chat/put_state.json")[0] == 200
     status, state, _ = call("chat/get_state.json")
     assert status == 200 and state["value"] == {"step": 3, "next": "book hotels"}
-    assert call("chat/post_record_schema.json")[0] == 200
+    assert call("chat_data/post_record_schema.json")[0] == 200
     status, prompt, _ = call("chat/post_prompt.json")
     assert status == 201 and prompt["prompt"]["is_default"] is True
 
 
 def test_completion_events_through_api_gateway(provider: ContainerProvider, llm_server: ScriptedLLMServer) -> None:
     call("chat/post_prompt.json")
-    call("chat/post_memory.json")
+    call("chat_data/post_memory.json")
     llm_server.script("Try a mushroom risotto.", "A stream, all at once.", route="local")
     status, answer, headers = call("chat/post_completion.json")
     assert status == 200, answer
@@ -96,9 +99,9 @@ def test_completion_events_through_api_gateway(provider: ContainerProvider, llm_
 
 
 def test_refusals(provider: ContainerProvider) -> None:
-    status, body, _ = call("chat/post_memory_invalid.json")
+    status, body, _ = call("chat_data/post_memory_invalid.json")
     assert status == 400 and body["error"].startswith("text:")
-    status, body, _ = call("chat/get_claims_unsupported.json")
+    status, body, _ = call("chat_data/get_claims_unsupported.json")
     assert status == 501 and "claims: not supported" in body["error"]
 
 

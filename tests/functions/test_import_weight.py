@@ -32,14 +32,16 @@ WIRING_MODULES = ("zengram.bootstrap", "zengram.bootstrap_chat", "zengram.settin
 # The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.api.` leaves them.
 GROUP_PREFIXES = ("zengram.api.routers.", "zengram.api.schemas.", "zengram.api.chat.", "zengram.api.kb.")
 SHARED_API = frozenset({"chat.roles"})  # the role table of every route, which each function's access check reads
-CHAT = frozenset({"chat.completions", "chat.deps", "chat.history", "chat.memories", "chat.prompts", "chat.records",
-                  "chat.routers", "chat.schemas", "chat.state", "chat.unsupported"})
+CHAT_SHARED = frozenset({"chat.deps", "chat.groups", "chat.schemas"})  # what both chat functions' routes use
 # What each HTTP function serves; None: not an HTTP function, so no FastAPI at all.
 SERVED: dict[str, frozenset[str] | None] = {
     "admin": frozenset({"routers.admin", "schemas.keys"}),
     "briefing": frozenset({"routers.briefing", "routers.stats", "routers.collections", "schemas.briefing",
                            "schemas.stats", "schemas.collections", "schemas.records"}),
-    "chat": CHAT,
+    "chat": CHAT_SHARED | {"chat.completions", "chat.schemas.completions", "chat.history", "chat.schemas.history",
+                           "chat.state", "chat.schemas.state", "chat.prompts", "chat.schemas.prompts"},
+    "chat_data": CHAT_SHARED | {"chat.memories", "chat.schemas.memories", "chat.records", "chat.schemas.records",
+                                "chat.unsupported"},
     "clients": frozenset({"routers.clients", "schemas.clients"}),
     "consolidate": frozenset({"routers.consolidate", "schemas.consolidation"}),
     "documents": frozenset({"kb.app", "kb.routes", "kb.schemas"}),

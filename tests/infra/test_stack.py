@@ -232,7 +232,8 @@ def test_the_created_domain_admits_only_the_stacks_search_roles() -> None:
              if (match := re.search(f"{stack.stack.name}-(\\w+)-GENERATED1", principal))}
     assert roles == {f"{name}FunctionRole" for name in ("Memory", "Briefing", "Export", "Entities", "Repair",
                                                        "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
-                                                       "Chat", "ChatLearning", "Documents", "DocumentsStep")}
+                                                       "Chat", "ChatData", "ChatLearning", "Documents",
+                                                       "DocumentsStep")}
     assert "arn:aws:iam::123456789012:role/ops" in principals
     assert statement["Resource"] == "arn:aws:es:eu-west-1:123456789012:domain/zg-prod-1a2b3c4d/*"
 
@@ -263,8 +264,8 @@ def test_the_collection_data_policy_lets_only_the_bootstrap_and_operator_manage_
     managers = {stack.resolve({"Fn::GetAtt": ["IndexBootstrapFunctionRole", "Arn"]}),
                 "arn:aws:iam::123456789012:role/ops"}
     assert by_permission["aoss:CreateIndex"] == by_permission["aoss:DeleteIndex"] == managers  # reindex deletes
-    # writers: memory, repair, export, entities, consolidate, chat, chat learning (and the two managers)
-    assert len(by_permission["aoss:ReadDocument"]) == 12 and len(by_permission["aoss:WriteDocument"]) == 9
+    # writers: memory, repair, export, entities, consolidate, chat, chat data, chat learning (and the two managers)
+    assert len(by_permission["aoss:ReadDocument"]) == 13 and len(by_permission["aoss:WriteDocument"]) == 10
 
 
 # ---- secrets ----
@@ -295,7 +296,7 @@ def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only(para
                and stack.ref("OpenAIKeyPolicy") in r["Properties"].get("ManagedPolicyArns", [])}
     assert readers == {f"{name}Function" for name in ("Health", "Memory", "Briefing", "Export", "Entities", "Repair",
                                                      "ResearchStep", "Reflect", "Consolidate", "IndexBootstrap",
-                                                     "Chat", "ChatLearning", *documents)}
+                                                     "Chat", "ChatData", "ChatLearning", *documents)}
     assert "OpenAIKeyPolicy" not in created(evaluator())
 
 

@@ -68,7 +68,7 @@ def test_every_function_has_a_handler_and_event_samples(function: object) -> Non
 
 
 HTTP_FUNCTIONS = [function for function in functions(load_template()) if function.routes]
-CATCH_ALL = ("ANY", "/api/v1/{proxy+}")  # the chat function's refusals of what it does not offer (501)
+CATCH_ALL = ("ANY", "/api/v1/{proxy+}")  # the chat data function's refusals of what the layer does not offer (501)
 
 
 def documented(routes: frozenset[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -111,8 +111,8 @@ def test_every_embedded_route_is_deployed_and_nothing_else() -> None:
     assert all(any(under_proxy(route, {proxy}) for route in served) for proxy in proxies)
 
 
-def test_only_the_chat_function_catches_undocumented_paths() -> None:
-    assert [f.logical_id for f in HTTP_FUNCTIONS if CATCH_ALL in f.routes] == ["ChatFunction"]
+def test_only_the_chat_data_function_catches_undocumented_paths() -> None:
+    assert [f.logical_id for f in HTTP_FUNCTIONS if CATCH_ALL in f.routes] == ["ChatDataFunction"]
 
 
 def test_no_route_is_served_by_two_functions() -> None:

@@ -10,7 +10,8 @@ from starlette.datastructures import Headers
 
 from zengram.api.chat import PREFIX
 from zengram.api.chat.deps import ChatDep, ProjectDep
-from zengram.api.chat.schemas import CHAT_ERRORS, PROVIDER_ERRORS, CompletionBody
+from zengram.api.chat.schemas import CHAT_ERRORS
+from zengram.api.chat.schemas.completions import PROVIDER_ERRORS, CompletionBody
 from zengram.domain.chat.providers import KEY_HEADERS, Provider
 from zengram.domain.chat.requests import ChatCompletionRequest
 

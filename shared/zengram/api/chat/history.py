@@ -8,12 +8,11 @@ from fastapi import APIRouter, Query
 
 from zengram.api.chat import PREFIX
 from zengram.api.chat.deps import ChatDep, ProjectDep
-from zengram.api.chat.schemas import (
-    CHAT_ERRORS,
+from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody
+from zengram.api.chat.schemas.history import (
     ChatListBody,
     ChatOut,
     ChatReadBody,
-    DeletedBody,
     JobOut,
     JobsBody,
     MessageOut,

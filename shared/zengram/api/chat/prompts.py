@@ -8,7 +8,8 @@ from fastapi import APIRouter, Path
 
 from zengram.api.chat import PREFIX
 from zengram.api.chat.deps import ChatDep, ProjectDep
-from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody, PromptBody, PromptOut, PromptsBody, ResolvedBody
+from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody
+from zengram.api.chat.schemas.prompts import PromptBody, PromptOut, PromptsBody, ResolvedBody
 from zengram.domain.chat.prompts import combined_text
 from zengram.domain.chat.requests import PromptCreate, PromptPatch
 from zengram.domain.chat.tenancy import ChatId, SubjectId

@@ -8,9 +8,8 @@ from fastapi import APIRouter, Path
 
 from zengram.api.chat import PREFIX
 from zengram.api.chat.deps import ChatDep, ProjectDep
-from zengram.api.chat.schemas import (
-    CHAT_ERRORS,
-    DeletedBody,
+from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody
+from zengram.api.chat.schemas.records import (
     RecordHitOut,
     RecordHitsBody,
     RecordOut,

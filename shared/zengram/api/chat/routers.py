@@ -1,10 +1,9 @@
-"""Every router of the chat layer, for the hosts to mount (the embedded app, the chat function)."""
+"""Every router of the chat layer, for the embedded app to mount; the functions mount one group each (groups.py)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from zengram.api.chat import completions, history, memories, prompts, records, state, unsupported
+from zengram.api.chat.groups import data_routers, turn_routers
 
-CHAT_ROUTERS: list[APIRouter] = [completions.router, memories.router, history.router, state.router, records.router,
-                                 prompts.router, unsupported.router]
+CHAT_ROUTERS: list[APIRouter] = [*turn_routers(), *data_routers()]

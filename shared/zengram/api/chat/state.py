@@ -8,7 +8,8 @@ from fastapi import APIRouter, Path
 
 from zengram.api.chat import PREFIX
 from zengram.api.chat.deps import ChatDep, ProjectDep, SubjectHeader
-from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody, StateOut
+from zengram.api.chat.schemas import CHAT_ERRORS, DeletedBody
+from zengram.api.chat.schemas.state import StateOut
 from zengram.domain.chat.requests import StatePut
 from zengram.domain.chat.state import STATE_KEY_PATTERN
 

@@ -11,14 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.domain.chat.scopes import project_scope, subject_scope
 from zengram.domain.errors import Conflict
-from zengram.domain.search import IndexAttributes
 from zengram.domain.timestamps import format_timestamp
+
+if TYPE_CHECKING:
+    from zengram.domain.search import IndexAttributes
 
 SECONDS_PER_DAY = 86_400.0
 MEMORY_CATEGORY = "subject-memory"  # the `category` of their index documents
@@ -131,6 +133,8 @@ class SubjectMemory(BaseModel):
         return "\n".join([self.text, *self.tags])
 
     def index_attributes(self) -> IndexAttributes:
+        from zengram.domain.search import IndexAttributes  # the search models: not at a function's init
+
         return IndexAttributes(
             type=self.kind.value, source_agent=self.source.value, client_id=self.project_id,
             category=MEMORY_CATEGORY, active=self.is_active, valid_from=self.created_at, created_at=self.created_at,

@@ -12,14 +12,16 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_serializer
 
 from zengram.domain.chat.scopes import record_scope
 from zengram.domain.errors import Conflict, InvalidInput
-from zengram.domain.search import IndexAttributes
 from zengram.domain.timestamps import format_timestamp
+
+if TYPE_CHECKING:
+    from zengram.domain.search import IndexAttributes
 
 TYPE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 FIELD_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -223,6 +225,8 @@ class DataRecord(BaseModel):
         return self.summary_text
 
     def index_attributes(self) -> IndexAttributes:
+        from zengram.domain.search import IndexAttributes  # the search models: not at a function's init
+
         return IndexAttributes(
             type=self.type_name, source_agent=self.owner_id or "", client_id=self.project_id,
             category=RECORD_CATEGORY, active=not self.is_deleted, valid_from=self.created_at,
