@@ -54,8 +54,15 @@ class NoManagedPolicies:
 def transformed() -> dict[str, Any]:
     import os
 
+    # The SAM translator reads the region from the environment; set it for the transform only, so the other
+    # tests of this process (their boto3 session, made later) keep the region they expect.
+    previous = os.environ.get("AWS_DEFAULT_REGION")
     os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")
-    output: dict[str, Any] = transform(as_packaged(load_template()), {}, NoManagedPolicies())
+    try:
+        output: dict[str, Any] = transform(as_packaged(load_template()), {}, NoManagedPolicies())
+    finally:
+        if previous is None:
+            del os.environ["AWS_DEFAULT_REGION"]
     return output
 
 
