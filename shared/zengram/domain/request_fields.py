@@ -35,18 +35,18 @@ Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBla
 _JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
 
 
-def _nesting_at_most(levels: int) -> dict[str, Any]:
+def nesting_schema(levels: int) -> dict[str, Any]:
     """JSON Schema of a value holding at most `levels` levels of objects and arrays."""
     if levels == 0:
         return _JSON_SCALAR
-    inner = _nesting_at_most(levels - 1)
+    inner = nesting_schema(levels - 1)
     return {"anyOf": [_JSON_SCALAR, {"type": "object", "additionalProperties": inner},
                       {"type": "array", "items": inner}]}
 
 
 # What `_metadata_within_limits` enforces, in the OpenAPI document: the depth exactly, the size in words.
 METADATA_SCHEMA: dict[str, Any] = {
-    "type": "object", "additionalProperties": _nesting_at_most(MAX_METADATA_DEPTH - 1),
+    "type": "object", "additionalProperties": nesting_schema(MAX_METADATA_DEPTH - 1),
     "description": f"Free-form JSON object: at most {MAX_METADATA_DEPTH} levels of objects and arrays, at most "
                    f"{MAX_METADATA_BYTES} bytes as JSON, finite numbers only",
 }

@@ -15,7 +15,7 @@ from zengram.domain.chat.records import FieldDef, FieldName, RecordVisibility, T
 from zengram.domain.chat.state import StateKey
 from zengram.domain.chat.tenancy import ChatId, SubjectId
 from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
-from zengram.domain.request_fields import MAX_OFFSET, Content, Metadata
+from zengram.domain.request_fields import MAX_OFFSET, Content, Metadata, nesting_schema
 from zengram.domain.text_rules import NotBlank
 
 MAX_MESSAGES = 1000
@@ -30,18 +30,6 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=200), NotBlank(
 PromptText = Annotated[str, StringConstraints(max_length=50_000), NotBlank()]
 PromptId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,100}$")]
 ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
-
-
-_JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
-
-
-def nesting_schema(levels: int) -> dict[str, Any]:
-    """JSON Schema of a value holding at most `levels` levels of objects and arrays."""
-    if levels == 0:
-        return _JSON_SCALAR
-    inner = nesting_schema(levels - 1)
-    return {"anyOf": [_JSON_SCALAR, {"type": "object", "additionalProperties": inner},
-                      {"type": "array", "items": inner}]}
 
 
 def _json_value_within_limits(value: Any) -> Any:
