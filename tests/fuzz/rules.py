@@ -23,6 +23,7 @@ RULES_STATED_IN_WORDS = (
     ": not valid JSON Schema",  # a record field's keywords (a `pattern` that is no regex, `items` that is no schema)
     "type_name: 'schemas' is reserved",  # /records/schemas is a path of its own
     "scope_id: ",  # a prompt's scope_id goes with its scope (none for project, required for subject and chat)
+    "required for provider '",  # chat completions: `mnx.provider` (a body field) needs that provider's key header
 )
 LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
                   ("POST", "/api/v1/chat/completions")}

@@ -29,7 +29,8 @@ def chat_completions(body: ChatCompletionRequest, request: Request, chat: ChatDe
     """The caller's messages with the context the `mnx` switches ask for, assembled in the spec's six-step order,
     sent to the provider chosen by the key headers (x-openai-key, x-anthropic-key, x-google-key: used for this call
     only, never stored or logged), the model name or `mnx.provider`; without a key, the configured default
-    provider. The answer carries `mnx` and the x-mnx-chat-id / x-mnx-subject-id headers."""
+    provider. An `mnx.provider` other than the default needs its key header (400 names the header otherwise).
+    The answer carries `mnx` and the x-mnx-chat-id / x-mnx-subject-id headers."""
     from zengram.services.chat.completions import Caller  # imported with the chat layer, not at a function's init
 
     caller = Caller(project, keys=provider_keys(request.headers), memory_policy=memory_policy,
