@@ -68,6 +68,14 @@ def _placeholders(count: int) -> str:
     return ", ".join("?" for _ in range(count))
 
 
+def _data_of(db: SQLiteDatabase, table: str, ids: Sequence[str]) -> Iterator[str]:
+    """The stored JSON of the rows of `table` with these ids, queried in batches SQLite's variable limit allows."""
+    for batch in _batches(list(dict.fromkeys(ids))):
+        rows = db.connection().execute(
+            f"SELECT data FROM {table} WHERE id IN ({_placeholders(len(batch))})", batch).fetchall()
+        yield from (row["data"] for row in rows)
+
+
 def _batches(values: Sequence[str]) -> Iterator[list[str]]:
     for start in range(0, len(values), _BATCH):
         yield list(values[start : start + _BATCH])
@@ -102,14 +110,8 @@ class SQLiteChunkStore:
                 tx.execute(f"DELETE FROM doc_chunks WHERE id IN ({_placeholders(len(batch))})", batch)
 
     def get_chunks(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        found: dict[str, Chunk] = {}
-        for batch in _batches(list(dict.fromkeys(chunk_ids))):
-            rows = self._db.connection().execute(
-                f"SELECT data FROM doc_chunks WHERE id IN ({_placeholders(len(batch))})", batch).fetchall()
-            for row in rows:
-                chunk = Chunk.model_validate_json(row["data"])
-                found[chunk.id] = chunk
-        return found
+        chunks = (Chunk.model_validate_json(data) for data in _data_of(self._db, "doc_chunks", chunk_ids))
+        return {chunk.id: chunk for chunk in chunks}
 
     def get_file(self, source: str) -> FileRecord | None:
         row = self._db.connection().execute("SELECT data FROM doc_files WHERE source = ?", (source,)).fetchone()
@@ -193,14 +195,8 @@ class SQLiteGraphStore:
         return sorted(found.values(), key=lambda entity: entity.id)
 
     def entities(self, entity_ids: Sequence[str]) -> dict[str, CodeEntity]:
-        found: dict[str, CodeEntity] = {}
-        for batch in _batches(list(dict.fromkeys(entity_ids))):
-            rows = self._db.connection().execute(
-                f"SELECT data FROM graph_entities WHERE id IN ({_placeholders(len(batch))})", batch).fetchall()
-            for row in rows:
-                entity = CodeEntity.model_validate_json(row["data"])
-                found[entity.id] = entity
-        return found
+        entities = (CodeEntity.model_validate_json(data) for data in _data_of(self._db, "graph_entities", entity_ids))
+        return {entity.id: entity for entity in entities}
 
     def relations_to(self, keys: Sequence[str], limit: int) -> list[Relation]:
         return self._relations("target_key", [key.lower() for key in keys], limit)
