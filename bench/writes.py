@@ -98,6 +98,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--import-records", type=int, default=2_000, help="records imported in the import series")
     parser.add_argument("--import-batch", type=int, default=250, help="records per POST /export/import")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1k and 2k stores, 60 writes, 500 imports")
+    parser.add_argument("--import-only", action="store_true",
+                        help="only the raw embedder and the import series (into the smallest size's store)")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writes, args.warmup, args.import_records = "1000,2000", 60, 10, 500
@@ -108,7 +110,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     results = measure(args.size_list, writes=args.writes, warmup=args.warmup, clients=args.clients,
-                      import_records=args.import_records, import_batch=args.import_batch)
+                      import_records=args.import_records, import_batch=args.import_batch,
+                      import_only=args.import_only)
     print()
     print(render(results))
     print()
@@ -120,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def measure(sizes: Sequence[int], *, writes: int, warmup: int, clients: int, import_records: int,
-            import_batch: int) -> WriteResults:
+            import_batch: int, import_only: bool = False) -> WriteResults:
     results = WriteResults(started_at=_now())
     results.machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     results.load["start"] = load_average()
@@ -128,7 +131,7 @@ def measure(sizes: Sequence[int], *, writes: int, warmup: int, clients: int, imp
     corpus = Corpus()
     print("\n[1/4] Seeded stores (cached under bench/.data)")
     for kind in KINDS:
-        ensure_stores(DATA, sizes, corpus, kind)
+        ensure_stores(DATA, [min(sizes)] if import_only else sizes, corpus, kind)
     fresh = max(sizes)  # the measured texts come after every seeded one
     drafts = {kind: drafts_of(kind, corpus, warmup + writes, start=fresh) for kind in KINDS}
     import_drafts = corpus.drafts(import_records, start=fresh + warmup + writes)
@@ -138,12 +141,13 @@ def measure(sizes: Sequence[int], *, writes: int, warmup: int, clients: int, imp
     print(f"  {results.embedder.runtime}: {results.embedder.texts_per_s:.1f} texts/s, "
           f"{results.embedder.cpu_ms_per_text:.2f} CPU ms per text")
 
-    print("\n[3/4] POST /memory, one client, the same texts at each size")
-    for kind in KINDS:
-        for size in sizes:
-            results.series.append(bench_series(kind, size, drafts[kind], warmup=warmup, clients=1))
-    print(f"\n      … and {clients} concurrent clients at store-{max(sizes)}")
-    results.series.append(bench_series("store", max(sizes), drafts["store"], warmup=warmup, clients=clients))
+    if not import_only:
+        print("\n[3/4] POST /memory, one client, the same texts at each size")
+        for kind in KINDS:
+            for size in sizes:
+                results.series.append(bench_series(kind, size, drafts[kind], warmup=warmup, clients=1))
+        print(f"\n      … and {clients} concurrent clients at store-{max(sizes)}")
+        results.series.append(bench_series("store", max(sizes), drafts["store"], warmup=warmup, clients=clients))
 
     print(f"\n[4/4] POST /export/import, batches of {import_batch}")
     results.imports = bench_import(min(sizes), import_drafts, import_batch)

@@ -30,7 +30,7 @@ from zengram.domain.requests import BriefingFormat, BriefingRequest, ExportReque
 from zengram.domain.validation import describe_validation_errors
 from zengram.ports import Clock, RecordStore
 from zengram.services.entity_links import EntityLinker
-from zengram.services.indexing import EMBED_BATCH, IndexSync
+from zengram.services.indexing import IndexSync
 
 if TYPE_CHECKING:
     from zengram.ports import Vectors
@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 # A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
 MAX_BRIEFING_SCAN = 5_000
 BRIEFING_TOP_ENTITIES = 15  # as upstream
+# An import's batch is embedded and indexed in chunks of this many records, so that indexing one chunk overlaps
+# the embedding of the next; small enough that the last chunk's indexing (alone at the end) is short.
+IMPORT_CHUNK = 32
 _IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
 
 
@@ -172,9 +175,23 @@ class KnowledgeService:
         for index, record in records:
             scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
-        stored: list[Memory] = []
+        chunks = [self._prepared(chunk) for chunk in _chunked(records, IMPORT_CHUNK)]
+        stored = [self._store_all(chunk.memories, report) for chunk in chunks]
+        self._link_entities([memory for chunk_stored in stored for memory in chunk_stored])
+        for chunk, chunk_stored in zip(chunks, stored, strict=True):
+            # Chunk by chunk as its vectors arrive: the index writes of one overlap the embedding of the next.
+            report.indexed = self._index_sync.refresh(chunk_stored, _vectors_of(chunk.ahead)) and report.indexed
+        return report
+
+    def _prepared(self, records: Sequence[tuple[int, ImportRecord]]) -> _PreparedChunk:
+        """The chunk's memories, their embedding already started: the first passes run while later chunks are
+        still being scrubbed and extracted, and the whole batch's records are written."""
         memories = [(index, self._memory_of(record)) for index, record in records]
-        ahead = self._embed_ahead([memory for _, memory in memories])
+        return _PreparedChunk(memories, self._embed_ahead([memory for _, memory in memories]))
+
+    def _store_all(self, memories: Sequence[tuple[int, Memory]], report: ImportReport) -> list[Memory]:
+        """Stores each memory in order, reporting each one's outcome; the ones imported, to index."""
+        stored: list[Memory] = []
         for index, memory in memories:
             try:
                 outcome = self._store.import_memory(memory)  # one record, one transaction: whole or nothing
@@ -194,11 +211,7 @@ class KnowledgeService:
             else:
                 report.items.append(ImportItem(index, ImportStatus.SKIPPED, id=memory.id,
                                                reason=_skip_reason(outcome.kind, memory, outcome.existing_id)))
-        self._link_entities(stored)
-        vectors = _vectors_of(ahead)
-        for start in range(0, len(stored), EMBED_BATCH):
-            report.indexed = self._index_sync.refresh(stored[start:start + EMBED_BATCH], vectors) and report.indexed
-        return report
+        return stored
 
     def _embed_ahead(self, memories: Sequence[Memory]) -> Future[dict[str, Vectors]] | None:
         """Starts embedding the memories the import will index (live ones whose id is new) while their records
@@ -266,6 +279,16 @@ class KnowledgeService:
             revision=record.revision,
             entities=self._entities_of(record, content),
         )
+
+
+@dataclass(frozen=True)
+class _PreparedChunk:
+    memories: list[tuple[int, Memory]]  # (index in the batch, memory), in the batch's order
+    ahead: Future[dict[str, Vectors]] | None  # their vectors, being computed
+
+
+def _chunked(records: Sequence[tuple[int, ImportRecord]], size: int) -> list[Sequence[tuple[int, ImportRecord]]]:
+    return [records[start:start + size] for start in range(0, len(records), size)]
 
 
 def _vectors_of(ahead: Future[dict[str, Vectors]] | None) -> dict[str, Vectors]:
