@@ -94,3 +94,21 @@ def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
     else:
         assert groups <= served, f"{function} imports other groups' API modules: {sorted(groups - served)}"
         assert served & groups, f"{function} no longer imports its own routes: {sorted(groups)}"
+
+
+# Each chat function's domain models: the other one's are not built at its init (a chat turn's requests, history,
+# prompts and state; a subject's memories, records and their requests; the learning and recall models load with
+# the services, on the first request).
+CHAT_TURN_MODELS = ("zengram.domain.chat.requests", "zengram.domain.chat.history", "zengram.domain.chat.prompts",
+                    "zengram.domain.chat.state", "zengram.domain.chat.providers")
+CHAT_DATA_MODELS = ("zengram.domain.chat.data_requests", "zengram.domain.chat.memories",
+                    "zengram.domain.chat.records")
+CHAT_SERVICE_MODELS = ("zengram.domain.chat.learning", "zengram.domain.chat.recalls")
+NOT_AT_INIT = {"chat": CHAT_DATA_MODELS + CHAT_SERVICE_MODELS, "chat_data": CHAT_TURN_MODELS + CHAT_SERVICE_MODELS}
+
+
+@pytest.mark.parametrize("function", sorted(NOT_AT_INIT))
+def test_a_chat_function_builds_only_its_own_models_at_init(function: str) -> None:
+    loaded = modules_after_init(function)
+
+    assert sorted(name for name in loaded if within(name, NOT_AT_INIT[function])) == []

@@ -18,7 +18,7 @@ from zengram.api.chat.schemas.history import (
     MessageOut,
     TraceBody,
 )
-from zengram.domain.chat.learning import JobStatus
+from zengram.domain.chat.job_status import JobStatus
 from zengram.domain.chat.tenancy import ChatId, SubjectId
 from zengram.domain.request_fields import MAX_OFFSET
 

@@ -19,7 +19,7 @@ from zengram.api.chat.schemas.memories import (
     RecallsBody,
     RestoredBody,
 )
-from zengram.domain.chat.requests import MemoryCreate, MemoryPatch
+from zengram.domain.chat.data_requests import MemoryCreate, MemoryPatch
 from zengram.domain.chat.tenancy import ChatId, SubjectId
 from zengram.domain.request_fields import MAX_OFFSET
 

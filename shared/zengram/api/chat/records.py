@@ -17,8 +17,8 @@ from zengram.api.chat.schemas.records import (
     SchemaOut,
     SchemasBody,
 )
+from zengram.domain.chat.data_requests import RecordInsert, RecordQueryIn, RecordSearchIn, RecordUpdate, SchemaDefine
 from zengram.domain.chat.records import TYPE_NAME_PATTERN
-from zengram.domain.chat.requests import RecordInsert, RecordQueryIn, RecordSearchIn, RecordUpdate, SchemaDefine
 
 router = APIRouter(prefix=PREFIX, tags=["chat: records"], responses=CHAT_ERRORS)
 TypeNamePath = Annotated[str, Path(pattern=TYPE_NAME_PATTERN)]

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from zengram.domain.chat.job_status import JobStatus as JobStatus  # its own module (the routes need only it)
 from zengram.domain.chat.memories import MemoryKind, Visibility
 from zengram.domain.chat.recalls import LearningOutcome
 from zengram.domain.timestamps import format_timestamp
@@ -32,13 +33,6 @@ class LearningConfig:
 class LearnMode(StrEnum):
     AUTO = "auto"  # the LLM decides whether anything is worth keeping
     FORCE = "force"  # something is always kept
-
-
-class JobStatus(StrEnum):
-    PENDING = "pending"  # waiting (first run, or a retry after `not_before`)
-    RUNNING = "running"  # claimed by a worker until `lease_until`
-    DONE = "done"
-    FAILED = "failed"  # every attempt failed: kept with its error until retried by hand
 
 
 class LearningJob(BaseModel):

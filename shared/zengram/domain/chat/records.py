@@ -14,8 +14,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_serializer
 
+from zengram.domain.chat.record_names import FIELD_NAME_PATTERN as FIELD_NAME_PATTERN
+from zengram.domain.chat.record_names import TYPE_NAME_PATTERN as TYPE_NAME_PATTERN
+from zengram.domain.chat.record_names import FieldName as FieldName
+from zengram.domain.chat.record_names import TypeName as TypeName
 from zengram.domain.chat.scopes import record_scope
 from zengram.domain.errors import Conflict, InvalidInput
 from zengram.domain.timestamps import format_timestamp
@@ -23,11 +27,7 @@ from zengram.domain.timestamps import format_timestamp
 if TYPE_CHECKING:
     from zengram.domain.search import IndexAttributes
 
-TYPE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
-FIELD_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 RESERVED_TYPE_NAMES = frozenset({"schemas"})  # a path of its own under /records
-TypeName = Annotated[str, StringConstraints(pattern=TYPE_NAME_PATTERN)]
-FieldName = Annotated[str, StringConstraints(pattern=FIELD_NAME_PATTERN)]
 RECORD_CATEGORY = "record"
 MAX_SUMMARY_CHARS = 4000
 

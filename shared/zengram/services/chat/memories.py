@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zengram.chat_ports import SubjectMemoryStore
+from zengram.domain.chat.data_requests import MemoryCreate, MemoryPatch
 from zengram.domain.chat.memories import (
     MemoryKind,
     MemorySource,
@@ -22,7 +23,6 @@ from zengram.domain.chat.memories import (
     relevance,
     similarity_of,
 )
-from zengram.domain.chat.requests import MemoryCreate, MemoryPatch
 from zengram.domain.chat.scopes import project_scope, subject_scope
 from zengram.domain.chat.tenancy import new_id
 from zengram.domain.content import Scrubber, content_hash

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zengram.chat_ports import RecordBase
+from zengram.domain.chat.data_requests import RecordInsert, RecordQueryIn, SchemaDefine
 from zengram.domain.chat.learning import ExtractedRecord
 from zengram.domain.chat.records import (
     DataRecord,
@@ -17,7 +18,6 @@ from zengram.domain.chat.records import (
     check_fields,
     check_type_name,
 )
-from zengram.domain.chat.requests import RecordInsert, RecordQueryIn, SchemaDefine
 from zengram.domain.chat.scopes import record_scope
 from zengram.domain.chat.tenancy import new_id
 from zengram.domain.content import Scrubber

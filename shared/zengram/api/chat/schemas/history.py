@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from zengram.domain.chat.history import ChatSummary, StoredMessage
-from zengram.domain.chat.learning import LearningJob
 from zengram.domain.timestamps import format_timestamp
+
+if TYPE_CHECKING:
+    from zengram.domain.chat.learning import LearningJob  # a job is only read here: its module loads with the service
 
 
 class ChatOut(BaseModel):
