@@ -372,7 +372,8 @@ def build_container(
     stats = build_stats_service(settings, backend, index, clock)
     container = Container(
         settings, backend, index, embedder, memory,
-        KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber, embed_executor=embed_executor),
+        KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber, embed_executor=embed_executor,
+                         import_chunk=settings.import_embed_chunk),
         closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False),
                  lambda: embed_executor.shutdown(wait=False)],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,

@@ -123,6 +123,13 @@ class Settings(BaseSettings):
                     "cost ~0.35 ms CPU and ~0.4 ms wall per write more than embedding in sequence; it can only pay "
                     "where a core is idle (docs/performance.md).",
     )
+    import_embed_chunk: int = Field(
+        default=32, ge=1, le=10_000,
+        description="An import's batch is embedded and indexed in chunks of this many records: each chunk's "
+                    "embedding starts as soon as it is prepared, and a chunk is indexed while later ones are still "
+                    "embedded (every record of the batch is stored first). A chunk as large as the batch embeds it "
+                    "in one call and indexes it after (the behaviour before #18's import work).",
+    )
     minilm_parallel_passes: int = Field(
         default=2, ge=1, le=64,
         description="MiniLM forward passes that may run at once (one core each; 2 for a 2-core host). Calls "

@@ -16,12 +16,12 @@ from zengram.domain.requests import ImportRecord
 from zengram.domain.search import IndexDocument
 from zengram.ports import Embedder
 from zengram.services.index_guard import GuardedIndex
-from zengram.services.knowledge import IMPORT_CHUNK
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock
 
 WAIT_SECONDS = 10.0  # a bound on a wait that ends at once when the code is right, not a timing assertion
+IMPORT_CHUNK = Settings().import_embed_chunk
 RECORDS = 2 * IMPORT_CHUNK + 5  # three chunks, the last one short
 
 
@@ -166,3 +166,27 @@ def test_imported_vectors_are_the_one_text_at_a_time_vectors_of_the_real_model(
     imported = np.stack([written[memory.id] for memory in memories])
     cosines = np.sum(alone * imported, axis=1)
     assert cosines.min() >= 0.9999
+
+
+class CallRecordingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.call_sizes: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.call_sizes.append(len(texts))
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize(("chunk", "expected_calls"), [(10, [10, 10, 5]), (1000, [25])])
+def test_the_chunk_size_is_a_setting(settings: Settings, clock: TickingClock, chunk: int,
+                                     expected_calls: list[int]) -> None:
+    embedder = CallRecordingEmbedder()
+    built = build_container(settings.model_copy(update={"import_embed_chunk": chunk}), embedder=embedder, clock=clock)
+    try:
+        report = built.knowledge.import_records(list(enumerate(records(25))))
+    finally:
+        built.close()
+
+    assert report.indexed and len(report.items) == 25
+    assert sorted(embedder.call_sizes) == sorted(expected_calls)

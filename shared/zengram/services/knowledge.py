@@ -40,9 +40,6 @@ logger = logging.getLogger(__name__)
 # A briefing ranks every memory of its window, so it reads at most this many (newest first) to do so.
 MAX_BRIEFING_SCAN = 5_000
 BRIEFING_TOP_ENTITIES = 15  # as upstream
-# An import's batch is embedded and indexed in chunks of this many records, so that indexing one chunk overlaps
-# the embedding of the next; small enough that the last chunk's indexing (alone at the end) is short.
-IMPORT_CHUNK = 32
 _IMPORTANCE_RANK = {Importance.CRITICAL: 0, Importance.HIGH: 1, Importance.MEDIUM: 2, Importance.LOW: 3}
 
 
@@ -88,13 +85,16 @@ class ImportReport:
 class KnowledgeService:
     def __init__(self, records: RecordStore, clock: Clock, index_sync: IndexSync,
                  entities: EntityLinker | None = None, *, scrubber: Scrubber,
-                 embed_executor: Executor | None = None) -> None:
+                 embed_executor: Executor | None = None, import_chunk: int) -> None:
         self._store = records
         self._scrubber = scrubber
         self._clock = clock
         self._index_sync = index_sync
         self._entities = entities
         self._embed_executor = embed_executor  # an import's embeddings start there while its records are written
+        # An import's batch is embedded and indexed in chunks of this many records (`Settings.import_embed_chunk`),
+        # so that indexing one chunk overlaps the embedding of the next.
+        self._import_chunk = import_chunk
 
     # -- briefing -------------------------------------------------------------------------------------
 
@@ -175,7 +175,7 @@ class KnowledgeService:
         for index, record in records:
             scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
-        chunks = [self._prepared(chunk) for chunk in _chunked(records, IMPORT_CHUNK)]
+        chunks = [self._prepared(chunk) for chunk in _chunked(records, self._import_chunk)]
         stored = [self._store_all(chunk.memories, report) for chunk in chunks]
         self._link_entities([memory for chunk_stored in stored for memory in chunk_stored])
         for chunk, chunk_stored in zip(chunks, stored, strict=True):
