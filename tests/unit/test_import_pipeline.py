@@ -21,7 +21,7 @@ from zengram.settings import Settings
 from tests.support import HashingEmbedder, TickingClock
 
 WAIT_SECONDS = 10.0  # a bound on a wait that ends at once when the code is right, not a timing assertion
-IMPORT_CHUNK = Settings().import_embed_chunk
+IMPORT_CHUNK = 32  # set in `brain` (the default is one chunk per batch)
 RECORDS = 2 * IMPORT_CHUNK + 5  # three chunks, the last one short
 
 
@@ -61,7 +61,8 @@ def gating() -> LastChunkWaitsForTheFirstOnes:
 
 @pytest.fixture
 def brain(settings: Settings, gating: LastChunkWaitsForTheFirstOnes, clock: TickingClock) -> Iterator[Container]:
-    built = build_container(settings, embedder=gating, clock=clock)
+    built = build_container(settings.model_copy(update={"import_embed_chunk": IMPORT_CHUNK}), embedder=gating,
+                            clock=clock)
     guard = built.index
     assert isinstance(guard, GuardedIndex)
     upsert = guard.inner.upsert
@@ -143,7 +144,8 @@ def test_imported_vectors_are_the_one_text_at_a_time_vectors_of_the_real_model(
         settings: Settings, minilm: Embedder, clock: TickingClock) -> None:
     """The default MiniLM (int8, passes merged and spread over threads): an import's vectors equal the ones each
     text gets embedded alone, whatever chunk, merged call or thread computed them."""
-    built = build_container(settings, embedder=minilm, clock=clock)
+    built = build_container(settings.model_copy(update={"import_embed_chunk": IMPORT_CHUNK}), embedder=minilm,
+                            clock=clock)
     try:
         guard = built.index
         assert isinstance(guard, GuardedIndex)
