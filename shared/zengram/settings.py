@@ -227,7 +227,7 @@ class Settings(BaseSettings):
                     "selective filters, an exact scan. 0: always the graph; -1: never (exact only).",
     )
     keyword_memory_min_rows: int = Field(
-        default=20_000, ge=-1,
+        default=10_000, ge=-1,
         description="Embedded index: from this many stored documents on, keyword searches score in-memory postings "
                     "(built from FTS5 in the background on open; FTS5 answers until they are ready) with FTS5's "
                     "exact bm25(): same hits, same scores. 0: always; -1: never (FTS5 only).",
