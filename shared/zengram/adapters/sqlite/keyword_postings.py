@@ -329,7 +329,7 @@ def read_fts_postings(connection: sqlite3.Connection, fts: str, table: str,
         documents = connection.execute(f"SELECT rowid, id FROM {table}").fetchall()
     finally:
         connection.execute("COMMIT")
-    instance_docs = np.fromstring(listed or "", dtype=np.int64, sep=",")
+    instance_docs = np.fromstring(listed, dtype=np.int64, sep=",") if listed else np.empty(0, dtype=np.int64)
     instance_counts = np.array([count for _, count in terms], dtype=np.int64)
     if int(instance_counts.sum()) != instance_docs.size:
         raise RuntimeError("the fts5vocab 'row' and 'instance' views disagree")
