@@ -3,6 +3,7 @@ the same hits in the same order with the same scores, for many queries and filte
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -152,3 +153,47 @@ def test_postings_exist_only_from_the_row_threshold_on(tmp_path: Path) -> None:
     never = open_index(tmp_path / "index.sqlite3", min_rows=None)
     assert not never.wait_for_keywords(0)
     never.close()
+
+
+def test_searches_beside_writers_never_fail_and_end_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches read the postings without the writers' lock (arrays are replaced, never shrunk in place): under
+    concurrent upserts, rewrites and deletes none fails, and the end state ranks exactly as FTS5."""
+    rng = np.random.default_rng(22)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 200)
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    written = threading.Event()
+    failures: list[BaseException] = []
+    searched = [0]
+
+    def write() -> None:
+        try:
+            for round_number in range(40):
+                index.upsert([document(f"w{round_number}-{i}", text) for i, text in enumerate(texts(rng, 10))])
+                index.set_texts({f"d{(round_number * 7 + i) % 200:04}": text
+                                 for i, text in enumerate(texts(rng, 5))})
+                index.delete([f"w{round_number - 1}-{i}" for i in range(3)])
+        except BaseException as failure:
+            failures.append(failure)
+        finally:
+            written.set()
+
+    def search(words: list[str]) -> None:
+        try:
+            while not written.is_set():
+                for filters in FILTER_SETS[:4]:
+                    index.keyword_search(" ".join(words), filters, 10)
+                    searched[0] += 1
+        except BaseException as failure:
+            failures.append(failure)
+
+    query_words = [list(rng.choice(WORDS, size=3)) for _ in range(2)]
+    threads = [threading.Thread(target=write), *(threading.Thread(target=search, args=(w,)) for w in query_words)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and searched[0] > 0
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+    index.close()
