@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -108,6 +107,7 @@ class _Checkpointer:
         self._due: set[SQLiteDatabase] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self._pause = threading.Event()  # never set: a sleep that a test patching time.sleep leaves alone
         self._thread: threading.Thread | None = None
 
     def request(self, database: SQLiteDatabase) -> None:
@@ -127,7 +127,7 @@ class _Checkpointer:
     def _run(self) -> None:
         while True:
             self._wake.wait()
-            time.sleep(self._delay)  # let commits gather: one checkpoint copies them all
+            self._pause.wait(self._delay)  # let commits gather: one checkpoint copies them all
             with self._lock:
                 self._wake.clear()
                 due, self._due = self._due, set()
