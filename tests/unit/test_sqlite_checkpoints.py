@@ -3,10 +3,12 @@ waited for two fsyncs, ~1.5 ms per memory write); the process's checkpointer thr
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from zengram.adapters.sqlite import database
@@ -100,3 +102,41 @@ def test_a_closed_database_is_not_reopened_by_a_late_checkpoint(db: SQLiteDataba
 
     assert db._connections == []
     assert db.connection().execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 3  # still usable after
+
+
+@pytest.mark.parametrize(("restart_pages", "passes"), [(10, 2), (database.RESTART_PAGES, 1)])
+def test_a_long_wal_is_copied_whole_so_that_the_next_write_starts_it_again(
+        db: SQLiteDatabase, recording: RecordingCheckpointer, monkeypatch: pytest.MonkeyPatch, restart_pages: int,
+        passes: int) -> None:
+    """A write starts the WAL again from its beginning only if it finds all of it copied. Writers that never pause
+    for a checkpoint's length add pages while it copies; once the WAL is long, a second pass copies those too,
+    holding the write lock, rather than leave the WAL growing to the backstop's size. A short WAL gets one pass:
+    no writer waits for it."""
+    monkeypatch.setattr(database, "RESTART_PAGES", restart_pages)
+    write_pages(db, 30)
+    connection = db.connection()
+    other_writer = sqlite3.connect(db.path, isolation_level=None)
+
+    class WriterBesideTheCheckpoint:
+        """The checkpoint's connection, with another connection committing a write as its first pass ends."""
+
+        passes = 0
+
+        def execute(self, sql: str, *parameters: Any) -> sqlite3.Cursor:
+            cursor = connection.execute(sql, *parameters)
+            if "wal_checkpoint" in sql:
+                self.passes += 1
+                if self.passes == 1:
+                    other_writer.execute("INSERT INTO blobs (body) VALUES (?)", (b"y" * (PAGE - 200),))
+            return cursor
+
+    beside = WriterBesideTheCheckpoint()
+    with monkeypatch.context() as patched:
+        patched.setattr(db, "connection", lambda: beside)
+        db.checkpoint()
+
+    write_pages(db, 1)
+    _, wal_frames, _ = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    other_writer.close()
+    assert beside.passes == passes
+    assert wal_frames < 10  # the last write found the WAL copied whole, and started it again

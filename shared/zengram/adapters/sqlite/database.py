@@ -15,6 +15,8 @@ logger = logging.getLogger(__name__)
 # How long the checkpointer lets commits gather before it copies them into the database file (one fsync pair for
 # all of them). It bounds the WAL to what the process writes in this time.
 CHECKPOINT_DELAY_SECONDS = 0.25
+# A WAL this long is copied whole, writers paused for the last few pages: SQLite's default checkpoint size.
+RESTART_PAGES = 1_000
 # SQLite's own checkpoint on commit, left as a backstop (for a write made outside `transaction`, or a checkpointer
 # that fell behind), far above the checkpointer's WAL sizes: 10,000 pages, ~40 MB.
 BACKSTOP_CHECKPOINT_PAGES = 10_000
@@ -75,14 +77,20 @@ class SQLiteDatabase:
         _CHECKPOINTER.request(self)
 
     def checkpoint(self) -> None:
-        """Copies the WAL's committed pages into the database file. PASSIVE: it neither waits for nor blocks
-        readers and writers; what a reader still needs is copied next time. The WAL restarts from its beginning
-        once all of it is copied."""
+        """Copies the WAL's committed pages into the database file (PASSIVE: readers are neither waited for nor
+        blocked), beside the writers. The WAL starts again from its beginning only at a write that finds all of it
+        copied, which writes that never pause for a checkpoint's length never do: once it holds `RESTART_PAGES`, a
+        second pass holding this process's write lock copies the few pages added meanwhile, so the WAL stays about
+        the size SQLite's own checkpoints kept it at."""
         with self._checkpoint_lock:
             if self._closed:
                 return
             try:
-                self.connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                connection = self.connection()
+                _, wal_pages, _ = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                if wal_pages >= RESTART_PAGES:
+                    with self._write_lock:
+                        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
             except sqlite3.Error as error:  # the backstop and the next request still copy it
                 logger.warning("WAL checkpoint of %s failed: %s", self._path.name, error)
 
