@@ -42,6 +42,7 @@ from bench.stores import (
     open_container,
     settings_for,
     store_path,
+    wait_for_keyword_postings,
     wait_for_vector_graph,
     working_copy,
 )
@@ -80,6 +81,7 @@ class StoreOpen:
     active_memories: int
     health: Latency | None = None  # GET /health on the same server: the HTTP + framework floor
     graph_build_seconds: float | None = None  # the HNSW graph's background build, waited for before measuring
+    keyword_build_seconds: float | None = None  # the in-memory keyword postings' background build, likewise
 
 
 @dataclass
@@ -264,6 +266,10 @@ def bench_search(
         if wait_for_vector_graph(container):
             opened.graph_build_seconds = round(time.perf_counter() - began, 1)
             print(f"  store-{size}: HNSW vector graph built in the background in {opened.graph_build_seconds:.1f}s")
+        began = time.perf_counter()
+        if wait_for_keyword_postings(container):
+            opened.keyword_build_seconds = round(time.perf_counter() - began, 1)
+            print(f"  store-{size}: keyword postings ready {opened.keyword_build_seconds:.1f}s after the graph")
         app = build_embedded_app(settings_for(work), container)
         series: list[tuple[str, Callable[[Query], dict[str, str]]]] = [
             ("none", lambda q: {"q": q.text}),

@@ -77,6 +77,14 @@ def wait_for_vector_graph(container: Container, timeout: float = 900.0) -> bool:
     return bool(wait(timeout)) if wait is not None else False
 
 
+def wait_for_keyword_postings(container: Container, timeout: float = 900.0) -> bool:
+    """Waits until the embedded index's in-memory keyword postings (above `keyword_memory_min_rows`) are built;
+    False when the store keeps keyword searches on FTS5."""
+    index = getattr(container.index, "inner", container.index)
+    wait = getattr(index, "wait_for_keywords", None)
+    return bool(wait(timeout)) if wait is not None else False
+
+
 def store_path(data_dir: Path, size: int, kind: Kind = "store") -> Path:
     return data_dir / f"{kind}-{size}"
 

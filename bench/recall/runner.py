@@ -20,7 +20,7 @@ from zengram.settings import Settings
 
 from bench.recall.data import Conversation
 from bench.recall.metrics import Outcome
-from bench.stores import wait_for_vector_graph
+from bench.stores import wait_for_keyword_postings, wait_for_vector_graph
 
 API_KEY = "recall-key"
 SOURCE_AGENT = "locomo"
@@ -62,6 +62,7 @@ def serve(data_dir: Path, overrides: dict[str, str]) -> Iterator[httpx.Client]:
     container = build_container(settings)
     try:
         wait_for_vector_graph(container)  # with vector_ann_min_rows=0: measure the graph, not the scan before it
+        wait_for_keyword_postings(container)  # likewise keyword_memory_min_rows=0
         app = build_embedded_app(settings, container)
         with BackgroundServer(app) as server, httpx.Client(
             base_url=server.url, headers={"x-api-key": API_KEY}, timeout=120.0

@@ -156,8 +156,11 @@ def _closing(*closers: Callable[[], None]) -> Callable[[], None]:
 def build_embedded_index(settings: Settings) -> SearchIndex:
     from zengram.adapters.sqlite import EmbeddedSearchIndex
 
-    threshold = settings.vector_ann_min_rows
-    return EmbeddedSearchIndex(settings.index_path, ann_min_rows=threshold if threshold >= 0 else None)
+    def threshold(rows: int) -> int | None:
+        return rows if rows >= 0 else None
+
+    return EmbeddedSearchIndex(settings.index_path, ann_min_rows=threshold(settings.vector_ann_min_rows),
+                               keyword_memory_min_rows=threshold(settings.keyword_memory_min_rows))
 
 
 def build_opensearch_index(settings: Settings) -> SearchIndex:

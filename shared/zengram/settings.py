@@ -226,6 +226,12 @@ class Settings(BaseSettings):
                     "(built in the background on open) for candidates and re-score them exactly; below it, and for "
                     "selective filters, an exact scan. 0: always the graph; -1: never (exact only).",
     )
+    keyword_memory_min_rows: int = Field(
+        default=10_000, ge=-1,
+        description="Embedded index: from this many stored documents on, keyword searches score in-memory postings "
+                    "(built from FTS5 in the background on open; FTS5 answers until they are ready) with FTS5's "
+                    "exact bm25(): same hits, same scores. 0: always; -1: never (FTS5 only).",
+    )
     speaker_boost: float | None = Field(
         default=None, ge=1, le=3,
         description="Multiplier for a 'Speaker: text' memory whose speaker the query names by name "

@@ -130,11 +130,15 @@ def _to_row(memory: Memory) -> list[Any]:
 
 
 def _from_row(row: sqlite3.Row) -> Memory:
-    values = {name: row[name] for name in Memory.model_fields}
+    """A search hydrates every fused candidate (~36 per search) through here: the columns are read in one pass (a
+    `sqlite3.Row` looks each name up by a linear scan) and the usual empty JSON values are not parsed."""
+    columns = dict(zip(row.keys(), row, strict=True))
+    values = {name: columns[name] for name in Memory.model_fields}
     for name in _TIMESTAMP_FIELDS:
         values[name] = parse_timestamp(values[name]) if values[name] is not None else None
     for name in _JSON_FIELDS:
-        values[name] = json.loads(values[name])
+        text = values[name]
+        values[name] = {} if text == "{}" else [] if text == "[]" else json.loads(text)
     for name in _BOOL_FIELDS:
         values[name] = bool(values[name])
     return Memory.model_validate(values)

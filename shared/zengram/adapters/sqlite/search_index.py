@@ -12,7 +12,7 @@ import json
 import math
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -23,10 +23,18 @@ import numpy.typing as npt
 from zengram.adapters.sqlite.ann import GraphRows, HnswGraph, HnswParameters
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
+from zengram.adapters.sqlite.keyword_postings import (
+    BuiltPostings,
+    FtsTokenizer,
+    KeywordPostings,
+    PostingsView,
+    read_fts_postings,
+)
 from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
 from zengram.domain.text import search_terms
 
-SCHEMA = """
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS docs (
     rowid INTEGER PRIMARY KEY,
@@ -44,7 +52,7 @@ CREATE TABLE IF NOT EXISTS docs (
     entities TEXT NOT NULL DEFAULT '',
     scope TEXT NOT NULL DEFAULT ''
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(text, tokenize = '{TOKENIZE}');
 """
 
 CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
@@ -200,10 +208,12 @@ class EmbeddedSearchIndex:
     one SQLite file."""
 
     def __init__(self, path: Path, *, keyword_postings_budget: int = 20_000, ann_min_rows: int | None = None,
-                 hnsw: HnswParameters | None = None) -> None:
+                 hnsw: HnswParameters | None = None, keyword_memory_min_rows: int | None = None) -> None:
         """`keyword_postings_budget`: how many (term, document) matches one keyword query may score; see
         `_affordable_terms`. Small stores rarely reach it. `ann_min_rows`: from this many matrix rows on, an HNSW
-        graph serves broad vector searches (0: always; None: never, every search is an exact scan)."""
+        graph serves broad vector searches (0: always; None: never, every search is an exact scan).
+        `keyword_memory_min_rows`: from this many rows on, keyword searches score in-memory postings
+        (`keyword_postings.py`) instead of asking FTS5 (0: always; None: never); same hits, same scores."""
         _blas_on_one_thread()
         self._db = SQLiteDatabase(path, SCHEMA)
         _add_entities_column(self._db)
@@ -217,10 +227,16 @@ class EmbeddedSearchIndex:
         self._matrix: _VectorMatrix | None = None
         self._graph: HnswGraph | None = None
         self._graph_lock = threading.Lock()
+        self._keyword_memory_min_rows = keyword_memory_min_rows
+        self._keywords: KeywordPostings | None = None
+        self._tokenizer: FtsTokenizer | None = None
         self._load()
 
     def close(self) -> None:
         self._drop_graph()
+        self._drop_keywords()
+        if self._tokenizer is not None:
+            self._tokenizer.close()
         self._db.close()
 
     def wait_for_graph(self, timeout: float) -> bool:
@@ -228,6 +244,12 @@ class EmbeddedSearchIndex:
         (benchmarks and tests; serving never waits: the exact scan answers meanwhile)."""
         graph = self._graph
         return graph is not None and graph.ready.wait(timeout)
+
+    def wait_for_keywords(self, timeout: float) -> bool:
+        """Whether keyword searches score the in-memory postings, waiting up to `timeout` seconds for their
+        build (benchmarks and tests; serving never waits: FTS5 answers meanwhile)."""
+        keywords = self._keywords
+        return keywords is not None and keywords.ready.wait(timeout)
 
     # -- model binding --------------------------------------------------------------------------------
 
@@ -245,8 +267,10 @@ class EmbeddedSearchIndex:
             DOCS.bind_model(tx, model_id, dimension)
         if self._matrix is None or self._matrix.dimension != dimension:
             self._drop_graph()
+            self._drop_keywords()
             self._matrix = _VectorMatrix(dimension)
             self._attach_graph_when_due()
+            self._attach_keywords_when_due()
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -260,7 +284,9 @@ class EmbeddedSearchIndex:
         rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes, rowid)
                 for document, rowid in zip(documents, fts_rowids, strict=True)]
         self._graph_follows(matrix, rows)
+        self._keywords_follow(matrix, {document.id: document.text for document in documents})
         self._attach_graph_when_due()
+        self._attach_keywords_when_due()
 
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
         if not updates:
@@ -280,13 +306,18 @@ class EmbeddedSearchIndex:
         """Replaces the FTS5 text alone: the vector (and its matrix row) and the filter fields stay."""
         if not texts:
             return
+        replaced: dict[str, str] = {}
         with self._db.transaction() as tx:
             for memory_id, text in texts.items():
                 row = tx.execute("SELECT rowid FROM docs WHERE id = ?", (memory_id,)).fetchone()
                 if row is not None:
                     tx.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
                     tx.execute("INSERT INTO docs_fts (rowid, text) VALUES (?, ?)", (row[0], text))
+                    replaced[memory_id] = text
         self._texts_changed()
+        matrix = self._matrix
+        if matrix is not None:
+            self._keywords_follow(matrix, replaced)
 
     def delete(self, memory_ids: Sequence[str]) -> None:
         with self._db.transaction() as tx:
@@ -294,13 +325,18 @@ class EmbeddedSearchIndex:
         self._texts_changed()
         matrix = self._matrix
         if matrix is not None:
-            self._graph_follows(matrix, [matrix.remove(memory_id) for memory_id in memory_ids])
+            removed = [matrix.remove(memory_id) for memory_id in memory_ids]
+            self._graph_follows(matrix, removed)
+            keywords = self._keywords
+            if keywords is not None:
+                keywords.changed({row: None for row in removed if row is not None})
 
     def clear(self) -> None:
         with self._db.transaction() as tx:
             DOCS.clear(tx)
         self._texts_changed()
         self._drop_graph()
+        self._drop_keywords()
         self._matrix = None
 
     # -- searches -------------------------------------------------------------------------------------
@@ -353,7 +389,12 @@ class EmbeddedSearchIndex:
         terms = search_terms(text)
         if not terms or k <= 0:
             return []
-        match = " OR ".join(f'"{term}"' for term in self._affordable_terms(terms))
+        keywords = self._keywords
+        if keywords is not None and keywords.ready.is_set():
+            hits = self._keyword_search_in_memory(keywords, terms, filters, k)
+            if hits is not None:
+                return hits
+        match = " OR ".join(f'"{term}"' for term in self._affordable_terms(terms, self._term_frequencies))
         if filters == SearchFilters():
             hits = self._rank_then_filter(match, k)
             if hits is not None:
@@ -369,6 +410,32 @@ class EmbeddedSearchIndex:
             [match, *params, k],
         ).fetchall()
         return [IndexHit(id=row["id"], score=float(row["score"])) for row in rows]
+
+    def _keyword_search_in_memory(self, keywords: KeywordPostings, terms: list[str], filters: SearchFilters,
+                                  k: int) -> list[IndexHit] | None:
+        """The FTS5 query's answer — same kept terms, same scores, ties by id — from the in-memory postings and
+        the matrix's filter mask; None when a word is not one FTS5 token (FTS5 reads it as a phrase)."""
+        matrix = self._matrix
+        tokens = keywords.tokenizer.tokens_of_words(terms)
+        if matrix is None or any(len(tokens[term]) != 1 for term in terms):
+            return None
+        token_of = {term: tokens[term][0] for term in terms}
+        view = keywords.view(token_of.values())
+        kept = self._affordable_terms(terms, lambda asked: _document_counts(view, token_of, asked))
+        snap = matrix.snapshot()
+        mask = self._mask(matrix, snap, filters)
+        if mask is None:
+            return []
+        scores = view.bm25_scores([token_of[term] for term in kept])
+        size = min(scores.size, mask.size)  # rows written after either snapshot wait for the next search
+        candidates = np.flatnonzero((scores[:size] > 0) & mask[:size])
+        if candidates.size > k:  # the k best, and every row tied with the k-th (ties go by id)
+            candidate_scores = scores[candidates]
+            kth_best = np.partition(candidate_scores, candidates.size - k)[candidates.size - k]
+            candidates = candidates[candidate_scores >= kth_best]
+        hits = sorted((IndexHit(id=matrix.ids[row], score=float(scores[row])) for row in candidates),
+                      key=lambda hit: (-hit.score, hit.id))
+        return hits[:k]
 
     def _selected_documents(self, filters: SearchFilters) -> npt.NDArray[np.int64] | None:
         """The `docs` rowids a selective filter keeps (under a quarter of the rows), from the matrix's filter mask;
@@ -401,7 +468,8 @@ class EmbeddedSearchIndex:
     def count(self) -> int:
         return int(self._db.connection().execute("SELECT COUNT(*) FROM docs").fetchone()[0])
 
-    def _affordable_terms(self, terms: list[str]) -> list[str]:
+    def _affordable_terms(self, terms: list[str],
+                          frequencies: Callable[[list[str]], dict[str, int]]) -> list[str]:
         """The query's terms, rarest first, while their matches fit the postings budget (the rarest always).
 
         FTS5 scores every document that matches any term, so one word found in a quarter of a large store
@@ -410,7 +478,7 @@ class EmbeddedSearchIndex:
         """
         if len(terms) == 1:
             return terms
-        frequency = self._term_frequencies(terms)
+        frequency = frequencies(terms)
         kept: list[str] = []
         spent = 0
         for term in sorted(terms, key=lambda t: (frequency[t], t)):
@@ -497,6 +565,42 @@ class EmbeddedSearchIndex:
         if graph is not None and changed and matrix is self._matrix:
             graph.changed(changed, matrix.graph_rows())
 
+    def _attach_keywords_when_due(self) -> None:
+        """Starts building the in-memory keyword postings once the matrix reaches `keyword_memory_min_rows` rows
+        (derived from FTS5: rebuilt on open, in the background; FTS5 answers until they are ready)."""
+        matrix = self._matrix
+        if self._keyword_memory_min_rows is None or matrix is None or self._keywords is not None:
+            return
+        size = matrix.snapshot().size
+        if size < self._keyword_memory_min_rows:
+            return
+        with self._graph_lock:
+            if self._keywords is None and self._matrix is matrix:
+                if self._tokenizer is None:
+                    self._tokenizer = FtsTokenizer(TOKENIZE)
+                keywords = KeywordPostings(self._tokenizer)
+                self._keywords = keywords
+
+                def read() -> BuiltPostings:
+                    return read_fts_postings(self._db.connection(), DOCS.fts, DOCS.table, matrix.row_of.get)
+
+                keywords.start_build(read, background=size > 0)
+
+    def _keywords_follow(self, matrix: _VectorMatrix, texts: dict[str, str]) -> None:
+        """The in-memory postings learn the documents' new texts, tokenised as FTS5 tokenised them."""
+        keywords = self._keywords
+        if keywords is None or not texts or matrix is not self._matrix:
+            return
+        frequencies = keywords.tokenizer.term_frequencies(list(texts.values()))
+        keywords.changed({row: terms for memory_id, terms in zip(texts, frequencies, strict=True)
+                          if (row := matrix.row_of.get(memory_id)) is not None})
+
+    def _drop_keywords(self) -> None:
+        with self._graph_lock:
+            keywords, self._keywords = self._keywords, None
+        if keywords is not None:
+            keywords.close()
+
     def _drop_graph(self) -> None:
         with self._graph_lock:
             graph, self._graph = self._graph, None
@@ -517,6 +621,7 @@ class EmbeddedSearchIndex:
             matrix.put(row["id"], vector, _attributes_from_row(row), row["rowid"])
         self._matrix = matrix
         self._attach_graph_when_due()
+        self._attach_keywords_when_due()
 
     def _write_document(self, tx: sqlite3.Connection, document: IndexDocument) -> int:
         blob = np.asarray(document.vector, dtype=np.float32).tobytes()
@@ -600,6 +705,10 @@ class EmbeddedSearchIndex:
             clauses.append("instr(docs.entities, ?) > 0")
             params.append(_entity_text([filters.entity]))
         return clauses, params
+
+
+def _document_counts(view: PostingsView, token_of: dict[str, str], terms: list[str]) -> dict[str, int]:
+    return {term: view.document_count(token_of[term]) for term in terms}
 
 
 def _one_of(column: npt.NDArray[np.int32], codes: list[int]) -> npt.NDArray[np.bool_]:

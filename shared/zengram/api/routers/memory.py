@@ -98,15 +98,18 @@ SEARCH_UNAVAILABLE: dict[int | str, dict[str, Any]] = {503: documented_error(
 def search_memories(
     request: Annotated[SearchRequest, Query()], memories: MemoryServiceDep, background: BackgroundTasks,
     scope: ScopeDep,
-) -> SearchBody:
+) -> Response:
     result = memories.search(request, scope)
     if request.counts_access:
         background.add_task(memories.reinforce, [hit.memory.id for hit in result.hits])
     retried = result.expanded_query is not None
-    return SearchBody(query=result.query, expanded_query=result.expanded_query, count=len(result.hits),
+    body = SearchBody(query=result.query, expanded_query=result.expanded_query, count=len(result.hits),
                       results=[search_hit(hit, request.format.value) for hit in result.hits],
                       retry=True if retried else None,
                       retrieval=_retrieval(result, full=request.format.value == "full"))
+    # Serialised once, here: returned as a model, the body would be validated again against `response_model`
+    # (which still documents it), on a worker thread, before FastAPI serialises it the same way.
+    return Response(body.model_dump_json(by_alias=True), media_type="application/json")
 
 
 def _retrieval(result: SearchResult, *, full: bool) -> RetrievalBody | None:

@@ -1,0 +1,199 @@
+"""The embedded index's in-memory keyword postings (above `keyword_memory_min_rows`) answer exactly as FTS5 does:
+the same hits in the same order with the same scores, for many queries and filters, before and after writes."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from zengram.adapters.sqlite import EmbeddedSearchIndex
+from zengram.domain.search import IndexHit, SearchFilters
+
+from tests.contract.test_search_index import EMBEDDER, T0, document
+
+BUILD_TIMEOUT = 60.0
+BUDGET = 120  # small enough that common words are left out of some queries
+# Inflections (porter stems them together), capitals, diacritics (removed), a word FTS5 splits in two.
+WORDS = ("run running runs ran runner coffee Coffee café cafe caffeine deploy deployed deploying deployment "
+         "kubernetes cluster clusters meeting meetings Caroline caroline's painting paintings paint garden "
+         "gardening weekly report reports alpha bravo charlie delta echo foxtrot golf hotel india juliet the a of "
+         "and snake_case naïve naive résumé resume").split()
+FILTER_SETS = [
+    SearchFilters(), SearchFilters(client_id="client1"), SearchFilters(client_id="client2", type="fact"),
+    SearchFilters(client_ids=("client3", "client4")), SearchFilters(include_inactive=True),
+    SearchFilters(at_time=T0 + timedelta(days=10)), SearchFilters(client_id="nobody"), SearchFilters(type="fact"),
+    SearchFilters(date_from=T0 + timedelta(days=5), date_to=T0 + timedelta(days=20)),
+    SearchFilters(entity="person:caroline"), SearchFilters(scopes=("chunk:docs", "")),
+]
+
+
+def texts(rng: np.random.Generator, count: int) -> list[str]:
+    """Lengths from 1 to 40 words, some words repeated: ties, saturation and length normalisation all occur."""
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 40)))) for _ in range(count)]
+
+
+def seed(index: EmbeddedSearchIndex, rng: np.random.Generator, count: int, prefix: str = "d") -> None:
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([
+        document(f"{prefix}{i:04}", text, client_id=f"client{i % 12}", type="fact" if i % 3 else "event",
+                 active=i % 7 != 0, valid_from=T0 + timedelta(days=i % 30),
+                 entities=("person:caroline",) if i % 5 == 0 else (), scope="chunk:docs" if i % 11 == 0 else "")
+        for i, text in enumerate(texts(rng, count))
+    ])
+
+
+def queries(rng: np.random.Generator, count: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 7)))) for _ in range(count)]
+
+
+def fts5_answers(path: Path, monkeypatch: pytest.MonkeyPatch, asked: list[tuple[str, SearchFilters]],
+                 k: int) -> list[list[IndexHit]]:
+    """The reference: FTS5 alone, always through its joined query (`ORDER BY bm25(docs_fts), docs.id`), on a
+    fresh index object (its kept term counts know nothing of the other's writes)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(EmbeddedSearchIndex, "_rank_then_filter", lambda *_: None)
+        patch.setattr(EmbeddedSearchIndex, "_selected_documents", lambda *_: None)
+        fts5 = EmbeddedSearchIndex(path, keyword_postings_budget=BUDGET, keyword_memory_min_rows=None)
+        try:
+            return [fts5.keyword_search(text, filters, k) for text, filters in asked]
+        finally:
+            fts5.close()
+
+
+def assert_same_as_fts5(index: EmbeddedSearchIndex, path: Path, monkeypatch: pytest.MonkeyPatch,
+                        rng: np.random.Generator, count: int = 60, k: int = 10) -> None:
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    asked = [(text, FILTER_SETS[i % len(FILTER_SETS)]) for i, text in enumerate(queries(rng, count))]
+    in_memory = [index.keyword_search(text, filters, k) for text, filters in asked]
+    expected = fts5_answers(path, monkeypatch, asked, k)
+    for (text, filters), got, wanted in zip(asked, in_memory, expected, strict=True):
+        assert got == wanted, (text, filters)  # ids, order and scores, to the last bit
+    assert sum(map(bool, in_memory)) > count // 2  # most queries find something: the comparison is not vacuous
+
+
+def open_index(path: Path, min_rows: int | None = 0) -> EmbeddedSearchIndex:
+    return EmbeddedSearchIndex(path, keyword_postings_budget=BUDGET, keyword_memory_min_rows=min_rows)
+
+
+def test_in_memory_postings_rank_exactly_as_fts5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(18)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 500)
+    assert_same_as_fts5(index, path, monkeypatch, rng, count=150)
+    assert_same_as_fts5(index, path, monkeypatch, rng, count=30, k=200)  # long lists: ties beyond the first page
+    index.close()
+
+
+def test_postings_built_on_open_rank_exactly_as_fts5(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(19)
+    path = tmp_path / "index.sqlite3"
+    writer = open_index(path, min_rows=None)
+    seed(writer, rng, 400)
+    writer.close()
+
+    reopened = open_index(path)  # the postings are read from FTS5 in the background
+    assert_same_as_fts5(reopened, path, monkeypatch, rng)
+    reopened.close()
+
+
+def test_postings_follow_writes_made_during_and_after_their_build(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(20)
+    path = tmp_path / "index.sqlite3"
+    writer = open_index(path, min_rows=None)
+    seed(writer, rng, 300)
+    writer.close()
+
+    index = open_index(path)
+    # Right after open, likely while the build runs: these land in its queue or after it, and must count.
+    index.upsert([document(f"d{i:04}", text) for i, text in zip(range(0, 40), texts(rng, 40), strict=True)])
+    index.delete([f"d{i:04}" for i in range(40, 60)])
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+
+    index.set_texts({f"d{i:04}": text for i, text in zip(range(60, 120), texts(rng, 60), strict=True)})
+    for round_number in range(12):  # the same rows rewritten again and again: dead postings pile up, then go
+        index.set_texts({f"d{i:04}": text for i, text in zip(range(120, 140), texts(rng, 20), strict=True)})
+        index.upsert([document(f"new{round_number}-{i}", text) for i, text in enumerate(texts(rng, 5))])
+    index.delete([f"d{i:04}" for i in range(0, 20)])
+    index.upsert([document("d0005", "coffee deploy kubernetes")])  # deleted, then back
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+
+    index.clear()
+    seed(index, rng, 200, prefix="after-clear")
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+    index.close()
+
+
+def test_a_word_fts5_splits_is_answered_by_fts5(tmp_path: Path) -> None:
+    index = open_index(tmp_path / "index.sqlite3")
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document("phrase", "rename to snake case"), document("joined", "snake_case names"),
+                  document("apart", "case of the snake")])
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    # "snake_case" is one word to the query parser but the phrase "snake case" to FTS5: only adjacent tokens match.
+    assert {hit.id for hit in index.keyword_search("snake_case", SearchFilters(), k=10)} == {"phrase", "joined"}
+    assert {hit.id for hit in index.keyword_search("snakes", SearchFilters(), k=10)} == {"phrase", "joined", "apart"}
+    index.close()
+
+
+def test_postings_exist_only_from_the_row_threshold_on(tmp_path: Path) -> None:
+    rng = np.random.default_rng(21)
+    index = open_index(tmp_path / "index.sqlite3", min_rows=50)
+    seed(index, rng, 49)
+    assert not index.wait_for_keywords(0)
+    index.upsert([document("d0049", "coffee runs")])
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    assert "d0049" in {hit.id for hit in index.keyword_search("coffee running", SearchFilters(), k=100)}
+    index.close()
+
+    never = open_index(tmp_path / "index.sqlite3", min_rows=None)
+    assert not never.wait_for_keywords(0)
+    never.close()
+
+
+def test_searches_beside_writers_never_fail_and_end_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Searches read the postings without the writers' lock (arrays are replaced, never shrunk in place): under
+    concurrent upserts, rewrites and deletes none fails, and the end state ranks exactly as FTS5."""
+    rng = np.random.default_rng(22)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 200)
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    written = threading.Event()
+    failures: list[BaseException] = []
+    searched = [0]
+
+    def write() -> None:
+        try:
+            for round_number in range(40):
+                index.upsert([document(f"w{round_number}-{i}", text) for i, text in enumerate(texts(rng, 10))])
+                index.set_texts({f"d{(round_number * 7 + i) % 200:04}": text
+                                 for i, text in enumerate(texts(rng, 5))})
+                index.delete([f"w{round_number - 1}-{i}" for i in range(3)])
+        except BaseException as failure:
+            failures.append(failure)
+        finally:
+            written.set()
+
+    def search(words: list[str]) -> None:
+        try:
+            while not written.is_set():
+                for filters in FILTER_SETS[:4]:
+                    index.keyword_search(" ".join(words), filters, 10)
+                    searched[0] += 1
+        except BaseException as failure:
+            failures.append(failure)
+
+    query_words = [list(rng.choice(WORDS, size=3)) for _ in range(2)]
+    threads = [threading.Thread(target=write), *(threading.Thread(target=search, args=(w,)) for w in query_words)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and searched[0] > 0
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+    index.close()
