@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from zengram.api.errors import domain_error_response, error_response
 from zengram.domain.errors import ZengramError
-from zengram.domain.keys import Principal, presented_key
+from zengram.domain.keys import Principal, key_id_of, presented_key
 
 logger = logging.getLogger(__name__)
 OPEN_PATHS = frozenset({"/health"})
@@ -100,14 +100,18 @@ class ApiKeyMiddleware:
         if scope["type"] != "http" or self.is_open(scope["path"]):
             await self.app(scope, receive, send)
             return
+        # A scoped key is one store read: off the event loop. Any other key can only be the bootstrap key, compared
+        # here (held in memory by the embedded host; a Lambda instance serves one request at a time anyway): a
+        # thread hop there and back cost more than the compare (#18).
         principal = self._verified_caller(scope) if self._verified_caller else None
         if principal is None:
             given = presented_key(Headers(scope=scope))
             if not given:
                 await error_response(401, MISSING_KEY)(scope, receive, send)
                 return
-            try:  # a scoped key is one store read: off the event loop
-                principal = await run_in_threadpool(self._authenticate, given)
+            try:
+                principal = (await run_in_threadpool(self._authenticate, given) if key_id_of(given) is not None
+                             else self._authenticate(given))
             except ZengramError as error:  # e.g. no key configured: say so rather than fail with a 500
                 await domain_error_response(error)(scope, receive, send)
                 return

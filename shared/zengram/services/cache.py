@@ -28,6 +28,11 @@ class Expiring(Generic[T]):
                 self._value, self._loaded_at = self._load(), self._monotonic()
             return self._value
 
+    def peek(self) -> T | None:
+        """The value held now, loaded or not expired or not: None when there is none (nothing is loaded here)."""
+        with self._lock:
+            return self._value
+
     def invalidate(self) -> None:
         with self._lock:
             self._value = None

@@ -194,6 +194,8 @@ class EntityService:
                 if not request.dry_run:
                     self._entities.set_type(key, item.new_type)  # first, so memories stored from now on agree
                     self._retype_linked(key, item.new_type, report)
+        if not request.dry_run:
+            self._links.registry_changed()
         if not request.dry_run and report.changes:
             report.event_id = self._record_event(report)
         return report
@@ -213,7 +215,9 @@ class EntityService:
         then the registry forgets it. Conflict when a new memory named it meanwhile."""
         key, entity = self._require(name)
         updated, _ = self._rewrite_linked(key, lambda refs: [ref for ref in refs if ref.key != key])
-        if not self._entities.remove_unlinked(key):
+        removed = self._entities.remove_unlinked(key)
+        self._links.registry_changed()
+        if not removed:
             raise Conflict(f"entity: a new memory named '{entity.name}' meanwhile; delete it again")
         return EntityRemoval(entity, updated)
 
@@ -232,6 +236,7 @@ class EntityService:
 
         links, _ = self._rewrite_linked(absorbed_key, moved)
         self._entities.remove_unlinked(absorbed_key)  # a memory naming it meanwhile keeps it: merge again
+        self._links.registry_changed()
         merged = self._entities.get(primary_key) or primary
         return EntityMerge(merged, absorbed, links)
 

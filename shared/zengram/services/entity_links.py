@@ -53,7 +53,7 @@ class EntityLinker:
         """Makes the registry hold this memory's entities (none once it is deleted)."""
         entities = [] if memory.is_deleted else memory.entities
         self._entities.set_mentions(memory.id, memory.created_at, entities, memory.updated_at)
-        if any(ref.type is EntityType.AGENT for ref in entities):
+        if self._may_change_agents(entities):
             self._agents.invalidate()
 
     def resolve_key(self, name: str) -> str:
@@ -71,6 +71,20 @@ class EntityLinker:
             if wanted in {entity_key(term) for term in [client.client_id, client.name or "", *client.aliases]}:
                 return client
         return None
+
+    def registry_changed(self) -> None:
+        """Called after a reclassification, deletion or merge changed the registry: the agents are read again."""
+        self._agents.invalidate()
+
+    def _may_change_agents(self, entities: Sequence[EntityRef]) -> bool:
+        """Whether linking `entities` may change the registered agents' list. Every write links its own agent: one
+        the cached list already holds, below its limit, changes only its order (by mentions), which extraction
+        ignores, so the list is not read again for it."""
+        agents = [ref.name for ref in entities if ref.type is EntityType.AGENT]
+        if not agents:
+            return False
+        cached = self._agents.peek()
+        return cached is None or len(cached) >= _KNOWN_AGENTS_LIMIT or not set(agents) <= set(cached)
 
     def _registered_agents(self) -> list[str]:
         return [entity.name for entity in self._entities.list_entities(EntityType.AGENT, _KNOWN_AGENTS_LIMIT, 0)]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from zengram.api.deps import ConsolidationServiceDep
+from zengram.api.rate_limits import refund_failed_heavy
 from zengram.api.schemas import CONFLICT, ERROR_RESPONSES, documented_error
 from zengram.api.schemas.consolidation import (
     ConsolidationResult,
@@ -43,7 +44,8 @@ def job_body(job: Job) -> JobBody:
 @router.post("/consolidate", status_code=202, response_model=None,  # each status documents its own body
              responses={202: {"model": ConsolidationStarted, "description": "Started: poll the job"},
                         200: {"model": JobBody, "description": "?sync=true: the finished job"},
-                        **CONFLICT, **UNAVAILABLE, **BAD_LLM_ANSWER})
+                        **CONFLICT, **UNAVAILABLE, **BAD_LLM_ANSWER},
+             dependencies=[Depends(refund_failed_heavy)])
 def consolidate(
     consolidation: ConsolidationServiceDep,
     response: Response,

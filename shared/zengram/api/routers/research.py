@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
 from zengram.api.access import ScopeDep
 from zengram.api.deps import ResearchServiceDep
+from zengram.api.rate_limits import refund_failed_heavy
 from zengram.api.schemas import ERROR_RESPONSES
 from zengram.api.schemas.research import (
     RESEARCH_ERRORS,
@@ -20,7 +21,8 @@ from zengram.domain.research import ResearchRequest, ResearchState
 router = APIRouter(tags=["research"], responses=ERROR_RESPONSES)
 
 
-@router.post("/research", response_model=ResearchBody, responses=RESEARCH_ERRORS)
+@router.post("/research", response_model=ResearchBody, responses=RESEARCH_ERRORS,
+             dependencies=[Depends(refund_failed_heavy)])
 def research(body: ResearchRequest, research: ResearchServiceDep, scope: ScopeDep) -> ResearchBody:
     return research_body(research.run(body, scope))
 
