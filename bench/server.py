@@ -17,6 +17,8 @@ import httpx
 from bench.stores import API_KEY, MODEL_CACHE
 
 START_TIMEOUT_SECONDS = 900.0  # a 100k store loads its vector matrix and builds its thread index on first open
+SETTLE_TIMEOUT_SECONDS = 600.0  # a 100k store's background builds (HNSW graph, keyword postings) take tens of seconds
+IDLE_CPU_SHARE = 0.05  # a server using under 5 % of a core over half a second has finished its background work
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -79,6 +81,18 @@ class ServerProcess:
             self._process.kill()
             self._process.wait()
         self._process = None
+
+    def settle(self, timeout: float = SETTLE_TIMEOUT_SECONDS) -> float:
+        """Waits until the server is idle: the indexes it builds in the background when a store opens (the HNSW
+        graph, the keyword postings) are built, so what is measured next is the steady state, not the start-up.
+        Returns the seconds waited."""
+        began = time.monotonic()
+        while time.monotonic() - began < timeout:
+            before = self.cpu_seconds()
+            time.sleep(0.5)
+            if self.cpu_seconds() - before < IDLE_CPU_SHARE * 0.5:
+                break
+        return time.monotonic() - began
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server process so far, every thread of it."""

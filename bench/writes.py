@@ -187,6 +187,7 @@ def bench_series(kind: Kind, size: int, drafts: Sequence[MemoryDraft], *, warmup
             with client(server.url) as warm:
                 for body in bodies[:warmup]:
                     warm.post("/memory", json=body).raise_for_status()
+            server.settle()
             load = load_average()
             cpu_before = server.cpu_seconds()
             wall, latencies = _concurrent_posts(server.url, bodies[warmup:], clients)
@@ -247,6 +248,7 @@ def bench_import(size: int, drafts: Sequence[MemoryDraft], batch: int) -> Import
         with ServerProcess(work) as server, client(server.url) as http:
             warm_up = {"content": "warm-up", "type": "event", "source_agent": "bench", "client_id": "bench"}
             http.post("/memory", json=warm_up).raise_for_status()  # loads the embedder
+            server.settle()
             load = load_average()
             cpu_before, began = server.cpu_seconds(), time.perf_counter()
             for start in range(0, len(records), batch):

@@ -260,8 +260,12 @@ class KeywordPostings:
             return
         self._set_length(row, sum(terms.values()))
         generation = int(self._generations[row])
+        tails = self._tails
         for term, frequency in terms.items():
-            self._tails.setdefault(term, _Tail()).append(row, frequency, generation, self._generations)
+            tail = tails.get(term)
+            if tail is None:  # not setdefault: a _Tail built for every posting cost ~0.3 ms per write at 100k
+                tail = tails[term] = _Tail()
+            tail.append(row, frequency, generation, self._generations)
 
     def _set_length(self, row: int, length: int) -> None:
         """Sets a row's token count, keeping the row and token totals FTS5's bm25() reads."""
