@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from zengram.api.json_guard import MAX_JSON_DEPTH, nesting_problem
-from zengram.domain.json_limits import json_depth, non_finite_number_at
+from zengram.domain.json_limits import json_depth, non_finite_number_at, within_limits
 from zengram.domain.models import as_utc, shifted
 from zengram.domain.text_rules import SOME_TEXT_PATTERN, not_blank
 
@@ -53,6 +53,25 @@ def test_json_depth_counts_objects_and_arrays(value: Any, depth: int) -> None:
 ])
 def test_non_finite_numbers_are_found_by_path(value: Any, path: str | None) -> None:
     assert non_finite_number_at(value) == path
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ({"a": {"b": {"c": 1}}}, "notes: may nest at most 2 levels"),
+    ({"a": [1, float("nan")]}, "notes.a.1: must be a finite number"),
+    (float("inf"), "notes: must be a finite number"),
+    ({"a": "x" * 40}, "notes: may be at most 32 bytes as JSON"),
+])
+def test_a_value_beyond_its_limits_is_refused_naming_the_field(value: Any, message: str) -> None:
+    check = within_limits("notes", max_depth=2, max_bytes=32)
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check(value)
+
+
+def test_a_value_within_its_limits_passes_unchanged() -> None:
+    value = {"a": [1, 2.5, "ok"]}
+
+    assert within_limits("notes", max_depth=2, max_bytes=32)(value) is value
 
 
 # -- nesting in JSON text --------------------------------------------------------------------------------------

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+Json = TypeVar("Json")
 
 
 def json_depth(value: Any) -> int:
@@ -49,3 +52,20 @@ def _children(value: Any) -> list[tuple[object, Any]] | None:
 
 def json_size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def within_limits(field: str, *, max_depth: int, max_bytes: int) -> Callable[[Json], Json]:
+    """A validator refusing a JSON-like value of `field` nested deeper than `max_depth`, larger than `max_bytes`
+    as JSON, or holding a non-finite number; each message names the field (or the path inside it)."""
+    def check(value: Json) -> Json:
+        # Depth first, measured without recursion: the size check serialises the value, which recurses.
+        if json_depth(value) > max_depth:
+            raise ValueError(f"{field}: may nest at most {max_depth} levels")
+        non_finite = non_finite_number_at(value)
+        if non_finite is not None:
+            where = f"{field}.{non_finite}" if non_finite else field
+            raise ValueError(f"{where}: must be a finite number (NaN and Infinity are not JSON)")
+        if json_size(value) > max_bytes:
+            raise ValueError(f"{field}: may be at most {max_bytes} bytes as JSON")
+        return value
+    return check

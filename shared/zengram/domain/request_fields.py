@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, StringConstraints, WithJsonSchema
 
-from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
+from zengram.domain.json_limits import within_limits
 from zengram.domain.text_rules import NotBlank
 
 MAX_CONTENT_CHARS = 10_000
@@ -18,16 +18,7 @@ MAX_METADATA_DEPTH = 3
 MAX_OFFSET = 1_000_000  # deeper paging is a mistake (and would overflow SQLite's integers)
 
 
-def _metadata_within_limits(value: dict[str, Any]) -> dict[str, Any]:
-    # Depth first, measured without recursion: the size check serialises the value, which recurses.
-    if json_depth(value) > MAX_METADATA_DEPTH:
-        raise ValueError(f"metadata: may nest at most {MAX_METADATA_DEPTH} levels")
-    non_finite = non_finite_number_at(value)
-    if non_finite is not None:
-        raise ValueError(f"metadata.{non_finite}: must be a finite number (NaN and Infinity are not JSON)")
-    if json_size(value) > MAX_METADATA_BYTES:
-        raise ValueError(f"metadata: may be at most {MAX_METADATA_BYTES} bytes as JSON")
-    return value
+_metadata_within_limits = within_limits("metadata", max_depth=MAX_METADATA_DEPTH, max_bytes=MAX_METADATA_BYTES)
 
 
 Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]

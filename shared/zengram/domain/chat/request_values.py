@@ -8,23 +8,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from zengram.domain.json_limits import json_depth, json_size, non_finite_number_at
+from zengram.domain.json_limits import within_limits
 from zengram.domain.request_fields import nesting_schema
 
 MAX_VALUE_BYTES = 64 * 1024
 MAX_VALUE_DEPTH = 8
 
 
-def json_value_within_limits(value: Any) -> Any:
-    """A stored JSON value (agent state, record data): bounded depth and size, finite numbers."""
-    if json_depth(value) > MAX_VALUE_DEPTH:
-        raise ValueError(f"value: may nest at most {MAX_VALUE_DEPTH} levels")
-    non_finite = non_finite_number_at(value)
-    if non_finite is not None:
-        raise ValueError(f"value.{non_finite}: must be a finite number (NaN and Infinity are not JSON)")
-    if json_size(value) > MAX_VALUE_BYTES:
-        raise ValueError(f"value: may be at most {MAX_VALUE_BYTES} bytes as JSON")
-    return value
+# A stored JSON value (agent state, record data): bounded depth and size, finite numbers.
+json_value_within_limits = within_limits("value", max_depth=MAX_VALUE_DEPTH, max_bytes=MAX_VALUE_BYTES)
 
 
 VALUE_SCHEMA: dict[str, Any] = {
