@@ -1,5 +1,6 @@
 """The embedded index's HNSW graph (above `ann_min_rows`): its answers match the exact scan's, filters and deletes
-hold, it is built in the background on open and follows writes made during and after the build."""
+hold, it is built in the background on open and follows writes made during and after the build — off the write
+path: a row not yet in the graph is still found, scored exactly, and a removed or replaced one is never stale."""
 
 from __future__ import annotations
 
@@ -166,6 +167,100 @@ def test_writes_made_while_the_graph_builds_are_applied_after_it(
     assert graph_searches[1:] == [True, True, True]
 
 
+@pytest.fixture
+def held_maintainer(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Holds the graph's maintainer before it applies queued rows, until the test sets the event it yields."""
+    release = threading.Event()
+    original = HnswGraph._apply_batch
+
+    def held(self: HnswGraph, batch: tuple[int, ...]) -> None:
+        release.wait(BUILD_TIMEOUT)
+        original(self, batch)
+
+    monkeypatch.setattr(HnswGraph, "_apply_batch", held)
+    yield release
+    release.set()  # never leave the maintainer waiting: close() joins it
+
+
+def test_rows_written_before_the_graph_takes_them_in_are_found_and_scored_exactly(
+        tmp_path: Path, stored: npt.NDArray[np.float32], held_maintainer: threading.Event,
+        graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    new = clustered_vectors(3, seed=7)
+    index.upsert(documents(new, start=ROWS))
+    index.delete(["m00007"])
+    index.upsert(documents(stored[[42]], start=11))  # m00011 now has m00042's vector: the graph still has its old
+    assert not index.wait_for_graph_writes(0)  # the maintainer is held: none of these is in the graph yet
+
+    for offset, vector in enumerate(new):
+        hits = index.vector_search(vector, SearchFilters(), k=1)
+        assert ids(hits) == [f"m{ROWS + offset:05d}"]
+        assert hits[0].score == pytest.approx(float(vector @ vector), abs=1e-5)
+    assert "m00007" not in ids(index.vector_search(stored[7], SearchFilters(), k=10))
+    assert set(ids(index.vector_search(stored[42], SearchFilters(), k=2))) == {"m00011", "m00042"}
+    assert "m00011" not in ids(index.vector_search(stored[11], SearchFilters(), k=10))
+    assert graph_searches and all(graph_searches)  # the graph answered, with the waiting rows beside its own
+
+    held_maintainer.set()
+    assert index.wait_for_graph_writes(BUILD_TIMEOUT)
+    assert ids(index.vector_search(new[0], SearchFilters(), k=1)) == [f"m{ROWS:05d}"]
+    assert "m00007" not in ids(index.vector_search(stored[7], SearchFilters(), k=10))
+    index.close()
+
+
+def test_searches_beside_concurrent_writers_find_every_row_written_before_them(
+        tmp_path: Path, stored: npt.NDArray[np.float32], graph_searches: list[bool]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    new = clustered_vectors(200, seed=8)
+    missed: list[str] = []
+
+    def write_then_search(part: int) -> None:
+        for offset in range(part, len(new), 2):
+            index.upsert(documents(new[[offset]], start=ROWS + offset))
+            if ids(index.vector_search(new[offset], SearchFilters(), k=1)) != [f"m{ROWS + offset:05d}"]:
+                missed.append(f"m{ROWS + offset:05d}")
+
+    writers = [threading.Thread(target=write_then_search, args=(part,)) for part in (0, 1)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    assert index.wait_for_graph_writes(BUILD_TIMEOUT)
+    assert len(index._graph or ()) == ROWS + len(new)  # every row reached the graph in the end
+    index.close()
+    assert missed == []
+    assert graph_searches and all(graph_searches)
+
+
+def test_a_graph_that_fails_to_take_a_row_in_hands_searches_back_to_the_exact_scan(
+        tmp_path: Path, stored: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch,
+        graph_searches: list[bool]) -> None:
+    def failing(self: HnswGraph, row: int, current: GraphRows) -> None:
+        raise RuntimeError("usearch refused the row")
+
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    monkeypatch.setattr(HnswGraph, "_apply", failing)
+    new = clustered_vectors(1, seed=9)
+    index.upsert(documents(new, start=ROWS))
+    graph = index._graph
+    assert graph is not None
+    assert graph.wait_until_applied(BUILD_TIMEOUT) is False  # the graph is not ready any more
+
+    assert ids(index.vector_search(new[0], SearchFilters(), k=1)) == [f"m{ROWS:05d}"]
+    index.close()
+    assert graph_searches[-1] is False  # answered by the exact scan
+
+
+def test_closing_with_rows_still_queued_ends_the_maintainer(tmp_path: Path, stored: npt.NDArray[np.float32]) -> None:
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    index.upsert(documents(clustered_vectors(500, seed=10), start=ROWS))
+    index.close()  # the autouse check below fails if its thread outlives close()
+
+
 def test_the_graph_starts_once_the_store_reaches_the_threshold(tmp_path: Path) -> None:
     vectors = clustered_vectors(300, seed=6)
     index = open_index(tmp_path / "index.sqlite3", ann_min_rows=200)
@@ -197,4 +292,4 @@ def ids(hits: list[IndexHit]) -> list[str]:
 @pytest.fixture(autouse=True)
 def _no_build_thread_left() -> Iterator[None]:
     yield
-    assert not [thread for thread in threading.enumerate() if thread.name == "zengram-hnsw-build"]
+    assert not [thread for thread in threading.enumerate() if thread.name == "zengram-hnsw"]

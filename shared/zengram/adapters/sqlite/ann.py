@@ -1,8 +1,10 @@
 """An HNSW graph (usearch) over the rows of the embedded index's vector matrix: derived state, rebuilt on open.
 
 It proposes candidates only: the index re-scores them exactly from its float32 matrix, so the graph stores
-half-precision vectors. Keys are matrix row numbers. The graph is built in a background thread; until it is
-ready, searches use the exact scan and the rows written meanwhile are queued, then applied when the build ends.
+half-precision vectors. Keys are matrix row numbers. One background thread per graph builds it, then keeps it
+following the matrix: a write only queues the rows it changed (an insert costs ~2 ms at 100k rows, which would
+make writes slower as the store grows), and until a queued row is applied, every search proposes it as a
+candidate, so it is scored exactly like the rest (docs/decisions/0038-graph-inserts-off-the-write-path.md).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ import numpy.typing as npt
 logger = logging.getLogger(__name__)
 
 _BUILD_BATCH = 1024  # rows added per call while building, so `close()` can stop a build between batches
+_APPLY_BATCH = 32  # queued rows applied per hold of the graph lock, so searches interleave with a long queue
+# Past this many queued rows (a bulk import), proposing them all costs more than the exact scan it replaces.
+MAX_UNAPPLIED_CANDIDATES = 4096
 
 
 @dataclass(frozen=True)
@@ -45,7 +50,8 @@ class HnswGraph:
     """Approximate nearest rows by inner product (the vectors are unit length, so cosine).
 
     usearch does not document concurrent add/remove beside search for its Python binding, so every call to the
-    graph after the build holds one lock; a search takes ~1 ms, far less than the scan it replaces.
+    graph holds `_graph_lock`; a search takes ~1 ms, far less than the scan it replaces. The rows changed but not
+    yet in the graph (`_queued`, then `_applying`) are guarded by `_queue`, a condition the maintainer waits on.
     """
 
     def __init__(self, dimension: int, parameters: HnswParameters | None = None) -> None:
@@ -54,45 +60,88 @@ class HnswGraph:
         chosen = parameters or HnswParameters()
         self._graph: Any = Index(ndim=dimension, metric="ip", dtype="f16", connectivity=chosen.connectivity,
                                  expansion_add=chosen.expansion_add, expansion_search=chosen.expansion_search)
-        self._lock = threading.Lock()
-        self._queued: set[int] | None = set()  # rows changed during the build; None once the graph is ready
+        self._graph_lock = threading.Lock()
+        self._queue = threading.Condition()
+        self._queued: dict[int, None] = {}  # rows changed and not yet taken by the maintainer, in order
+        self._applying: tuple[int, ...] = ()  # rows the maintainer is putting into the graph now
+        self._rows: Callable[[], GraphRows] | None = None
         self._stopping = threading.Event()
         self.ready = threading.Event()
         self._thread: threading.Thread | None = None
 
     def start_build(self, rows: Callable[[], GraphRows], *, background: bool) -> None:
-        """Builds the graph from the matrix as `rows()` shows it when the build starts (in a thread when
-        `background`); later changes arrive through `changed`."""
+        """Builds the graph from the matrix as `rows()` shows it when the build starts (in the maintainer thread
+        when `background`), then follows the rows that `changed` names, reading them from `rows()`."""
+        self._rows = rows
         if not background:
             self._build(rows)
-            return
-        self._thread = threading.Thread(target=self._build, args=(rows,), name="zengram-hnsw-build", daemon=True)
+        self._thread = threading.Thread(target=self._maintain, args=(rows if background else None,),
+                                        name="zengram-hnsw", daemon=True)
         self._thread.start()
 
     def close(self) -> None:
         self._stopping.set()
+        with self._queue:
+            self._queue.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
 
-    def changed(self, rows: Iterable[int], current: GraphRows) -> None:
-        """Rows whose vector was set, replaced, or removed (dead in `current`): the graph follows."""
-        with self._lock:
-            if self._queued is not None:
-                self._queued.update(rows)
-                return
+    def changed(self, rows: Iterable[int]) -> None:
+        """Rows whose vector was set, replaced, or removed: queued for the maintainer, which reads their current
+        state when it applies them. Costs the write a set insertion, whatever the graph's size."""
+        with self._queue:
             for row in rows:
-                self._apply(row, current)
+                self._queued.pop(row, None)  # re-queued at the end: applied after the rows changed before it
+                self._queued[row] = None
+            self._queue.notify()
 
     def nearest_rows(self, query: npt.NDArray[np.float32], count: int) -> npt.NDArray[np.int64] | None:
-        """Up to `count` candidate rows nearest `query`; None while the graph is being built."""
+        """Up to `count` candidate rows nearest `query`, plus every row changed but not yet applied; None while
+        the graph is being built, or when too many rows wait to be applied (the exact scan answers then)."""
         if not self.ready.is_set():
             return None
-        with self._lock:
+        # The waiting rows are read before the graph is asked: a row applied in between is in the graph then.
+        unapplied = self.unapplied_rows()
+        if len(unapplied) > MAX_UNAPPLIED_CANDIDATES:
+            return None
+        with self._graph_lock:
             matches = self._graph.search(query, count, threads=1)
-        return np.asarray(matches.keys, dtype=np.int64)
+        found = np.asarray(matches.keys, dtype=np.int64)
+        if not unapplied:
+            return found
+        return np.union1d(found, np.fromiter(unapplied, dtype=np.int64, count=len(unapplied)))
+
+    def unapplied_rows(self) -> list[int]:
+        """Rows changed since the graph last took them in (queued or being applied)."""
+        with self._queue:
+            return [*self._applying, *self._queued]
+
+    def wait_until_applied(self, timeout: float) -> bool:
+        """Whether the graph is built and holds every change, waiting up to `timeout` seconds (benchmarks and
+        tests; serving never waits)."""
+        if not self.ready.wait(timeout):
+            return False
+        with self._queue:
+            drained = self._queue.wait_for(lambda: not self._queued and not self._applying, timeout)
+        return drained and self.ready.is_set()  # a failed apply leaves the graph unready: not "holding" anything
 
     def __len__(self) -> int:
         return len(self._graph)
+
+    def _maintain(self, rows_to_build: Callable[[], GraphRows] | None) -> None:
+        if rows_to_build is not None:
+            self._build(rows_to_build)
+        while self.ready.is_set() and not self._stopping.is_set():
+            with self._queue:
+                self._queue.wait_for(lambda: bool(self._queued) or self._stopping.is_set())
+                batch = tuple(self._queued)[:_APPLY_BATCH]
+                for row in batch:
+                    del self._queued[row]
+                self._applying = batch
+            self._apply_batch(batch)
+            with self._queue:
+                self._applying = ()
+                self._queue.notify_all()
 
     def _build(self, rows: Callable[[], GraphRows]) -> None:
         try:
@@ -103,15 +152,23 @@ class HnswGraph:
                     return
                 batch = alive[start:start + _BUILD_BATCH]
                 # threads=1: the build shares the host's cores with the searches it is meant to speed up
-                self._graph.add(batch.astype(np.uint64), seen.vectors[batch], threads=1)
-            with self._lock:
-                current = rows()
-                for row in sorted(self._queued or ()):
-                    self._apply(row, current)
-                self._queued = None
-            self.ready.set()
+                with self._graph_lock:
+                    self._graph.add(batch.astype(np.uint64), seen.vectors[batch], threads=1)
+            self.ready.set()  # the rows changed meanwhile are queued: the maintainer applies them next
         except Exception:  # the exact scan keeps answering: a failed build costs speed, never results
             logger.exception("building the HNSW vector graph failed; vector searches stay exact")
+
+    def _apply_batch(self, batch: tuple[int, ...]) -> None:
+        if self._rows is None or not batch:
+            return
+        current = self._rows()
+        try:
+            with self._graph_lock:
+                for row in batch:
+                    self._apply(row, current)
+        except Exception:  # a graph missing rows could hide them: searches go back to the exact scan for good
+            self.ready.clear()
+            logger.exception("applying changed rows to the HNSW vector graph failed; vector searches stay exact")
 
     def _apply(self, row: int, current: GraphRows) -> None:
         if row in self._graph:

@@ -245,6 +245,12 @@ class EmbeddedSearchIndex:
         graph = self._graph
         return graph is not None and graph.ready.wait(timeout)
 
+    def wait_for_graph_writes(self, timeout: float) -> bool:
+        """Whether the HNSW graph is built and holds every write made so far, waiting up to `timeout` seconds
+        (benchmarks and tests: until then a search scores the rows not in it exactly)."""
+        graph = self._graph
+        return graph is not None and graph.wait_until_applied(timeout)
+
     def wait_for_keywords(self, timeout: float) -> bool:
         """Whether keyword searches score the in-memory postings, waiting up to `timeout` seconds for their
         build (benchmarks and tests; serving never waits: FTS5 answers meanwhile)."""
@@ -563,7 +569,7 @@ class EmbeddedSearchIndex:
         graph = self._graph
         changed = [row for row in rows if row is not None]
         if graph is not None and changed and matrix is self._matrix:
-            graph.changed(changed, matrix.graph_rows())
+            graph.changed(changed)
 
     def _attach_keywords_when_due(self) -> None:
         """Starts building the in-memory keyword postings once the matrix reaches `keyword_memory_min_rows` rows
