@@ -87,3 +87,29 @@ def test_term_counts_kept_between_queries_follow_every_write(tmp_path: Path) -> 
     assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 21
     index.set_texts({f"common{i}": "monthly report" for i in range(20)})
     assert len(index.keyword_search("weekly kubernetes", SearchFilters(), k=50)) == 1
+
+
+def test_the_keyword_index_merges_its_segments_sixteen_at_a_time_in_new_and_old_files(tmp_path: Path) -> None:
+    """FTS5's default (4) makes a commit's merge work grow with the index; the setting lives in the file."""
+    import sqlite3
+
+    from zengram.adapters.sqlite.fts_tables import SEGMENTS_MERGED_AT
+
+    def automerge(path: Path) -> int | None:
+        with sqlite3.connect(path) as connection:
+            row = connection.execute("SELECT v FROM docs_fts_config WHERE k = 'automerge'").fetchone()
+        return None if row is None else int(row[0])
+
+    EmbeddedSearchIndex(tmp_path / "new.sqlite3").close()
+    assert automerge(tmp_path / "new.sqlite3") == SEGMENTS_MERGED_AT == 16
+
+    old = tmp_path / "old.sqlite3"
+    with sqlite3.connect(old) as connection:  # a file written before the setting: FTS5's default
+        connection.execute("CREATE VIRTUAL TABLE docs_fts USING fts5(text)")
+        connection.execute("INSERT INTO docs_fts (docs_fts, rank) VALUES ('automerge', 4)")
+    assert automerge(old) == 4
+    index = EmbeddedSearchIndex(old)
+    index.bind_model(EMBEDDER.model_id, EMBEDDER.dimension)
+    index.upsert([document("a", "coffee machine broken")])
+    index.close()
+    assert automerge(old) == SEGMENTS_MERGED_AT

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
+from zengram.adapters.sqlite.fts_tables import RowsWithText, merge_segments_at, read_meta
 from zengram.domain.documents.files import matches_any
 from zengram.domain.text import search_terms
 from zengram.ports_documents import ChunkFilters, ChunkHit, IndexedChunk
@@ -111,6 +111,8 @@ class _Matrix:
 class EmbeddedChunkIndex:
     def __init__(self, path: Path) -> None:
         self._db = SQLiteDatabase(path, SCHEMA)
+        with self._db.transaction() as tx:
+            merge_segments_at(tx, CHUNKS.fts)
         self._matrix: _Matrix | None = None
         self._load()
 

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from zengram.adapters.sqlite.ann import GraphRows, HnswGraph, HnswParameters
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.adapters.sqlite.fts_tables import RowsWithText, read_meta
+from zengram.adapters.sqlite.fts_tables import RowsWithText, merge_segments_at, read_meta
 from zengram.adapters.sqlite.keyword_postings import (
     BuiltPostings,
     FtsTokenizer,
@@ -218,6 +218,8 @@ class EmbeddedSearchIndex:
         self._db = SQLiteDatabase(path, SCHEMA)
         _add_entities_column(self._db)
         _add_scope_column(self._db)
+        with self._db.transaction() as tx:
+            merge_segments_at(tx, DOCS.fts)
         self._postings_budget = keyword_postings_budget
         # Documents per query term, valid until the next change of the FTS5 texts (see `_term_frequencies`).
         self._term_counts: dict[str, int] = {}
