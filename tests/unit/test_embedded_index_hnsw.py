@@ -277,6 +277,23 @@ def test_without_a_threshold_there_is_no_graph(tmp_path: Path, stored: npt.NDArr
     index.close()
 
 
+def test_a_process_exiting_while_its_graph_takes_rows_in_ends_cleanly(tmp_path: Path) -> None:
+    """Without close(): the maintainer is inside usearch when the interpreter exits (it used to abort)."""
+    script = f"""
+from pathlib import Path
+from tests.unit.test_embedded_index_hnsw import clustered_vectors, documents, open_index
+index = open_index(Path({str(tmp_path / "index.sqlite3")!r}), ann_min_rows=0)
+assert index.wait_for_graph(60)
+for start in range(0, 3000, 100):
+    index.upsert(documents(clustered_vectors(100, seed=start), start=start))
+assert not index.wait_for_graph_writes(0)
+"""
+    exited = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
+                            cwd=Path(__file__).parents[2])
+    assert exited.returncode == 0, exited.stderr
+    assert "terminate" not in exited.stderr
+
+
 def test_usearch_then_onnxruntime_import_cleanly() -> None:
     """usearch 2.26.2-2.26.6 made a later `import onnxruntime` crash the process (the embedder loads after the
     index); the pinned version must not."""

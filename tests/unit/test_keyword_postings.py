@@ -1,5 +1,6 @@
 """The embedded index's in-memory keyword postings (above `keyword_memory_min_rows`) answer exactly as FTS5 does:
-the same hits in the same order with the same scores, for many queries and filters, before and after writes."""
+the same hits in the same order with the same scores, for many queries and filters, before and after writes —
+which hand their texts to a maintainer thread rather than tokenising them, and are searchable at once."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex
+from zengram.adapters.sqlite.keyword_postings import FtsTokenizer, KeywordPostings
 from zengram.domain.search import IndexHit, SearchFilters
 
 from tests.contract.test_search_index import EMBEDDER, T0, document
@@ -197,3 +199,45 @@ def test_searches_beside_writers_never_fail_and_end_exact(tmp_path: Path, monkey
     assert failures == [] and searched[0] > 0
     assert_same_as_fts5(index, path, monkeypatch, rng)
     index.close()
+
+
+def test_a_write_tokenises_nothing_and_a_search_right_after_it_is_exact(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(23)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 300)
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    release = threading.Event()
+    tokenising_threads: list[str] = []
+    original = FtsTokenizer.term_frequencies
+
+    def watched(self: FtsTokenizer, texts: list[str]) -> list[dict[str, int]]:
+        tokenising_threads.append(threading.current_thread().name)
+        return original(self, texts)
+
+    def held_maintainer(self: KeywordPostings) -> None:  # the maintainer waits; a search applies what waits
+        if threading.current_thread().name == "zengram-keywords":
+            release.wait(BUILD_TIMEOUT)
+        held_apply(self)
+
+    held_apply = KeywordPostings.apply_waiting
+    monkeypatch.setattr(FtsTokenizer, "term_frequencies", watched)
+    monkeypatch.setattr(KeywordPostings, "apply_waiting", held_maintainer)
+    def write() -> None:
+        index.upsert([document("fresh", "caffeine caffeine deploy naïve")])
+        index.set_texts({"d0003": "garden gardening weekly"})
+        index.delete(["d0004"])
+
+    writer = threading.Thread(target=write, name="writer")
+    writer.start()
+    writer.join()
+    assert "writer" not in tokenising_threads  # the write only queued its texts
+
+    try:
+        assert index.keyword_search("caffeine naive", SearchFilters(), k=1)[0].id == "fresh"
+        assert_same_as_fts5(index, path, monkeypatch, rng)
+    finally:
+        release.set()
+        index.close()
+    assert not [thread for thread in threading.enumerate() if thread.name == "zengram-keywords"]

@@ -9,8 +9,10 @@ candidate, so it is scored exactly like the rest (docs/decisions/0038-graph-inse
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,17 @@ _BUILD_BATCH = 1024  # rows added per call while building, so `close()` can stop
 _APPLY_BATCH = 32  # queued rows applied per hold of the graph lock, so searches interleave with a long queue
 # Past this many queued rows (a bulk import), proposing them all costs more than the exact scan it replaces.
 MAX_UNAPPLIED_CANDIDATES = 4096
+
+
+# Graphs whose maintainer may be inside usearch when the interpreter exits: stopped first, because a daemon thread
+# ended by the interpreter's finalisation inside usearch's C++ frames aborts the process ("terminate called").
+_open_graphs: weakref.WeakSet[HnswGraph] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_maintainers() -> None:
+    for graph in list(_open_graphs):
+        graph.close()
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,7 @@ class HnswGraph:
         self._stopping = threading.Event()
         self.ready = threading.Event()
         self._thread: threading.Thread | None = None
+        _open_graphs.add(self)
 
     def start_build(self, rows: Callable[[], GraphRows], *, background: bool) -> None:
         """Builds the graph from the matrix as `rows()` shows it when the build starts (in the maintainer thread

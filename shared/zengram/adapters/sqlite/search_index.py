@@ -595,12 +595,11 @@ class EmbeddedSearchIndex:
                 keywords.start_build(read, background=size > 0)
 
     def _keywords_follow(self, matrix: _VectorMatrix, texts: dict[str, str]) -> None:
-        """The in-memory postings learn the documents' new texts, tokenised as FTS5 tokenised them."""
+        """The in-memory postings learn the documents' new texts (tokenised by their maintainer, off this write)."""
         keywords = self._keywords
         if keywords is None or not texts or matrix is not self._matrix:
             return
-        frequencies = keywords.tokenizer.term_frequencies(list(texts.values()))
-        keywords.changed({row: terms for memory_id, terms in zip(texts, frequencies, strict=True)
+        keywords.changed({row: text for memory_id, text in texts.items()
                           if (row := matrix.row_of.get(memory_id)) is not None})
 
     def _drop_keywords(self) -> None:
