@@ -3,8 +3,9 @@
 FTS5 scores every posting of a query's terms through its B-tree (~8–10 ms for 20,000 postings at 100k
 documents); the same postings as numpy arrays score in well under a millisecond. The postings are derived from
 the FTS5 table, never the source: built from its `fts5vocab` 'instance' view in a background thread when the
-store opens, then kept current by every write, whose texts are tokenised by a private in-memory FTS5 table with
-the same tokenizer — the terms are FTS5's own, porter stemming included. `bm25_scores` reproduces FTS5's bm25()
+store opens, then kept current by a maintainer thread that tokenises every written text with a private in-memory
+FTS5 table with the same tokenizer — the terms are FTS5's own, porter stemming included (ADR 0038: a search first
+applies the texts still waiting, so it never scores a stale posting). `bm25_scores` reproduces FTS5's bm25()
 to the last bit (same N, average length, IDF clamp, k1, b and order of summation), so rankings are identical.
 
 Rows are the vector matrix's rows. The postings built on open are one compact CSR block (every term's rows and
