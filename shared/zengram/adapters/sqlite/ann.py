@@ -4,7 +4,7 @@ It proposes candidates only: the index re-scores them exactly from its float32 m
 half-precision vectors. Keys are matrix row numbers. One background thread per graph builds it, then keeps it
 following the matrix: a write only queues the rows it changed (an insert costs ~2 ms at 100k rows, which would
 make writes slower as the store grows), and until a queued row is applied, every search proposes it as a
-candidate, so it is scored exactly like the rest (docs/decisions/0038-graph-inserts-off-the-write-path.md).
+candidate, so it is scored exactly like the rest (docs/decisions/0038-index-maintenance-off-the-write-path.md).
 """
 
 from __future__ import annotations
