@@ -57,7 +57,7 @@ def watching() -> StoreWatchingEmbedder:
 
 @pytest.fixture
 def brain(settings: Settings, watching: StoreWatchingEmbedder, clock: TickingClock) -> Iterator[Container]:
-    built = build_container(settings.model_copy(update={"embed_beside_writes": True}), embedder=watching, clock=clock)
+    built = build_container(settings, embedder=watching, clock=clock)  # the default: beside
     watching.container = built
     yield built
     built.close()
@@ -110,9 +110,10 @@ def test_an_imports_vectors_computed_ahead_are_the_ones_indexing_computes(brain:
     assert np.allclose(np.stack([written[memory.id] for memory in memories]), expected)
 
 
-def test_by_default_a_write_embeds_in_sequence_with_the_same_result(settings: Settings, clock: TickingClock) -> None:
+def test_switched_off_a_write_embeds_in_sequence_with_the_same_result(settings: Settings, clock: TickingClock) -> None:
     watching = StoreWatchingEmbedder(wait_seconds=0.2)  # the record cannot arrive: it is written after the vector
-    built = build_container(settings, embedder=watching, clock=clock)
+    built = build_container(settings.model_copy(update={"embed_beside_writes": False}), embedder=watching,
+                            clock=clock)
     try:
         watching.container = built
         watching.baseline = built.backend.records.count()
