@@ -71,14 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(texts)} memory texts: mean {np.mean([word_count(t) for t in texts]):.1f} words, "
           f"{np.mean(tokens):.1f} tokens (max {max(tokens)}); load {format_load(load_before)}")
 
-    parallel_passes = Settings().minilm_parallel_passes
+    settings = Settings()
+    parallel_passes = settings.minilm_parallel_passes
     embedders: dict[str, Embedder] = {}
+    one_thread: dict[str, Embedder] = {}  # the same runtime with every pass on one thread, for comparison
     figures: dict[str, RuntimeFigures] = {}
     for runtime in runtimes:
-        embedder = build_minilm_embedder(runtime, cache_dir=DATA_DIR / "models")
+        embedder = build_minilm_embedder(runtime, cache_dir=DATA_DIR / "models",
+                                         lone_pass_threads=settings.minilm_lone_pass_threads)
         began = time.perf_counter()
         embedder.load()
         embedders[runtime] = embedder
+        one_thread[runtime] = build_minilm_embedder(runtime, cache_dir=DATA_DIR / "models")
+        one_thread[runtime].embed(texts[:8])  # loaded and warm
         load_seconds = round(time.perf_counter() - began, 2)
         figures[runtime] = RuntimeFigures(runtime, load_seconds, _min_reference_cosine(embedder))
         embedder.embed(texts[:32])  # warm-up: first-run allocations
@@ -89,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             embedder = embedders[runtime]
             series = figures[runtime].series
             _measure(series.setdefault("single", Series()), texts, 1, embedder.embed)
+            _measure(series.setdefault("single 1 thr", Series()), texts, 1, one_thread[runtime].embed)
             for size in BATCH_SIZES:
                 _measure(series.setdefault(f"batch {size}", Series()), texts, size, embedder.embed)
             _measure_concurrent(series.setdefault(f"{args.callers} callers", Series()), texts,
@@ -143,7 +149,8 @@ def render(figures: dict[str, RuntimeFigures], started: str, load_before: tuple[
         f"{format_load(load_after)}",
         f"texts/s (wall) [CPU ms per text], median of {args.rounds} rounds of {args.texts} texts. "
         f"'{args.callers} callers': one text per call from {args.callers} threads through CoalescingEmbedder "
-        f"(minilm_parallel_passes={parallel_passes}).",
+        f"(minilm_parallel_passes={parallel_passes}). 'single': one text per call, a lone pass on up to "
+        f"minilm_lone_pass_threads={Settings().minilm_lone_pass_threads} threads (ONNX); 'single 1 thr': on one.",
         f"{'runtime':<10} {'load s':>6} {'min cos':>8}  " + "  ".join(f"{name:>15}" for name in names)
         + "  texts/pass",
     ]

@@ -217,7 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int) -> EmbeddingFigures:
     """The embedder the server runs by default (`minilm_runtime`); `python -m bench.embedder` compares them all."""
-    embedder = build_minilm_embedder(Settings().minilm_runtime, cache_dir=DATA_DIR / "models")
+    settings = Settings()
+    embedder = build_minilm_embedder(settings.minilm_runtime, cache_dir=DATA_DIR / "models",
+                                     lone_pass_threads=settings.minilm_lone_pass_threads)
     began = time.perf_counter()
     embedder.load()
     load_seconds = time.perf_counter() - began

@@ -104,6 +104,7 @@ def drafts_of(kind: Kind, corpus: Corpus, count: int, start: int = 0) -> list[Me
 def ensure_stores(data_dir: Path, sizes: Sequence[int], corpus: Corpus, kind: Kind = "store",
                   log: Callable[[str], None] = print) -> list[SeedReport]:
     """`ensure_store` for each size, smallest first, each bigger one continuing a copy of the one before."""
+    data_dir.mkdir(parents=True, exist_ok=True)  # a fresh clone has none: it is git-ignored
     reports: list[SeedReport] = []
     previous: Path | None = None
     for size in sorted(sizes):

@@ -36,7 +36,8 @@ def minilm() -> Embedder:
     from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
     defaults = Settings()
-    embedder = CoalescingEmbedder(build_minilm_embedder(defaults.minilm_runtime),
+    embedder = CoalescingEmbedder(build_minilm_embedder(defaults.minilm_runtime,
+                                                        lone_pass_threads=defaults.minilm_lone_pass_threads),
                                   max_parallel_passes=defaults.minilm_parallel_passes)
     embedder.embed(["warm up"])
     return embedder

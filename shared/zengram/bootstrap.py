@@ -184,7 +184,8 @@ def build_minilm_embedder(settings: Settings) -> Embedder:
     from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
 
     minilm = build_runtime(settings.minilm_runtime, model_dir=settings.minilm_model_dir,
-                           cache_dir=settings.minilm_graph_dir, parallel_runs=settings.minilm_parallel_passes)
+                           cache_dir=settings.minilm_graph_dir, parallel_runs=settings.minilm_parallel_passes,
+                           lone_pass_threads=settings.minilm_lone_pass_threads)
     return CoalescingEmbedder(minilm, max_parallel_passes=settings.minilm_parallel_passes)
 
 

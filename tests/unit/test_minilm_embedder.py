@@ -26,8 +26,9 @@ pytestmark = pytest.mark.slow
 
 RUNTIMES: list[Runtime] = ["numpy", "onnx", "onnx-int8"]
 # Lowest cosine to the reference over its nine texts. fp32 runtimes reproduce it (measured min 0.99999995);
-# int8 measured min 0.9801 (the CJK/emoji text), mean 0.992.
-MIN_COSINE = {"numpy": 0.999, "onnx": 0.999, "onnx-int8": 0.975}
+# int8 depends on the CPU's int8 kernels: min 0.9801 (the CJK/emoji text), mean 0.992 with AVX-512 VNNI; min 0.9708
+# (the empty text), mean 0.990 on an AVX2-only CPU, whose u8 x s8 multiply-add saturates (measured 2026-12-03).
+MIN_COSINE = {"numpy": 0.999, "onnx": 0.999, "onnx-int8": 0.97}
 # How far a text's vector may move with the batch it is in: fp32 only by GEMM summation order; int8 runs
 # one text per pass, so not at all.
 BATCH_TOLERANCE = {"numpy": 1e-6, "onnx": 1e-5, "onnx-int8": 0.0}
@@ -157,6 +158,80 @@ def test_a_call_of_several_passes_runs_them_on_parallel_threads_with_the_same_ve
     assert len(set(started[:2])) == 2 and len(started) > 2
     tolerance = BATCH_TOLERANCE["onnx-int8" if variant == "int8" else "onnx"]
     np.testing.assert_allclose(parallel, sequential, atol=tolerance, rtol=0)
+
+
+class SessionThreads:
+    """Records, for every ONNX session the embedder makes, the threads it was given, and which session each pass
+    ran on; `hold_first` keeps the first pass running until a second one has started."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, hold_first: bool = False) -> None:
+        self.threads_of: dict[int, int] = {}
+        self.passes: list[int] = []
+        self._second_started = threading.Event()
+        make, run = onnx_module._session, onnx_module._run
+
+        def recorded_session(graph: Any, threads: int = 1) -> Any:
+            session = make(graph, threads)
+            self.threads_of[id(session)] = threads
+            return session
+
+        def recorded_run(session: Any, sequences: Any) -> Any:
+            self.passes.append(self.threads_of[id(session)])
+            if len(self.passes) == 2:
+                self._second_started.set()
+            elif hold_first and len(self.passes) == 1:
+                assert self._second_started.wait(timeout=30), "no second pass started"
+            return run(session, sequences)
+
+        monkeypatch.setattr(onnx_module, "_session", recorded_session)
+        monkeypatch.setattr(onnx_module, "_run", recorded_run)
+
+
+@pytest.mark.parametrize("variant", ["fp32", "int8"])
+def test_a_lone_pass_spreads_over_two_threads_and_gives_the_same_vector_bit_for_bit(
+        variant: Variant, graphs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_module, "usable_cores", lambda: 2)
+    texts = [case["text"] for case in CASES]
+    one_thread = np.stack([OnnxMiniLMEmbedder(variant=variant, cache_dir=graphs).embed([text])[0] for text in texts])
+    sessions = SessionThreads(monkeypatch)
+    spread = OnnxMiniLMEmbedder(variant=variant, cache_dir=graphs, lone_pass_threads=2)
+    two_threads = np.stack([spread.embed([text])[0] for text in texts])
+    assert sessions.passes == [2] * len(texts)
+    np.testing.assert_array_equal(two_threads, one_thread)
+
+
+def test_a_pass_that_starts_while_another_runs_takes_one_thread(
+        graphs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_module, "usable_cores", lambda: 2)
+    sessions = SessionThreads(monkeypatch, hold_first=True)
+    embedder = OnnxMiniLMEmbedder(variant="int8", cache_dir=graphs, lone_pass_threads=2)
+    embedder.load()
+    with ThreadPoolExecutor(max_workers=2) as callers:
+        first = callers.submit(embedder.embed, ["the first write"])
+        for _ in range(30_000):  # the first pass is running (and held) before the second call starts
+            if sessions.passes or first.done():
+                break
+            threading.Event().wait(0.001)
+        callers.submit(embedder.embed, ["the second write"]).result(timeout=60)
+        first.result(timeout=60)
+    assert sessions.passes == [2, 1]
+
+
+def test_the_parallel_passes_of_one_call_take_one_thread_each(graphs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_module, "usable_cores", lambda: 2)
+    sessions = SessionThreads(monkeypatch)
+    texts = [f"record {i} of an import" for i in range(6)]
+    OnnxMiniLMEmbedder(variant="int8", cache_dir=graphs, parallel_runs=2, lone_pass_threads=2).embed(texts)
+    assert sessions.passes == [1] * len(texts)
+
+
+def test_a_lone_pass_takes_no_more_threads_than_the_process_has_cores(
+        graphs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_module, "usable_cores", lambda: 1)
+    sessions = SessionThreads(monkeypatch)
+    OnnxMiniLMEmbedder(variant="int8", cache_dir=graphs, lone_pass_threads=4).embed(["a write on a one-core host"])
+    assert sessions.passes == [1]
+    assert sorted(sessions.threads_of.values()) == [1]  # no second session was made
 
 
 def test_text_beyond_256_tokens_is_truncated(embedder: Embedder) -> None:

@@ -46,7 +46,8 @@ MAX_PADDING_PER_TEXT = 4
 @dataclass(frozen=True)
 class _LoadedModel:
     tokenizer: Any  # tokenizers.Tokenizer (the library ships no type information)
-    session: Any  # onnxruntime.InferenceSession (untyped)
+    session: Any  # onnxruntime.InferenceSession (untyped), one thread per pass
+    lone_session: Any  # the same graph on `lone_pass_threads` threads (the session itself when that is 1)
 
 
 class OnnxMiniLMEmbedder:
@@ -54,7 +55,7 @@ class OnnxMiniLMEmbedder:
 
     fp32 reproduces the reference vectors (cosine ≥ 0.9999) and batches by length: padding is masked,
     so a text's vector is the same (to ~1e-7) in any batch. int8 trades accuracy (cosine ≥ 0.98, mean
-    0.992, to the reference) for ~2.5x less CPU per text; its activations are quantized with one scale
+    0.992, to the reference; ≥ 0.97 on a CPU without AVX-512 VNNI) for ~2.5x less CPU per text; its activations are quantized with one scale
     per tensor, computed at run time, so a batch would change each text's vector: int8 therefore runs one
     text per pass.
 
@@ -62,19 +63,26 @@ class OnnxMiniLMEmbedder:
     loading happens once under a lock, and ONNX Runtime sessions accept concurrent `run` calls. A call that
     needs several passes (a batch of int8 texts, or of fp32 texts of different lengths) runs them on up to
     `parallel_runs` threads, one core each: an import or a seeding uses every core, not one.
+
+    A pass that runs alone (no other pass of this embedder is running: one write or one search on a quiet
+    host) spreads over `lone_pass_threads` threads, as many cores as the process has at most. Its vector is
+    the same, bit for bit: the split only changes who computes which rows of each product.
     """
 
     def __init__(self, model_dir: Path | None = None, *, variant: Variant = "fp32", cache_dir: Path | None = None,
-                 max_batch_tokens: int = 2048, parallel_runs: int = 1) -> None:
+                 max_batch_tokens: int = 2048, parallel_runs: int = 1, lone_pass_threads: int = 1) -> None:
         if max_batch_tokens < MAX_SEQ_LENGTH:
             raise ValueError(f"max_batch_tokens must be at least {MAX_SEQ_LENGTH}")
-        if parallel_runs < 1:
-            raise ValueError("parallel_runs must be at least 1")
+        if parallel_runs < 1 or lone_pass_threads < 1:
+            raise ValueError("parallel_runs and lone_pass_threads must be at least 1")
         self._model_dir = model_dir
         self._variant: Variant = variant
         self._cache_dir = cache_dir
         self._max_batch_tokens = max_batch_tokens
         self._parallel_runs = parallel_runs
+        self._lone_pass_threads = min(lone_pass_threads, usable_cores())
+        self._passes_running = 0
+        self._passes_lock = threading.Lock()
         self._model: _LoadedModel | None = None
         self._load_lock = threading.Lock()
         self._runners: ThreadPoolExecutor | None = None  # made on the first call that needs them
@@ -103,14 +111,27 @@ class OnnxMiniLMEmbedder:
         sequences = token_ids(model.tokenizer, texts)
         batches = self._batches(sequences)
 
-        def run(batch: list[int]) -> npt.NDArray[np.float32]:
-            return _run(model.session, [sequences[i] for i in batch])
-
         parallel = len(batches) > 1 and self._parallel_runs > 1
+
+        def run(batch: list[int]) -> npt.NDArray[np.float32]:
+            return self._pass(model, [sequences[i] for i in batch], may_spread=not parallel)
+
         passes = self._runner_pool().map(run, batches) if parallel else map(run, batches)
         for batch, batch_vectors in zip(batches, passes, strict=True):
             vectors[batch] = batch_vectors
         return vectors
+
+    def _pass(self, model: _LoadedModel, sequences: Sequence[Ints], *, may_spread: bool) -> npt.NDArray[np.float32]:
+        """One forward pass: on the lone session's threads when no other pass is running (the cores are
+        otherwise idle), else on one thread, so that passes side by side do not fight over the cores."""
+        with self._passes_lock:
+            alone = may_spread and self._passes_running == 0
+            self._passes_running += 1
+        try:
+            return _run(model.lone_session if alone else model.session, sequences)
+        finally:
+            with self._passes_lock:
+                self._passes_running -= 1
 
     def _runner_pool(self) -> ThreadPoolExecutor:
         """The threads a call's passes share (ONNX Runtime releases the GIL while it runs a pass)."""
@@ -131,7 +152,10 @@ class OnnxMiniLMEmbedder:
                 if self._model is None:
                     model_dir = find_model_dir(self._model_dir)
                     graph = graph_file_or_bytes(model_dir, self._variant, self._cache_dir)
-                    self._model = _LoadedModel(tokenizer=load_tokenizer(model_dir), session=_session(graph))
+                    session = _session(graph)
+                    lone = _session(graph, self._lone_pass_threads) if self._lone_pass_threads > 1 else session
+                    self._model = _LoadedModel(tokenizer=load_tokenizer(model_dir), session=session,
+                                               lone_session=lone)
                 model = self._model
         return model
 
@@ -174,14 +198,21 @@ def _run(session: Any, sequences: Sequence[Ints]) -> npt.NDArray[np.float32]:
     return l2_normalised(np.asarray(vectors, dtype=np.float32))
 
 
-def _session(graph: Path | bytes) -> Any:
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says, else the machine's)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def _session(graph: Path | bytes, threads: int = 1) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    # One thread per pass: a 2-core machine gained nothing from a second intra-op thread (measured,
-    # bench/embedder.py), and parallelism comes from concurrent callers (see CoalescingEmbedder).
+    # Passes side by side take one thread each (see CoalescingEmbedder); a lone pass may take more. On a 2-core
+    # AVX2 machine a second thread cut a 58-token int8 pass from 10.7 to 6.2 ms, for ~16 % more CPU; an
+    # AVX-512 machine gained little (bench/embedder.py, docs/performance.md).
     # No spinning: idle pool threads must not burn a core other requests need.
-    options.intra_op_num_threads = 1
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
