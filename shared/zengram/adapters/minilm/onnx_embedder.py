@@ -55,9 +55,9 @@ class OnnxMiniLMEmbedder:
 
     fp32 reproduces the reference vectors (cosine ≥ 0.9999) and batches by length: padding is masked,
     so a text's vector is the same (to ~1e-7) in any batch. int8 trades accuracy (cosine ≥ 0.98, mean
-    0.992, to the reference; ≥ 0.97 on a CPU without AVX-512 VNNI) for ~2.5x less CPU per text; its activations are quantized with one scale
-    per tensor, computed at run time, so a batch would change each text's vector: int8 therefore runs one
-    text per pass.
+    0.992, to the reference; ≥ 0.97 on a CPU without AVX-512 VNNI) for ~2.5x less CPU per text; its
+    activations are quantized with one scale per tensor, computed at run time, so a batch would change each
+    text's vector: int8 therefore runs one text per pass.
 
     Construction is cheap; the first `embed` builds or loads the graph. Safe to share between threads:
     loading happens once under a lock, and ONNX Runtime sessions accept concurrent `run` calls. A call that
