@@ -14,6 +14,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -191,7 +192,9 @@ class VectorCache:
 
     def __init__(self, path: Path, inner: Embedder) -> None:
         self._inner = inner
-        self._db = sqlite3.connect(path)
+        # Called from the write service's embedding thread (the embedding runs beside the record writes).
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (digest TEXT PRIMARY KEY, vector BLOB NOT NULL)")
         self.hits = 0
 
@@ -204,6 +207,10 @@ class VectorCache:
         return self._inner.dimension
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        with self._lock:
+            return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         digests = [hashlib.sha256(text.encode()).hexdigest() for text in texts]
         found = dict(self._db.execute(f"SELECT digest, vector FROM vectors WHERE digest IN "
                                       f"({', '.join('?' for _ in digests)})", digests).fetchall()) if digests else {}
