@@ -2,8 +2,8 @@
 
 - `onnx-int8` (default when onnxruntime is installed): ONNX Runtime on a graph built here from the
   safetensors weights (`graph.py`), fused attention, dynamically quantized to int8; ~2.5x less CPU per
-  text than fp32, cosine ≥ 0.98 (mean 0.992) to the reference with AVX-512 VNNI, ≥ 0.97 (mean 0.990) on an
-  AVX2-only CPU, LoCoMo recall@10 within 0.001 of fp32.
+  text than fp32, cosine ≥ 0.98 (mean 0.992) to the reference on most development machines, ≥ 0.97 (mean 0.990)
+  on an AVX2-only one, LoCoMo recall@10 within 0.001 of fp32.
 - `onnx`: the same graph in fp32, batches padded by length; the reference vectors to cosine 0.9999.
 - `numpy`: a plain numpy forward pass (`bert.py`), the fallback.
 

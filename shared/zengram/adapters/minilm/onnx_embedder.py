@@ -55,7 +55,7 @@ class OnnxMiniLMEmbedder:
 
     fp32 reproduces the reference vectors (cosine ≥ 0.9999) and batches by length: padding is masked,
     so a text's vector is the same (to ~1e-7) in any batch. int8 trades accuracy (cosine ≥ 0.98, mean
-    0.992, to the reference; ≥ 0.97 on a CPU without AVX-512 VNNI) for ~2.5x less CPU per text; its
+    0.992, to the reference; ≥ 0.97 on an AVX2-only CPU) for ~2.5x less CPU per text; its
     activations are quantized with one scale per tensor, computed at run time, so a batch would change each
     text's vector: int8 therefore runs one text per pass.
 
@@ -64,9 +64,9 @@ class OnnxMiniLMEmbedder:
     needs several passes (a batch of int8 texts, or of fp32 texts of different lengths) runs them on up to
     `parallel_runs` threads, one core each: an import or a seeding uses every core, not one.
 
-    A pass that runs alone (no other pass of this embedder is running: one write or one search on a quiet
-    host) spreads over `lone_pass_threads` threads, as many cores as the process has at most. Its vector is
-    the same, bit for bit: the split only changes who computes which rows of each product.
+    A pass that runs alone (no other pass of this embedder is running) spreads over `lone_pass_threads`
+    threads, as many cores as the process has at most (ADR 0039: one client's writes 1.6-1.75x faster on
+    two cores). Its vector is the same, bit for bit: the split only changes who computes which rows of a product.
     """
 
     def __init__(self, model_dir: Path | None = None, *, variant: Variant = "fp32", cache_dir: Path | None = None,
@@ -209,8 +209,8 @@ def _session(graph: Path | bytes, threads: int = 1) -> Any:
 
     options = ort.SessionOptions()
     # Passes side by side take one thread each (see CoalescingEmbedder); a lone pass may take more. On a 2-core
-    # AVX2 machine a second thread cut a 58-token int8 pass from 10.7 to 6.2 ms, for ~16 % more CPU; an
-    # AVX-512 machine gained little (bench/embedder.py, docs/performance.md).
+    # AVX2 machine a second thread cut a 58-token int8 pass from 10.7 to 6.2 ms, for ~16 % more CPU; a pass
+    # whose second thread must wait for a core other work holds can be slower than one (ADR 0039).
     # No spinning: idle pool threads must not burn a core other requests need.
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
