@@ -122,8 +122,8 @@ class OnnxMiniLMEmbedder:
         return vectors
 
     def _pass(self, model: _LoadedModel, sequences: Sequence[Ints], *, may_spread: bool) -> npt.NDArray[np.float32]:
-        """One forward pass: on the lone session's threads when no other pass is running (the cores are
-        otherwise idle), else on one thread, so that passes side by side do not fight over the cores."""
+        """One forward pass: on the lone session's threads when no other pass of this embedder is running,
+        else on one thread, so that passes side by side do not fight over the cores."""
         with self._passes_lock:
             alone = may_spread and self._passes_running == 0
             self._passes_running += 1
