@@ -2,7 +2,7 @@
 
 It proposes candidates only: the index re-scores them exactly from its float32 matrix, so the graph stores
 half-precision vectors. Keys are matrix row numbers. One background thread per graph builds it, then keeps it
-following the matrix: a write only queues the rows it changed (an insert costs ~2 ms at 100k rows, which would
+following the matrix: a write only queues the rows it changed (an insert costs ~0.8 ms of CPU at 100k rows, which would
 make writes slower as the store grows), and until a queued row is applied, every search proposes it as a
 candidate, so it is scored exactly like the rest (docs/decisions/0038-index-maintenance-off-the-write-path.md).
 """
@@ -42,11 +42,11 @@ def _stop_maintainers() -> None:
 @dataclass(frozen=True)
 class HnswParameters:
     """Chosen by measurement on the 100k benchmark store (docs/decisions/0036-hnsw-above-a-threshold.md): with
-    exact re-scoring, recall@10 against the exact scan 0.995 for ~1 ms of search (connectivity 16 with
-    expansion_search 128: 0.974)."""
+    exact re-scoring, recall@10 against the exact scan 0.9985 on 1,000 queries for ~1 ms of search. An
+    expansion_add of 128 rather than 200 gives up 0.001 of that recall for inserts and builds ~40 % cheaper."""
 
     connectivity: int = 32
-    expansion_add: int = 200
+    expansion_add: int = 128
     expansion_search: int = 256
 
 
