@@ -6,7 +6,9 @@
   memory an event, so each write looks up its neighbour turns), and `store`, the corpus across its clients,
   agents and types. Into a scratch copy of the seeded store, `--writes` POST /memory from one client, one
   after the other, the same texts at every size: writes/s, latency, and the server's CPU ms per write (read
-  from /proc: the server's work only, whatever else the machine runs).
+  from /proc: the server's work only, whatever else the machine runs, including the index maintainers' work
+  the writes left behind). The sizes of a kind are served side by side and measured in `--rounds`
+  interleaved rounds, so a machine whose speed drifts over minutes moves every size alike, not the last one.
 - At the largest `store` size, `--clients` concurrent clients.
 - Import: POST /export/import in batches of `--import-batch` new records: records/s and CPU ms per record.
 
@@ -23,6 +25,7 @@ import shutil
 import threading
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -94,6 +97,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="store sizes, comma-separated")
     parser.add_argument("--writes", type=int, default=300, help="measured writes per series")
     parser.add_argument("--warmup", type=int, default=30, help="unmeasured writes before each series")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds the one-client writes of each kind are split into")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients at the largest store")
     parser.add_argument("--import-records", type=int, default=2_000, help="records imported in the import series")
     parser.add_argument("--import-batch", type=int, default=250, help="records per POST /export/import")
@@ -109,7 +114,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    results = measure(args.size_list, writes=args.writes, warmup=args.warmup, clients=args.clients,
+    results = measure(args.size_list, writes=args.writes, warmup=args.warmup, rounds=args.rounds, clients=args.clients,
                       import_records=args.import_records, import_batch=args.import_batch,
                       import_only=args.import_only)
     print()
@@ -122,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def measure(sizes: Sequence[int], *, writes: int, warmup: int, clients: int, import_records: int,
+def measure(sizes: Sequence[int], *, writes: int, warmup: int, rounds: int, clients: int, import_records: int,
             import_batch: int, import_only: bool = False) -> WriteResults:
     results = WriteResults(started_at=_now())
     results.machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
@@ -142,10 +147,9 @@ def measure(sizes: Sequence[int], *, writes: int, warmup: int, clients: int, imp
           f"{results.embedder.cpu_ms_per_text:.2f} CPU ms per text")
 
     if not import_only:
-        print("\n[3/4] POST /memory, one client, the same texts at each size")
+        print(f"\n[3/4] POST /memory, one client, the same texts at each size, in {rounds} interleaved rounds")
         for kind in KINDS:
-            for size in sizes:
-                results.series.append(bench_series(kind, size, drafts[kind], warmup=warmup, clients=1))
+            results.series += bench_sizes(kind, sizes, drafts[kind], warmup=warmup, rounds=rounds)
         print(f"\n      … and {clients} concurrent clients at store-{max(sizes)}")
         results.series.append(bench_series("store", max(sizes), drafts["store"], warmup=warmup, clients=clients))
 
@@ -205,6 +209,57 @@ def bench_series(kind: Kind, size: int, drafts: Sequence[MemoryDraft], *, warmup
           f"p50 {series.latency.p50_ms:5.1f} ms  p95 {series.latency.p95_ms:5.1f} ms  "
           f"server CPU {series.server_cpu_ms_per_write:.2f} ms/write  (load {format_load(load)})")
     return series
+
+
+def bench_sizes(kind: Kind, sizes: Sequence[int], drafts: Sequence[MemoryDraft], *, warmup: int,
+                rounds: int) -> list[WriteSeries]:
+    """One client's writes into every size of `kind` at once: one server per size, the measured texts split into
+    `rounds`, each round written to every server in turn (the order rotating), each server idle before and after
+    its share, so its CPU figure holds the maintainers' work its writes left and nothing of the others'."""
+    bodies = [draft.model_dump(mode="json", exclude_none=True) for draft in drafts]
+    measured = bodies[warmup:]
+    chunk = -(-len(measured) // rounds)
+    walls = dict.fromkeys(sizes, 0.0)
+    cpus = dict.fromkeys(sizes, 0.0)
+    latencies: dict[int, list[float]] = {size: [] for size in sizes}
+    loads: dict[int, list[tuple[float, float, float]]] = {size: [] for size in sizes}
+    works = {size: working_copy(store_path(DATA, size, kind), DATA / f"work-writes-{size}") for size in sizes}
+    try:
+        with ExitStack() as stack:
+            servers = {size: stack.enter_context(ServerProcess(works[size])) for size in sizes}
+            for server in servers.values():
+                with client(server.url) as warm:
+                    for body in bodies[:warmup]:
+                        warm.post("/memory", json=body).raise_for_status()
+            for round_number in range(rounds):
+                share = measured[round_number * chunk:(round_number + 1) * chunk]
+                shift = round_number % len(sizes)
+                for size in [*sizes[shift:], *sizes[:shift]]:
+                    server = servers[size]
+                    server.settle()
+                    loads[size].append(load_average())
+                    cpu_before = server.cpu_seconds()
+                    wall, taken = _concurrent_posts(server.url, share, 1)
+                    server.settle()
+                    cpus[size] += server.cpu_seconds() - cpu_before
+                    walls[size] += wall
+                    latencies[size] += taken
+    finally:
+        for work in works.values():
+            shutil.rmtree(work, ignore_errors=True)
+    found = []
+    for size in sizes:
+        count = len(latencies[size])
+        load = loads[size][0]
+        series = WriteSeries(kind=kind, size=size, clients=1, writes=count, wall_seconds=round(walls[size], 3),
+                             writes_per_s=round(count / walls[size], 1),
+                             server_cpu_ms_per_write=round(cpus[size] / count * 1000, 3),
+                             latency=Latency.of(latencies[size]), load=load)
+        print(f"  {kind}-{size:<7} 1 client: {series.writes_per_s:6.1f} writes/s  "
+              f"p50 {series.latency.p50_ms:5.1f} ms  p95 {series.latency.p95_ms:5.1f} ms  "
+              f"server CPU {series.server_cpu_ms_per_write:.2f} ms/write  (load {format_load(load)})")
+        found.append(series)
+    return found
 
 
 def _concurrent_posts(url: str, bodies: Sequence[dict[str, Any]], clients: int) -> tuple[float, list[float]]:
