@@ -24,11 +24,11 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from zengram.adapters.minilm import build_minilm_embedder
 from zengram.domain.requests import MemoryDraft
@@ -40,6 +40,7 @@ from bench.stats import Latency, format_load, load_average
 from bench.stores import DATA, MODEL_CACHE, Kind, drafts_of, ensure_stores, store_path, working_copy
 from bench.targets import Target, render_targets
 
+T = TypeVar("T")
 SIZES = (1_000, 10_000, 100_000)
 KINDS: tuple[Kind, ...] = ("thread", "store")
 WRITES_PER_S_TARGET = 100.0
@@ -218,7 +219,6 @@ def bench_sizes(kind: Kind, sizes: Sequence[int], drafts: Sequence[MemoryDraft],
     its share, so its CPU figure holds the maintainers' work its writes left and nothing of the others'."""
     bodies = [draft.model_dump(mode="json", exclude_none=True) for draft in drafts]
     measured = bodies[warmup:]
-    chunk = -(-len(measured) // rounds)
     walls = dict.fromkeys(sizes, 0.0)
     cpus = dict.fromkeys(sizes, 0.0)
     latencies: dict[int, list[float]] = {size: [] for size in sizes}
@@ -231,19 +231,18 @@ def bench_sizes(kind: Kind, sizes: Sequence[int], drafts: Sequence[MemoryDraft],
                 with client(server.url) as warm:
                     for body in bodies[:warmup]:
                         warm.post("/memory", json=body).raise_for_status()
-            for round_number in range(rounds):
-                share = measured[round_number * chunk:(round_number + 1) * chunk]
-                shift = round_number % len(sizes)
-                for size in [*sizes[shift:], *sizes[:shift]]:
-                    server = servers[size]
-                    server.settle()
-                    loads[size].append(load_average())
-                    cpu_before = server.cpu_seconds()
-                    wall, taken = _concurrent_posts(server.url, share, 1)
-                    server.settle()
-                    cpus[size] += server.cpu_seconds() - cpu_before
-                    walls[size] += wall
-                    latencies[size] += taken
+            for server in servers.values():  # no graph build of a big store beside the writes into a small one
+                server.settle()
+            for size, share in interleaved(sizes, measured, rounds):
+                server = servers[size]
+                server.settle()
+                loads[size].append(load_average())
+                cpu_before = server.cpu_seconds()
+                wall, taken = _concurrent_posts(server.url, share, 1)
+                server.settle()
+                cpus[size] += server.cpu_seconds() - cpu_before
+                walls[size] += wall
+                latencies[size] += taken
     finally:
         for work in works.values():
             shutil.rmtree(work, ignore_errors=True)
@@ -260,6 +259,17 @@ def bench_sizes(kind: Kind, sizes: Sequence[int], drafts: Sequence[MemoryDraft],
               f"server CPU {series.server_cpu_ms_per_write:.2f} ms/write  (load {format_load(load)})")
         found.append(series)
     return found
+
+
+def interleaved(sizes: Sequence[int], measured: Sequence[T], rounds: int) -> Iterator[tuple[int, Sequence[T]]]:
+    """(size, its share of this round) in the order they are measured: each round's share goes to every size,
+    the size that starts a round rotating, so no size is always measured first or last."""
+    chunk = -(-len(measured) // rounds)
+    for round_number in range(rounds):
+        share = measured[round_number * chunk:(round_number + 1) * chunk]
+        shift = round_number % len(sizes)
+        for size in [*sizes[shift:], *sizes[:shift]]:
+            yield size, share
 
 
 def _concurrent_posts(url: str, bodies: Sequence[dict[str, Any]], clients: int) -> tuple[float, list[float]]:

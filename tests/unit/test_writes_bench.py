@@ -1,5 +1,5 @@
 """`bench/writes.py` times the raw embedder on the texts the server embeds for the same drafts (#18: the write-to-
-embedder ratio compares like with like)."""
+embedder ratio compares like with like), and measures the sizes of a store kind in interleaved rounds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from zengram.bootstrap import Container
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 
-from bench.writes import embedded_text
+from bench.writes import embedded_text, interleaved
 
 
 def test_the_raw_embedder_times_the_text_a_write_embeds(hashing_container: Container) -> None:
@@ -25,3 +25,17 @@ def test_the_raw_embedder_times_the_text_a_write_embeds(hashing_container: Conta
         stored = hashing_container.memory.store(draft).memory
         assert embedded_text(draft) == sync.embedding_texts([stored])[0]
     assert embedded_text(drafts[0]) != drafts[0].content  # the key is embedded too
+
+
+def test_every_size_gets_every_measured_write_once_in_order() -> None:
+    schedule = list(interleaved([1_000, 10_000, 100_000], list(range(10)), rounds=3))
+
+    for size in (1_000, 10_000, 100_000):
+        assert [write for measured, share in schedule if measured == size for write in share] == list(range(10))
+
+
+def test_the_size_that_starts_a_round_rotates() -> None:
+    schedule = list(interleaved([1_000, 10_000, 100_000], list(range(9)), rounds=3))
+
+    assert [size for size, _ in schedule] == [1_000, 10_000, 100_000, 10_000, 100_000, 1_000,
+                                              100_000, 1_000, 10_000]
