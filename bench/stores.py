@@ -163,7 +163,7 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
                 last_report = now
         seconds = time.perf_counter() - began
         count = container.records.count()
-        unindexed = len(container.records.pending_index(1))
+        unindexed = len(container.outbox.pending_index(1))
     finally:
         container.close()
         vectors.close()
