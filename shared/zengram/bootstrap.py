@@ -349,10 +349,15 @@ def build_container(
     from zengram.services.index_guard import GuardedIndex
     from zengram.services.indexing import IndexSync
     from zengram.services.keys import KeyService
+    from zengram.services.write_behind import IndexWriteBehind
 
     clock = clock or SystemClock()
     backend = build_record_backend(settings, clock)
-    index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock)
+    # Only this process serves the embedded index, so only there can its searches wait for writes behind.
+    behind = (IndexWriteBehind(settings.index_behind_writes, index_closed=lambda: index.closed_circuit())
+              if settings.index_behind_writes and settings.search_index == "embedded" else None)
+    index = GuardedIndex(build_search_index(settings), settings.index_circuit(), clock,
+                         before_each_call=behind.drain if behind else None)
     embedder = embedder or build_embedder(settings)
     executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zengram-search")
     # Embeddings started ahead of record writes: an import's, and (`embed_beside_writes`) a new memory's. Its
@@ -370,7 +375,7 @@ def build_container(
         scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
         search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
         path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
-        embed_executor=embed_executor if settings.embed_beside_writes else None,
+        embed_executor=embed_executor if settings.embed_beside_writes else None, write_behind=behind,
     )
     llm = language_model or build_language_model(settings)
     stats = build_stats_service(settings, backend, index, clock)
@@ -378,8 +383,9 @@ def build_container(
         settings, backend, index, embedder, memory,
         KnowledgeService(backend.records, clock, index_sync, links, scrubber=scrubber, embed_executor=embed_executor,
                          import_chunk=settings.import_embed_chunk),
+        # Closed last to first: the writes queued behind their answers are applied before anything they use goes.
         closers=[backend.close, index.close, extras.close, lambda: executor.shutdown(wait=False),
-                 lambda: embed_executor.shutdown(wait=False)],
+                 lambda: embed_executor.shutdown(wait=False), *([behind.close] if behind else [])],
         llm=llm, clients=clients, rate_limiter=backend.rate_limiter,
         consolidation=build_consolidation_service(settings, backend, memory, index, embedder, llm, clock),
         stats=stats,

@@ -123,6 +123,16 @@ class Settings(BaseSettings):
                     "4-15 % faster (2026-12-02, quiet 2-core machine); with every core busy the thread hand-offs "
                     "cost ~0.4 ms a write, so 'false' suits a host that is always saturated (docs/performance.md).",
     )
+    index_behind_writes: int = Field(
+        default=32, ge=0, le=10_000,
+        description="With the embedded index: a new memory's embedding and index write are applied on one thread "
+                    "just after its record is committed and the write has answered, at most this many waiting "
+                    "(then a writer waits for room); every search, count or index change first waits for those "
+                    "queued before it, so a search after a write's response finds it. One client's writes then "
+                    "overlap their embeddings with the next request (ADR 0040). 0: the index is written before the "
+                    "write answers. Ignored with OpenSearch: other processes search it, and cannot wait for this "
+                    "process's queue.",
+    )
     import_embed_chunk: int = Field(
         default=500, ge=1, le=10_000,
         description="An import's batch is embedded and indexed in chunks of this many records: each chunk's "

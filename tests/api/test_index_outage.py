@@ -56,6 +56,14 @@ class QueryFailingEmbedder(HashingEmbedder):
 
 
 @pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Index writes before the answer: these tests pin what a write answers while the index or the embedder is
+    down, which only a write that waits for its index write can tell (the queue's own outage behaviour is in
+    tests/unit/test_write_behind.py)."""
+    return settings.model_copy(update={"index_behind_writes": 0})
+
+
+@pytest.fixture
 def brain(settings: Settings, clock: TickingClock) -> Iterator[Container]:
     built = build_container(settings, embedder=QueryFailingEmbedder(), clock=clock)
     yield built

@@ -89,6 +89,7 @@ def test_repair_retries_the_parked_records_when_asked(tmp_path: Path, minilm: Em
     brain = build_container(settings, embedder=minilm, clock=TickingClock())
     memory = brain.memory.store(MemoryDraft(type=MemoryType.EVENT, content="The nightly backup finished",
                                             source_agent="ops")).memory
+    brain.index.count()  # (any index call waits for the index write behind the store's answer)
     brain.outbox.record_index_failure(memory.id, memory.revision, "IndexRejected: refused", memory.created_at,
                                      park_after=1)
     brain.close()

@@ -77,6 +77,14 @@ def found(container: Container, query: str, **filters: Any) -> list[str]:
 
 
 @pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Index writes before the answer: these tests are about what a write answers while the index is down (with
+    writes behind the answer, the first write of an outage answers before its index write fails; see
+    test_write_behind.py)."""
+    return settings.model_copy(update={"index_behind_writes": 0})
+
+
+@pytest.fixture
 def flaky(hashing_container: Container) -> FlakyIndex:
     """The container's own index behind its own circuit breaker, made flaky underneath."""
     guard = hashing_container.index

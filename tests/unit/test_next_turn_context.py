@@ -197,6 +197,7 @@ def test_embedded_context_still_re_embeds_the_turn_before(tmp_path: Path) -> Non
     try:
         _store(c, "turn alpha here")
         _store(c, "turn bravo here")
+        c.index.count()  # (any index call waits for the index writes behind the stores' answers)
         assert embedder.texts == ["turn alpha here", "turn bravo here", "turn alpha here\n\x1e\nturn bravo here"]
         assert _found(c, "bravo") == {"turn alpha here", "turn bravo here"}
     finally:

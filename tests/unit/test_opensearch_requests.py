@@ -32,6 +32,7 @@ from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
 from zengram.services.indexing import IndexSync
+from zengram.settings import Settings
 
 from tests.opensearch_fake import FakeOpenSearch, Recorded, internal_error, iter_bulk, rejected, unavailable
 
@@ -70,6 +71,13 @@ def only(requests: list[Recorded]) -> Recorded:
 
 def trail(fake: FakeOpenSearch) -> list[str]:
     return [f"{r.method} {r.path}" for r in fake.requests]
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """No index write behind a write's answer, as a host with OpenSearch runs (bootstrap turns the queue off
+    there): the container here is embedded, with an OpenSearch index swapped into its IndexSync."""
+    return settings.model_copy(update={"index_behind_writes": 0})
 
 
 @pytest.fixture

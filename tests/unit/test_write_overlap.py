@@ -67,6 +67,7 @@ def test_the_record_is_written_while_its_vector_is_computed(brain: Container, wa
     watching.baseline = brain.backend.records.count()
     result = brain.memory.store(MemoryDraft(type=MemoryType.EVENT, content="Watched: the payroll export moved",
                                             source_agent="ops-bot", client_id="acme"))
+    brain.index.count()  # (any index call waits for the index write behind the store's answer)
 
     assert watching.saw_record_first == [True]
     assert result.kind is WriteKind.CREATED and result.indexed

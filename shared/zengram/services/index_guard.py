@@ -32,16 +32,23 @@ class GuardedIndex:
     document means the index is up). Failures leave as `IndexUnavailable` (503), the cause chained.
     """
 
-    def __init__(self, inner: SearchIndex, breaker: CircuitBreaker, clock: Clock) -> None:
+    def __init__(self, inner: SearchIndex, breaker: CircuitBreaker, clock: Clock, *,
+                 before_each_call: Callable[[], None] | None = None) -> None:
         self.inner = inner
         self._breaker = breaker
         self._clock = clock
+        # The embedded host's write-behind queue: every call waits for the index writes queued before it.
+        self._before_each_call = before_each_call
 
     def health(self) -> CircuitStatus:
         return self._breaker.status(self._clock.now())
 
     def close(self) -> None:
         self.inner.close()
+
+    def closed_circuit(self) -> bool:
+        """Whether calls go through now (not failing fast, not probing)."""
+        return self.health().state is CircuitState.CLOSED
 
     # -- the SearchIndex port, each call through the breaker -------------------------------------------
 
@@ -79,6 +86,8 @@ class GuardedIndex:
     # -- the breaker -----------------------------------------------------------------------------------
 
     def _call(self, operation: str, call: Callable[[], T]) -> T:
+        if self._before_each_call is not None:
+            self._before_each_call()
         if not self._breaker.allow(self._clock.now()):
             raise IndexUnavailable(unavailable_message(self.health()))
         try:

@@ -38,8 +38,10 @@ from zengram.services.retrieval import RetrievalExtras
 
 if TYPE_CHECKING:
     from zengram.ports import Vectors
+    from zengram.services.write_behind import IndexWriteBehind
 
 logger = logging.getLogger(__name__)
+REPAIR_BEHIND_BATCH = 100  # records a successful write behind its answer repairs after one that failed
 
 
 @dataclass
@@ -111,6 +113,7 @@ class MemoryService:
         entities: EntityLinker | None = None,
         extras: RetrievalExtras | None = None,
         embed_executor: Executor | None = None,
+        write_behind: IndexWriteBehind | None = None,
     ) -> None:
         self._store = records
         self.index_sync = index_sync
@@ -119,6 +122,8 @@ class MemoryService:
         self._clock = clock
         self._executor = executor
         self._embed_executor = embed_executor  # new memories' embeddings run there, beside their record writes
+        self._write_behind = write_behind  # new memories' index writes are applied there, after the answer
+        self._behind_left_pending = False  # a write behind its answer failed: later ones repair what it left
         self.scrubber = scrubber
         self._scoring = scoring
         self._max_observers = max_observers
@@ -157,15 +162,34 @@ class MemoryService:
         created = [o.memory for o in outcomes if o.kind is WriteKind.CREATED]
         self._link_entities(created)
         context = self.index_sync.new_context(created)
-        indexed = self._index_created(created, fresh, embedding, context)
         superseded = [o.superseded for o in outcomes if o.kind is WriteKind.CREATED and o.superseded is not None]
-        if superseded:
-            indexed = self.index_sync.refresh_attributes(superseded) and indexed
+
+        def index_them() -> bool:
+            indexed = self._index_created(created, fresh, embedding, context)
+            return self.index_sync.refresh_attributes(superseded) and indexed if superseded else indexed
+
+        if created and self._write_behind is not None and self._write_behind.accepts():
+            # Stored and pending already; every index call waits for it.
+            self._write_behind.submit(lambda: self._index_behind(index_them))
+            indexed = True
+        else:
+            indexed = index_them()
         return [
             StoreResult(o.kind, o.memory, o.superseded, indexed, _warnings(o.memory))
             if o.kind is WriteKind.CREATED else StoreResult(o.kind, o.memory)
             for o in outcomes
         ]
+
+    def _index_behind(self, index_them: Callable[[], bool]) -> None:
+        """A write's index write, after its answer (which could not say it would fail). The client was told
+        `stored_in.vector: true`, so what a failure leaves pending is repaired by the next write behind that
+        succeeds, a batch at a time, rather than waiting for a restart or `zengram repair`."""
+        if not index_them():
+            self._behind_left_pending = True
+        elif self._behind_left_pending:
+            report = self.index_sync.repair(REPAIR_BEHIND_BATCH)
+            self._behind_left_pending = report.stopped is not None or report.indexed + report.failed >= \
+                REPAIR_BEHIND_BATCH
 
     def _embed_beside(self, texts: list[str]) -> Future[Vectors]:
         """The texts' vectors, computed on the `embed_executor` while the caller goes on (the embedder releases
