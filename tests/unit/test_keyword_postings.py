@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex
 from zengram.adapters.sqlite.keyword_postings import FtsTokenizer, KeywordPostings
+from zengram.adapters.sqlite.search_index import TOKENIZE
 from zengram.domain.search import IndexHit, SearchFilters
 
 from tests.contract.test_search_index import EMBEDDER, T0, document
@@ -241,3 +242,48 @@ def test_a_write_tokenises_nothing_and_a_search_right_after_it_is_exact(
         release.set()
         index.close()
     assert not [thread for thread in threading.enumerate() if thread.name == "zengram-keywords"]
+
+
+def fts5_term_counts(texts: list[str]) -> list[dict[str, int]]:
+    """What FTS5 itself makes of each whole text (an independent table, no line splitting)."""
+    import sqlite3  # tests may use sqlite3 directly to check the adapter against SQLite itself
+
+    connection = sqlite3.connect(":memory:")
+    connection.execute(f"CREATE VIRTUAL TABLE t USING fts5(text, tokenize = '{TOKENIZE}')")
+    connection.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+    connection.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", enumerate(texts, start=1))
+    counts: list[dict[str, int]] = [{} for _ in texts]
+    for doc, term, count in connection.execute("SELECT doc, term, count(*) FROM v GROUP BY doc, term"):
+        counts[doc - 1][term] = count
+    connection.close()
+    return counts
+
+
+def test_term_counts_made_line_by_line_are_fts5s_counts_of_the_whole_texts() -> None:
+    rng = np.random.default_rng(7)
+    words = ["Deploy", "deploying", "naïve", "café", "x-ray", "O'Brien", "2026-12-03", "über", "rollback", "",
+             "\x1e", "  ", "CAFÉ", "e-mail", "jalapeño", "runs", "running"]
+    texts = ["\n".join(" ".join(rng.choice(words, size=rng.integers(0, 8))) for _ in range(rng.integers(1, 6)))
+             for _ in range(300)]
+    texts += ["own text\n\x1e\nprevious turn\nnext turn", "line one\r\nline two", "\n\n", ""]
+    tokenizer = FtsTokenizer(TOKENIZE)
+
+    assert tokenizer.term_frequencies(texts) == fts5_term_counts(texts)
+    assert tokenizer.term_frequencies(texts[::-1]) == fts5_term_counts(texts[::-1])  # now from remembered lines
+
+
+def test_only_lines_not_seen_before_are_tokenised(monkeypatch: pytest.MonkeyPatch) -> None:
+    tokenizer = FtsTokenizer(TOKENIZE)
+    tokenizer.term_frequencies(["the deploy failed\n\x1e\nrollback started"])
+    sent: list[list[str]] = []
+    instances = tokenizer._instances
+
+    def watched(texts: list[str], query: str) -> list[tuple[object, ...]]:
+        sent.append(list(texts))
+        return instances(texts, query)
+
+    monkeypatch.setattr(tokenizer, "_instances", watched)
+    counts = tokenizer.term_frequencies(["rollback started\n\x1e\nthe deploy failed\npager quiet"])
+
+    assert sent == [["pager quiet"]]
+    assert counts == fts5_term_counts(["rollback started\n\x1e\nthe deploy failed\npager quiet"])

@@ -35,6 +35,7 @@ B = 0.75
 IDF_FLOOR = 1e-6
 _BASE_GENERATION = 0  # the generation of every row's postings in the block built on open
 _TOKENS_CACHED = 50_000  # query words whose FTS5 tokens are remembered
+_LINES_CACHED = 4_096  # lines of recently written texts whose term counts are remembered (a thread's recent turns)
 
 
 class FtsTokenizer:
@@ -47,13 +48,31 @@ class FtsTokenizer:
         self._connection.execute("CREATE VIRTUAL TABLE instances USING fts5vocab(texts, instance)")
         self._lock = threading.Lock()
         self._word_tokens: dict[str, tuple[str, ...]] = {}
+        self._line_terms: dict[str, dict[str, int]] = {}  # recent lines' term counts, oldest first
+        self._lines_lock = threading.Lock()
 
     def term_frequencies(self, texts: Sequence[str]) -> list[dict[str, int]]:
-        """Each text's terms with how often each occurs."""
-        counts: list[dict[str, int]] = [{} for _ in texts]
-        for doc, term, count in self._instances(texts, "SELECT doc, term, count(*) FROM instances GROUP BY doc, term"):
-            counts[doc][term] = count
-        return counts
+        """Each text's terms with how often each occurs.
+
+        Counted line by line: a line break separates tokens, so a text's counts are the sum of its lines'. A turn's
+        indexed text is its own lines followed by its neighbours' (`with_context`), so nearly every line of a
+        write's texts was tokenised for an earlier write and is remembered; only new lines go to FTS5."""
+        lines_of = [text.split("\n") for text in texts]
+        with self._lines_lock:
+            return self._counted_by_line(lines_of)
+
+    def _counted_by_line(self, lines_of: list[list[str]]) -> list[dict[str, int]]:
+        known = self._line_terms
+        fresh = list(dict.fromkeys(line for lines in lines_of for line in lines if line not in known))
+        if fresh:
+            counted: list[dict[str, int]] = [{} for _ in fresh]
+            for doc, term, count in self._instances(fresh, "SELECT doc, term, count(*) FROM instances "
+                                                           "GROUP BY doc, term"):
+                counted[doc][term] = count
+            known.update(zip(fresh, counted, strict=True))
+            while len(known) > _LINES_CACHED:  # the oldest lines first (dicts keep insertion order)
+                del known[next(iter(known))]
+        return [_summed(known[line] for line in lines) for lines in lines_of]
 
     def tokens_of_words(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The tokens FTS5 makes of each word quoted in a query (`"word"`): usually one, none for a word the
@@ -82,6 +101,14 @@ class FtsTokenizer:
                 return [tuple(row) for row in self._connection.execute(query)]
             finally:
                 self._connection.execute("ROLLBACK")
+
+
+def _summed(counts: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for terms in counts:
+        for term, count in terms.items():
+            total[term] = total.get(term, 0) + count
+    return total
 
 
 @dataclass(frozen=True)
