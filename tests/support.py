@@ -7,11 +7,16 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 from zengram.domain.content import Scrubber, derive_digest_key
 from zengram.domain.text import words
+
+if TYPE_CHECKING:
+    from zengram.bootstrap import Container
+    from zengram.domain.models import Memory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 API_KEY = "test-key-0123456789"
@@ -72,3 +77,10 @@ class TickingClock(ManualClock):
     def now(self) -> datetime:
         return self.advance(milliseconds=1)
 
+
+
+def pending_index(container: Container, limit: int = 100) -> list[Memory]:
+    """The records still waiting for the search index once the index writes queued behind their answers are
+    applied (any call on the container's index waits for those first)."""
+    container.index.count()
+    return container.outbox.pending_index(limit)

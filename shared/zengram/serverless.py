@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     from zengram.bootstrap import Container
     from zengram.services.keys import KeyService
+    from zengram.settings import Settings
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SERVICE_LOGGER = "zengram"  # the parent of every service's logger (logging.getLogger(__name__))
@@ -130,13 +131,20 @@ def _configured_key() -> str:
     )
 
 
+def lambda_settings() -> Settings:
+    """A function's settings, from its environment. No index write waits behind an answer: Lambda freezes an
+    execution environment once it has answered, so work left for after it would wait for the next event."""
+    from zengram.settings import Settings
+
+    return Settings().model_copy(update={"index_behind_writes": 0})
+
+
 def lambda_container() -> Container:
     """The container of a function, from its environment; its LLM calls count failures as a metric."""
     from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
     from zengram.bootstrap import build_container, build_language_model
-    from zengram.settings import Settings
 
-    settings = Settings()
+    settings = lambda_settings()
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 

@@ -18,7 +18,7 @@ from zengram.services.indexing import IndexSync
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, get, search_ids, store
-from tests.support import API_KEY, HashingEmbedder, TickingClock
+from tests.support import API_KEY, HashingEmbedder, TickingClock, pending_index
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_reclassify_updates_registry_records_index_and_logs_an_event(api: TestCl
         assert {ref["name"]: ref["type"] for ref in record["entities"]} == {"PostgreSQL": "system"}
         assert record["revision"] == revisions[memory_id] + 1
     assert get(api, unrelated["id"])["revision"] == 1
-    assert hashing_container.outbox.pending_index(10) == []  # the index holds the new revisions
+    assert pending_index(hashing_container) == []  # the index holds the new revisions
     assert set(ids) <= set(search_ids(api, "ledger", entity="PostgreSQL"))
     event = get(api, result["event_id"])
     assert (event["type"], event["source_agent"], event["importance"]) == ("event", "zengram", "medium")
@@ -335,7 +335,7 @@ def test_reclassify_rewrites_linked_memories_in_chunks_of_100(api: TestClient, h
 
     assert result["memories_updated"] == 230 and result["indexed"] is True
     assert pushed == [100, 100, 30]  # each chunk's records reach the index before the next chunk is read
-    assert hashing_container.outbox.pending_index(10) == []
+    assert pending_index(hashing_container) == []
     assert all(entities_of(api, item["id"]) == [("Redis", "system")] for item in imported["results"][::23])
 
 
@@ -360,7 +360,7 @@ def test_a_second_real_run_brings_stragglers_in_line(api: TestClient, hashing_co
     assert result["unchanged"] == ["PostgreSQL"] and result["applied"] == [] and "event_id" not in result
     assert result["memories_updated"] == 1
     assert entities_of(api, straggler) == entities_of(api, first) == [("PostgreSQL", "system")]
-    assert hashing_container.outbox.pending_index(10) == []
+    assert pending_index(hashing_container) == []
 
 
 def test_reclassify_of_the_current_type_is_unchanged(api: TestClient) -> None:

@@ -14,7 +14,7 @@ from zengram.ports import Embedder
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, expected_hash, get, search_ids, store
-from tests.support import API_KEY, TickingClock
+from tests.support import API_KEY, TickingClock, pending_index
 
 NEW_ID = "7d1f4b0e-2a3c-4d5e-8f60-718293a4b5c6"
 
@@ -275,7 +275,7 @@ def test_a_record_the_store_cannot_take_fails_alone_and_the_rest_are_indexed_and
     assert "disk on fire" not in str(result)
     # And the stored records are whole: searchable, linked to their entities, nothing left to repair
     assert client.get("/memory/never-stored").status_code == 404
-    assert container.outbox.pending_index(10) == []
+    assert pending_index(container) == []
     assert "stored-1" in search_ids(client, "Acme warehouse Snowflake")
     linked = client.get("/entities/Stripe/memories").json()["memories"]
     assert [memory["id"] for memory in linked] == ["stored-2"]

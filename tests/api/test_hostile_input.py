@@ -14,7 +14,7 @@ from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, get, memory, search_ids, store
-from tests.support import API_KEY
+from tests.support import API_KEY, pending_index
 
 OVERFLOWING = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]
 
@@ -98,7 +98,7 @@ def test_memories_at_the_ends_of_the_calendar_are_stored_indexed_and_found(
 
     # Then both are stored and indexed (their context window reaches past the calendar's ends, held there)
     assert result["imported"] == 2 and result["indexed"] is True
-    assert hashing_container.outbox.pending_index(10) == []
+    assert pending_index(hashing_container) == []
     assert {"first", "last"} <= set(search_ids(api, "ledger archive review"))
     # And every time filter takes the extreme moments
     for moment in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z"):

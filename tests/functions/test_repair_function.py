@@ -11,8 +11,7 @@ from zengram.bootstrap import build_container
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 from zengram.ports import Embedder
-from zengram.serverless import repair_handler
-from zengram.settings import Settings
+from zengram.serverless import lambda_settings, repair_handler
 
 from tests.functions.invoke import FakeLambdaContext, load_event
 
@@ -22,8 +21,9 @@ def unreachable(*_: Any) -> None:
 
 
 def store_while_the_index_is_down(minilm: Embedder, how_many: int) -> None:
-    """Records written while the index was unreachable: stored, flagged, not indexed."""
-    writer = build_container(Settings(), embedder=minilm)
+    """Records written by a function while the index was unreachable: stored, flagged, not indexed (a function
+    answers only once its index write is done, so its answer says so)."""
+    writer = build_container(lambda_settings(), embedder=minilm)
     index_write = writer.index.upsert
     writer.index.upsert = unreachable  # type: ignore[method-assign]
     results = writer.memory.store_many([
@@ -58,7 +58,7 @@ def test_scheduled_event_repairs_pending_records(lambda_environment: str, minilm
     assert outcome == {"repaired": 25, "failed": 0, "parked": 0, "requeued": 0, "stopped": None, "pending_index": 0}
     assert emitted_metrics(capsys.readouterr().out) == {"RecordsRepaired": [25.0], "IndexFailures": [0.0],
                                                         "RecordsParked": [0.0], "PendingIndex": [0.0]}
-    checker = build_container(Settings(), embedder=minilm)
+    checker = build_container(lambda_settings(), embedder=minilm)
     assert checker.outbox.pending_index(100) == []
     assert checker.index.count() == 25
     checker.close()

@@ -24,7 +24,7 @@ from zengram.services.consolidation import AlreadyRunning, ConsolidationService
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer
-from tests.support import HashingEmbedder, TickingClock
+from tests.support import HashingEmbedder, TickingClock, pending_index
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_a_merged_fact_replaces_its_sources(brain: Container, llm_server: Script
         "memories_considered": 3, "batches": 1, "merged": 1, "superseded": 2, "connections": 1, "categorized": 1,
         "skipped_duplicates": 0, "contradictions": 0, "summaries": 0, "expired": 0, "clients": None}
     # ...every change reached the search index (nothing left pending for the repair sweep)
-    assert brain.outbox.pending_index(100) == []
+    assert pending_index(brain) == []
     # ...the superseded sources left normal search, the merged fact is found
     assert brain.index.count() >= 4
     hits = brain.memory.search(_search("Next.js App Router frontend"))

@@ -66,8 +66,10 @@ def test_re_indexing_the_turn_before_reuses_its_vector(tmp_path: Path) -> None:
     c = _container(tmp_path, embedder)
     try:
         _store(c, "turn alpha")
+        c.index.count()  # every index call first waits for the writes queued behind their answers
         calls = embedder.calls
         _store(c, "turn bravo")
+        c.index.count()
         assert embedder.calls == calls + 1  # the new turn only: "turn alpha" keeps the vector it was stored with
         assert _found(c, "bravo") == {"turn alpha", "turn bravo"}
     finally:

@@ -16,6 +16,7 @@ from zengram.domain.errors import IndexUnavailable
 from zengram.domain.models import MemoryType, WriteKind
 from zengram.domain.requests import MemoryDraft, SearchRequest
 from zengram.domain.search import IndexDocument, SearchFilters
+from zengram.services.stats import Dashboard
 from zengram.services.write_behind import IndexWriteBehind
 from zengram.settings import Settings
 
@@ -179,6 +180,19 @@ def test_a_delete_right_after_a_write_is_not_overtaken_by_its_index_write(
     hits = brain.index.vector_search(vector, SearchFilters(client_id="acme"), 10)
     assert result.memory.id not in [hit.id for hit in hits]
     assert brain.memory.search(SearchRequest(q="payroll export Fridays", client_id="acme")).hits == []
+
+
+def test_stats_read_while_a_write_is_behind_its_answer_count_it_indexed_not_pending(
+        brain: Container, held: HeldEmbedder) -> None:
+    brain.memory.store(held_draft())
+    dashboards: list[Dashboard] = []
+    reading = started(lambda: dashboards.append(brain.stats.dashboard()))
+    reading.join(STILL_WAITING_SECONDS)
+    held.release.set()
+    reading.join(WAIT_SECONDS)
+
+    [dashboard] = dashboards
+    assert (dashboard.records.pending_index, dashboard.index.count) == (0, 1)  # one consistent answer
 
 
 def test_a_failed_index_write_leaves_the_record_pending_and_the_sweep_indexes_it(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from zengram.domain.entities import EntityStats
@@ -76,10 +76,14 @@ class StatsService:
             return self._tenant_dashboard(scope)
         factor = self._settings.decay_factor
         paths = self._settings.search_paths
+        # Counted first: the index count waits for the index writes queued behind their answers, so the
+        # counters read after it count none of those as pending.
+        counted = self._index_count()
         records = self._counters.stats(self._clock.now(), factor)
+        parked = self._outbox.parked_index(PARKED_SHOWN) if records.parked_index else []
         return Dashboard(
             records=records,
-            index=self._index_status(records),
+            index=replace(counted, parked=parked),
             decay_factor=factor,
             decaying_types=[type_ for type_ in MemoryType if type_ in DECAYING_TYPES],
             multi_path=paths == "hybrid",
@@ -100,15 +104,14 @@ class StatsService:
             logger.warning("could not count the search index: %s", describe_error(error))
             return records.total, None
 
-    def _index_status(self, records: RecordStats) -> IndexStatus:
+    def _index_count(self) -> IndexStatus:
         """The index's count (one document per indexed memory: vectors and keywords alike), or why there is none
         (the index's circuit breaker answers at once while it is open)."""
-        parked = self._outbox.parked_index(PARKED_SHOWN) if records.parked_index else []
         try:
-            return IndexStatus(count=self._index.count(), parked=parked)
+            return IndexStatus(count=self._index.count())
         except Exception as error:
             logger.warning("GET /stats could not count the search index: %s", describe_error(error))
-            return IndexStatus(count=None, error=str(error), parked=parked)
+            return IndexStatus(count=None, error=str(error))
 
     def _tenant_dashboard(self, scope: TenantScope) -> Dashboard:
         """The dashboard of a key limited to some clients, counted from their memories (one read of them all):
