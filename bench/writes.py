@@ -93,16 +93,24 @@ class WriteResults:
     imports: ImportFigures | None = None
 
 
+def positive(text: str) -> int:
+    """An argument that counts something measured: a series of none would divide by zero."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.writes", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="store sizes, comma-separated")
-    parser.add_argument("--writes", type=int, default=300, help="measured writes per series")
+    parser.add_argument("--writes", type=positive, default=300, help="measured writes per series")
     parser.add_argument("--warmup", type=int, default=30, help="unmeasured writes before each series")
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=positive, default=3,
                         help="interleaved rounds the one-client writes of each kind are split into")
-    parser.add_argument("--clients", type=int, default=4, help="concurrent clients at the largest store")
-    parser.add_argument("--import-records", type=int, default=2_000, help="records imported in the import series")
-    parser.add_argument("--import-batch", type=int, default=250, help="records per POST /export/import")
+    parser.add_argument("--clients", type=positive, default=4, help="concurrent clients at the largest store")
+    parser.add_argument("--import-records", type=positive, default=2_000, help="records imported in the import series")
+    parser.add_argument("--import-batch", type=positive, default=250, help="records per POST /export/import")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1k and 2k stores, 60 writes, 500 imports")
     parser.add_argument("--import-only", action="store_true",
                         help="only the raw embedder and the import series (into the smallest size's store)")

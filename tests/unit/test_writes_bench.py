@@ -3,10 +3,12 @@ embedder ratio compares like with like), and measures the sizes of a store kind 
 
 from __future__ import annotations
 
+import pytest
 from zengram.bootstrap import Container
 from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 
+from bench import writes
 from bench.writes import embedded_text, interleaved
 
 
@@ -39,3 +41,12 @@ def test_the_size_that_starts_a_round_rotates() -> None:
 
     assert [size for size, _ in schedule] == [1_000, 10_000, 100_000, 10_000, 100_000, 1_000,
                                               100_000, 1_000, 10_000]
+
+
+@pytest.mark.parametrize("option", ["--writes", "--rounds", "--clients", "--import-records", "--import-batch"])
+def test_a_count_of_nothing_is_refused_before_any_server_starts(option: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        writes.parse_args([option, "0"])
+    assert refused.value.code == 2
+    assert f"argument {option}: must be at least 1, not 0" in capsys.readouterr().err
