@@ -130,8 +130,8 @@ class Settings(BaseSettings):
                     "(then a writer waits for room); every search, count or index change first waits for those "
                     "queued before it, so a search after a write's response finds it. One client's writes then "
                     "overlap their embeddings with the next request (ADR 0040). 0: the index is written before the "
-                    "write answers. Ignored with OpenSearch: other processes search it, and cannot wait for this "
-                    "process's queue.",
+                    "write answers. Ignored with OpenSearch (other processes search it, and cannot wait for this "
+                    "process's queue) and in the Lambda functions (frozen once they answer).",
     )
     import_embed_chunk: int = Field(
         default=500, ge=1, le=10_000,
