@@ -78,7 +78,6 @@ class TickingClock(ManualClock):
         return self.advance(milliseconds=1)
 
 
-
 def pending_index(container: Container, limit: int = 100) -> list[Memory]:
     """The records still waiting for the search index once the index writes queued behind their answers are
     applied (any call on the container's index waits for those first)."""

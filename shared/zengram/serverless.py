@@ -399,11 +399,10 @@ def _bind_index_until_done(context: Any, logger: Any) -> None:
 
     from zengram.bootstrap import build_container
     from zengram.domain.errors import EmbeddingMismatch
-    from zengram.settings import Settings
 
     while True:
         try:
-            build_container(Settings(), check_index=True).close()  # binds the model, creating a missing index
+            build_container(lambda_settings(), check_index=True).close()  # binds the model, creating a missing index
             return
         except EmbeddingMismatch:
             raise
