@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.adapters.sqlite import EmbeddedSearchIndex
+from zengram.adapters.sqlite import EmbeddedSearchIndex, ann
 from zengram.adapters.sqlite.ann import GraphRows, HnswGraph
 from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 
@@ -292,6 +293,45 @@ assert not index.wait_for_graph_writes(0)
                             cwd=Path(__file__).parents[2])
     assert exited.returncode == 0, exited.stderr
     assert "terminate" not in exited.stderr
+
+
+def graph_over(vectors: npt.NDArray[np.float32]) -> tuple[HnswGraph, list[tuple[int, ...]]]:
+    """A graph built (in the caller's thread) over `vectors`, and the row batches its maintainer applies."""
+    graph = HnswGraph(DIMENSION)
+    batches: list[tuple[int, ...]] = []
+    original = graph._apply_batch
+
+    def recorded(batch: tuple[int, ...]) -> None:
+        batches.append(batch)
+        original(batch)
+
+    graph._apply_batch = recorded  # type: ignore[method-assign]
+    graph.start_build(lambda: GraphRows(len(vectors), vectors, np.ones(len(vectors), dtype=bool)), background=False)
+    return graph, batches
+
+
+def test_rows_changed_close_together_are_applied_in_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann, "GATHER_SECONDS", 1.0)  # wide, so a loaded host cannot split the pair
+    graph, batches = graph_over(clustered_vectors(100, seed=12))
+    try:
+        graph.changed([98])
+        time.sleep(0.05)  # the maintainer is awake by now, gathering
+        graph.changed([99])
+        assert graph.wait_until_applied(BUILD_TIMEOUT)
+    finally:
+        graph.close()
+    assert batches == [(98, 99)]
+
+
+def test_a_full_batch_is_applied_without_gathering(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann, "GATHER_SECONDS", BUILD_TIMEOUT)  # a gather would outlast the wait below
+    graph, batches = graph_over(clustered_vectors(100, seed=13))
+    try:
+        graph.changed(range(ann._APPLY_BATCH))
+        assert graph.wait_until_applied(BUILD_TIMEOUT / 4)
+    finally:
+        graph.close()
+    assert batches == [tuple(range(ann._APPLY_BATCH))]
 
 
 def test_usearch_then_onnxruntime_import_cleanly() -> None:

@@ -5,12 +5,13 @@ which hand their texts to a maintainer thread rather than tokenising them, and a
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
-from zengram.adapters.sqlite import EmbeddedSearchIndex
+from zengram.adapters.sqlite import EmbeddedSearchIndex, keyword_postings
 from zengram.adapters.sqlite.keyword_postings import FtsTokenizer, KeywordPostings
 from zengram.adapters.sqlite.search_index import TOKENIZE
 from zengram.domain.search import IndexHit, SearchFilters
@@ -287,3 +288,27 @@ def test_only_lines_not_seen_before_are_tokenised(monkeypatch: pytest.MonkeyPatc
 
     assert sent == [["pager quiet"]]
     assert counts == fts5_term_counts(["rollback started\n\x1e\nthe deploy failed\npager quiet"])
+
+
+def test_the_maintainer_tokenises_texts_written_close_together_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_postings, "GATHER_SECONDS", 1.0)  # wide, so a loaded host cannot split the pair
+    postings = KeywordPostings(FtsTokenizer(TOKENIZE))
+    passes: list[list[str]] = []
+    original = FtsTokenizer.term_frequencies
+
+    def watched(self: FtsTokenizer, texts: list[str]) -> list[dict[str, int]]:
+        passes.append(list(texts))
+        return original(self, texts)
+
+    monkeypatch.setattr(FtsTokenizer, "term_frequencies", watched)
+    postings.start_build(lambda: (keyword_postings._EMPTY_BLOCK, {}), background=False)
+    try:
+        postings.changed({0: "the deploy failed"})
+        time.sleep(0.05)  # the maintainer is awake by now, gathering
+        postings.changed({1: "rollback started"})
+        assert postings.wait_until_applied(BUILD_TIMEOUT)
+    finally:
+        postings.close()
+
+    assert passes == [["the deploy failed", "rollback started"]]
+    assert postings.view(["deploy", "rollback"]).row_count == 2
