@@ -36,7 +36,7 @@ IDF_FLOOR = 1e-6
 _BASE_GENERATION = 0  # the generation of every row's postings in the block built on open
 _TOKENS_CACHED = 50_000  # query words whose FTS5 tokens are remembered
 # How long the maintainer waits, once a text arrives, for the next few writes' texts, so that one wake-up and one
-# FTS5 tokenising pass serve several writes (per write they cost the maintainer ~40 % more on a busy host). A search
+# FTS5 tokenising pass serve several writes (one per write cost the maintainer ~65 % more on a busy host). A search
 # applies whatever is still waiting first, so the wait never changes a result.
 GATHER_SECONDS = 0.02
 _LINES_CACHED = 4_096  # lines of recently written texts whose term counts are remembered (a thread's recent turns)
