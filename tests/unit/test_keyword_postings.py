@@ -311,4 +311,47 @@ def test_the_maintainer_tokenises_texts_written_close_together_in_one_pass(monke
         postings.close()
 
     assert passes == [["the deploy failed", "rollback started"]]
-    assert postings.view(["deploy", "rollback"]).row_count == 2
+    view = postings.view(["deploy", "rollback"])
+    assert view is not None and view.row_count == 2
+
+
+def test_a_remembered_line_still_in_use_survives_the_memory_making_room(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_postings, "_LINES_CACHED", 4)
+    tokenizer = FtsTokenizer(TOKENIZE)
+    tokenizer.term_frequencies(["the deploy failed\n\x1e"])  # remembered first: the oldest lines
+    # Four new lines push the memory past its size while this text still needs the two oldest.
+    text = "the deploy failed\n\x1e\nrollback started\npager quiet\ncoffee break\nrunning late"
+
+    assert tokenizer.term_frequencies([text]) == fts5_term_counts([text])
+    assert tokenizer.term_frequencies(["the deploy failed"]) == fts5_term_counts(["the deploy failed"])
+
+
+def test_postings_that_fail_to_apply_a_text_hand_keyword_searches_back_to_fts5(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    rng = np.random.default_rng(22)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 200)
+    assert index.wait_for_keywords(BUILD_TIMEOUT)
+    assert index.keyword_search("coffee", SearchFilters(), k=1)  # the seeded texts are applied by now
+
+    def broken(self: FtsTokenizer, texts: list[str]) -> list[dict[str, int]]:
+        raise RuntimeError("tokenizer broke")
+
+    monkeypatch.setattr(FtsTokenizer, "term_frequencies", broken)
+    index.upsert([document("late", "zebra crossing coffee")])
+    hits = index.keyword_search("zebra", SearchFilters(), k=10)  # applies the waiting text first: that fails
+
+    assert [hit.id for hit in hits] == ["late"]  # FTS5 answered, the new text included
+    assert not index.wait_for_keywords(0)  # the postings are out of use for good, not half-current
+    assert "keyword searches go back to FTS5" in caplog.text
+    monkeypatch.undo()
+    assert_same_as_fts5_without_postings(index, path, monkeypatch, rng)
+    index.close()
+
+
+def assert_same_as_fts5_without_postings(index: EmbeddedSearchIndex, path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         rng: np.random.Generator, count: int = 30, k: int = 10) -> None:
+    asked = [(text, FILTER_SETS[i % len(FILTER_SETS)]) for i, text in enumerate(queries(rng, count))]
+    answered = [index.keyword_search(text, filters, k) for text, filters in asked]
+    assert answered == fts5_answers(path, monkeypatch, asked, k)

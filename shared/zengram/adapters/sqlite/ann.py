@@ -189,8 +189,8 @@ class HnswGraph:
     def _apply_batch(self, batch: tuple[int, ...]) -> None:
         if self._rows is None or not batch:
             return
-        current = self._rows()
         try:
+            current = self._rows()
             with self._graph_lock:
                 for row in batch:
                     self._apply(row, current)

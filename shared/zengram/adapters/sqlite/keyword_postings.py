@@ -74,9 +74,10 @@ class FtsTokenizer:
                                                            "GROUP BY doc, term"):
                 counted[doc][term] = count
             known.update(zip(fresh, counted, strict=True))
-            while len(known) > _LINES_CACHED:  # the oldest lines first (dicts keep insertion order)
-                del known[next(iter(known))]
-        return [_summed(known[line] for line in lines) for lines in lines_of]
+        counts = [_summed(known[line] for line in lines) for lines in lines_of]
+        while len(known) > _LINES_CACHED:  # only now: these texts may need the oldest lines (dicts keep order)
+            del known[next(iter(known))]
+        return counts
 
     def tokens_of_words(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The tokens FTS5 makes of each word quoted in a query (`"word"`): usually one, none for a word the
@@ -300,18 +301,24 @@ class KeywordPostings:
             self._arrivals.notify()
 
     def apply_waiting(self) -> None:
-        """Tokenises and applies every text written so far (the maintainer's work; a search's first step)."""
+        """Tokenises and applies every text written so far (the maintainer's work; a search's first step). If
+        that fails, the postings lack texts FTS5 has: they go out of use for good (`ready` cleared)."""
         with self._applying:
             with self._arrivals:
                 waiting, self._waiting = self._waiting, {}
                 self._arrivals.notify_all()
             if not waiting:
                 return
-            texts = [text for text in waiting.values() if text is not None]
-            frequencies = iter(self.tokenizer.term_frequencies(texts))
-            with self._lock:
-                for row, text in waiting.items():
-                    self._apply(row, None if text is None else next(frequencies))
+            try:
+                texts = [text for text in waiting.values() if text is not None]
+                frequencies = iter(self.tokenizer.term_frequencies(texts))
+                with self._lock:
+                    for row, text in waiting.items():
+                        self._apply(row, None if text is None else next(frequencies))
+            except Exception:  # FTS5 holds every text: a failure here costs speed, never results
+                self.ready.clear()
+                logger.exception("applying written texts to the in-memory keyword postings failed; "
+                                 "keyword searches go back to FTS5")
 
     def wait_until_applied(self, timeout: float) -> bool:
         """Whether the postings are built and hold every text written so far, waiting up to `timeout` seconds
@@ -363,10 +370,13 @@ class KeywordPostings:
 
     # -- reads --------------------------------------------------------------------------------------------
 
-    def view(self, terms: Iterable[str]) -> PostingsView:
-        """The postings of `terms` as FTS5 holds them now: every text written before this call included."""
+    def view(self, terms: Iterable[str]) -> PostingsView | None:
+        """The postings of `terms` as FTS5 holds them now: every text written before this call included; None
+        when the postings are out of use (a text failed to apply: only FTS5 has it)."""
         terms = tuple(terms)
         self.apply_waiting()
+        if not self.ready.is_set():
+            return None
         with self._lock:
             block, generations, lengths = self._block, self._generations, self._lengths
             row_count, token_count = self._row_count, self._token_count

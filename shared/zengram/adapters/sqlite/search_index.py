@@ -422,13 +422,16 @@ class EmbeddedSearchIndex:
     def _keyword_search_in_memory(self, keywords: KeywordPostings, terms: list[str], filters: SearchFilters,
                                   k: int) -> list[IndexHit] | None:
         """The FTS5 query's answer — same kept terms, same scores, ties by id — from the in-memory postings and
-        the matrix's filter mask; None when a word is not one FTS5 token (FTS5 reads it as a phrase)."""
+        the matrix's filter mask; None when a word is not one FTS5 token (FTS5 reads it as a phrase) or the
+        postings went out of use."""
         matrix = self._matrix
         tokens = keywords.tokenizer.tokens_of_words(terms)
         if matrix is None or any(len(tokens[term]) != 1 for term in terms):
             return None
         token_of = {term: tokens[term][0] for term in terms}
         view = keywords.view(token_of.values())
+        if view is None:
+            return None
         kept = self._affordable_terms(terms, lambda asked: _document_counts(view, token_of, asked))
         snap = matrix.snapshot()
         mask = self._mask(matrix, snap, filters)
