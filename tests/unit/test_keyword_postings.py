@@ -355,3 +355,22 @@ def assert_same_as_fts5_without_postings(index: EmbeddedSearchIndex, path: Path,
     asked = [(text, FILTER_SETS[i % len(FILTER_SETS)]) for i, text in enumerate(queries(rng, count))]
     answered = [index.keyword_search(text, filters, k) for text, filters in asked]
     assert answered == fts5_answers(path, monkeypatch, asked, k)
+
+
+def test_postings_stay_exact_while_the_tokenizers_line_memory_turns_over(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyword_postings, "_LINES_CACHED", 16)  # turned over many times by the turns below
+    rng = np.random.default_rng(23)
+    path = tmp_path / "index.sqlite3"
+    index = open_index(path)
+    seed(index, rng, 100)
+    turns = texts(rng, 300)
+    for number, turn in enumerate(turns):  # a thread's turns, each indexed with its neighbours as context lines
+        context = "\n".join(turns[max(0, number - 2):number])
+        index.upsert([document(f"turn{number:03}", f"{turn}\n\x1e\n{context}" if context else turn)])
+        if number % 25 == 0:
+            assert index.keyword_search(turn, SearchFilters(), k=5)
+
+    assert_same_as_fts5(index, path, monkeypatch, rng)
+    assert index.wait_for_keywords(0)  # still the in-memory postings answering, not FTS5 after a failure
+    index.close()
