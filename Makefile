@@ -32,7 +32,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean
 
 $(STAMP): pyproject.toml
@@ -121,6 +121,11 @@ bench: $(STAMP)
 # Write cost at 1k/10k/100k (one thread, across clients), concurrent clients, import; #18's targets.
 bench-writes: $(STAMP)
 	$(BIN)/python -m bench.writes $(ARGS)
+
+# Writers, updates, deletes and searches at once on thread-100k, then the maintained indexes against the exact scan
+# and FTS5, and the server log: nothing may fail or drift. ARGS='--writes 10000'
+bench-soak: $(STAMP)
+	$(BIN)/python -m bench.soak $(ARGS)
 
 # MiniLM texts/s per runtime (numpy, onnx, onnx-int8): one text per call, batches of 8 and 32, concurrent callers.
 bench-embedder: $(STAMP)

@@ -51,6 +51,11 @@ class ServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     @property
+    def log_path(self) -> Path:
+        """The server's stdout and stderr."""
+        return self._log
+
+    @property
     def pid(self) -> int:
         if self._process is None:
             raise RuntimeError("the server is not running")
