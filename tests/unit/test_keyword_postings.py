@@ -345,6 +345,8 @@ def test_postings_that_fail_to_apply_a_text_hand_keyword_searches_back_to_fts5(
     assert [hit.id for hit in hits] == ["late"]  # FTS5 answered, the new text included
     assert not index.wait_for_keywords(0)  # the postings are out of use for good, not half-current
     assert "keyword searches go back to FTS5" in caplog.text
+    index.upsert([document("later", "zebra stripes")])
+    assert not index._keywords._waiting  # nothing will apply them: not kept (a store taking writes would grow)
     monkeypatch.undo()
     assert_same_as_fts5_without_postings(index, path, monkeypatch, rng)
     index.close()
@@ -374,3 +376,18 @@ def test_postings_stay_exact_while_the_tokenizers_line_memory_turns_over(tmp_pat
     assert_same_as_fts5(index, path, monkeypatch, rng)
     assert index.wait_for_keywords(0)  # still the in-memory postings answering, not FTS5 after a failure
     index.close()
+
+
+def test_postings_whose_build_failed_keep_no_written_texts() -> None:
+    def unreadable() -> keyword_postings.BuiltPostings:
+        raise RuntimeError("fts5vocab unreadable")
+
+    postings = KeywordPostings(FtsTokenizer(TOKENIZE))
+    postings.start_build(unreadable, background=False)
+    try:
+        postings.changed({0: "the deploy failed"})
+
+        assert not postings.ready.is_set()  # FTS5 answers every keyword search
+        assert not postings._waiting  # and no text is kept for an apply that will never come
+    finally:
+        postings.close()

@@ -248,6 +248,7 @@ class KeywordPostings:
         self._applying = threading.Lock()
         self._stopping = threading.Event()
         self.ready = threading.Event()
+        self._abandoned = False  # the build or an apply failed: FTS5 answers from now on, texts are not kept
         self._thread: threading.Thread | None = None
 
     # -- build --------------------------------------------------------------------------------------------
@@ -279,6 +280,7 @@ class KeywordPostings:
                     self._set_length(row, length)
             self.ready.set()  # texts written since `read()` began are waiting: applied before any search scores
         except Exception:  # FTS5 keeps answering: a failed build costs speed, never results
+            self._abandon()
             logger.exception("building the in-memory keyword postings failed; keyword searches stay on FTS5")
 
     def _maintain(self, read: Callable[[], BuiltPostings] | None) -> None:
@@ -295,6 +297,8 @@ class KeywordPostings:
     def changed(self, texts: Mapping[int, str | None]) -> None:
         """Rows whose text is now this (or that lost their document: None). Costs the write a dict insertion."""
         with self._arrivals:
+            if self._abandoned:
+                return  # nothing will apply them
             for row, text in texts.items():
                 self._waiting.pop(row, None)  # re-queued at the end: applied after the rows written before it
                 self._waiting[row] = text
@@ -316,9 +320,17 @@ class KeywordPostings:
                     for row, text in waiting.items():
                         self._apply(row, None if text is None else next(frequencies))
             except Exception:  # FTS5 holds every text: a failure here costs speed, never results
-                self.ready.clear()
+                self._abandon()
                 logger.exception("applying written texts to the in-memory keyword postings failed; "
                                  "keyword searches go back to FTS5")
+
+    def _abandon(self) -> None:
+        """Out of use for good: searches ask FTS5, and written texts are no longer kept for an apply."""
+        self.ready.clear()
+        with self._arrivals:
+            self._abandoned = True
+            self._waiting.clear()
+            self._arrivals.notify_all()
 
     def wait_until_applied(self, timeout: float) -> bool:
         """Whether the postings are built and hold every text written so far, waiting up to `timeout` seconds
