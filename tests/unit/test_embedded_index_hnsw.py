@@ -251,8 +251,25 @@ def test_a_graph_that_fails_to_take_a_row_in_hands_searches_back_to_the_exact_sc
     assert graph.wait_until_applied(BUILD_TIMEOUT) is False  # the graph is not ready any more
 
     assert ids(index.vector_search(new[0], SearchFilters(), k=1)) == [f"m{ROWS:05d}"]
+    index.upsert(documents(clustered_vectors(1, seed=10), start=ROWS + 1))
+    assert graph.unapplied_rows() == []  # nothing will apply them: not kept (a store taking writes would grow)
     index.close()
     assert graph_searches[-1] is False  # answered by the exact scan
+
+
+def test_a_graph_whose_build_failed_keeps_no_changed_rows() -> None:
+    def unreadable() -> GraphRows:
+        raise RuntimeError("the matrix is gone")
+
+    graph = HnswGraph(4, ann.HnswParameters())
+    graph.start_build(unreadable, background=False)
+    try:
+        graph.changed([0, 1])
+
+        assert not graph.ready.is_set()  # exact scans answer
+        assert graph.unapplied_rows() == []
+    finally:
+        graph.close()
 
 
 def test_closing_with_rows_still_queued_ends_the_maintainer(tmp_path: Path, stored: npt.NDArray[np.float32]) -> None:

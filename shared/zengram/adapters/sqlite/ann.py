@@ -88,6 +88,7 @@ class HnswGraph:
         self._rows: Callable[[], GraphRows] | None = None
         self._stopping = threading.Event()
         self.ready = threading.Event()
+        self._abandoned = False  # the build or an apply failed: exact scans from now on, changes are not kept
         self._thread: threading.Thread | None = None
         _open_graphs.add(self)
 
@@ -112,6 +113,8 @@ class HnswGraph:
         """Rows whose vector was set, replaced, or removed: queued for the maintainer, which reads their current
         state when it applies them. Costs the write a set insertion, whatever the graph's size."""
         with self._queue:
+            if self._abandoned:
+                return  # nothing will apply them
             for row in rows:
                 self._queued.pop(row, None)  # re-queued at the end: applied after the rows changed before it
                 self._queued[row] = None
@@ -184,6 +187,7 @@ class HnswGraph:
                     self._graph.add(batch.astype(np.uint64), seen.vectors[batch], threads=1)
             self.ready.set()  # the rows changed meanwhile are queued: the maintainer applies them next
         except Exception:  # the exact scan keeps answering: a failed build costs speed, never results
+            self._abandon()
             logger.exception("building the HNSW vector graph failed; vector searches stay exact")
 
     def _apply_batch(self, batch: tuple[int, ...]) -> None:
@@ -195,8 +199,16 @@ class HnswGraph:
                 for row in batch:
                     self._apply(row, current)
         except Exception:  # a graph missing rows could hide them: searches go back to the exact scan for good
-            self.ready.clear()
+            self._abandon()
             logger.exception("applying changed rows to the HNSW vector graph failed; vector searches stay exact")
+
+    def _abandon(self) -> None:
+        """Out of use for good: searches take the exact scan, and changed rows are no longer kept for an apply."""
+        self.ready.clear()
+        with self._queue:
+            self._abandoned = True
+            self._queued.clear()
+            self._queue.notify_all()
 
     def _apply(self, row: int, current: GraphRows) -> None:
         if row in self._graph:
