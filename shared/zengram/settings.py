@@ -241,6 +241,11 @@ class Settings(BaseSettings):
         default=DEFAULT_SCORING.linear_vector_weight, ge=0, le=1,
         description="The vector path's share of the score under fusion='linear'.",
     )
+    near_duplicate_cosine: float = Field(
+        default=DEFAULT_SCORING.near_duplicate_cosine, ge=0, le=1,
+        description="Under fusion='linear', a memory at least this similar to the query (cosine) scores at least its "
+                    "cosine, so one that says what the query says is not buried by keyword matches. 1: identical only.",
+    )
     search_path_fetch: int = Field(
         default=50, ge=1, le=200,
         description="Most hits each retrieval path hands to fusion (at least the request's limit, at most twice it).",
@@ -556,7 +561,8 @@ class Settings(BaseSettings):
         profile = self.retrieval()
         return replace(DEFAULT_SCORING, rrf_k=self.rrf_k, decay_factor=self.decay_factor,
                        similarity_floor=self.similarity_floor, vector_weight=self.vector_weight, fusion=self.fusion,
-                       linear_vector_weight=self.linear_vector_weight, speaker_boost=profile.speaker_boost,
+                       linear_vector_weight=self.linear_vector_weight,
+                       near_duplicate_cosine=self.near_duplicate_cosine, speaker_boost=profile.speaker_boost,
                        time_boost=profile.time_boost, graph_weight=self.graph_weight)
 
     @property

@@ -78,3 +78,20 @@ def test_candidates_rank_by_effective_score_and_unknown_ids_are_dropped() -> Non
     scored = score_candidates(candidates, {low.id: low, critical.id: critical}, now=NOW, multi_path=False,
                               config=CONFIG)
     assert [s.memory.id for s in scored] == [critical.id, low.id]
+
+
+def test_under_linear_fusion_a_near_duplicate_of_the_query_is_not_buried_by_keyword_matches() -> None:
+    linear = ScoringConfig(fusion="linear")
+    said = make_memory("the freeze on dev deployments starts June 17", at=NOW, client_id="said")
+    crowd = [make_memory(f"June 17 freeze dev note {n}", at=NOW, client_id=f"crowd{n}") for n in range(3)]
+    memories = {m.id: m for m in [said, *crowd]}
+
+    def ranked(cosine_of_said: float) -> list[str]:
+        candidates = fuse({
+            "vector": [(said.id, cosine_of_said), *((m.id, 0.6) for m in crowd)],
+            "keyword": [(m.id, 12.0 - n) for n, m in enumerate(crowd)],  # the keyword path missed `said`
+        })
+        return [s.memory.id for s in score_candidates(candidates, memories, now=NOW, multi_path=True, config=linear)]
+
+    assert ranked(0.99)[0] == said.id  # says what the query says: first
+    assert ranked(0.90)[-1] == said.id  # merely similar: the keyword matches lead, as linear fusion weighs them

@@ -38,6 +38,10 @@ class ScoringConfig:
     # "blend": similarity and RRF (semantics.md)
     fusion: Fusion = "linear"
     linear_vector_weight: float = 0.2  # the vector path's share under "linear" fusion
+    # Under "linear" fusion, a memory this close to the query (cosine) scores at least its cosine: one that says what
+    # the query says must not sink below keyword matches because the keyword path missed it (long queries keep only
+    # their rarest terms, and neighbour context lengthens a turn's text). 1.0: only identical vectors.
+    near_duplicate_cosine: float = 0.95
     speaker_boost: float = DEFAULT_PROFILE.speaker_boost  # × for a "Speaker: ..." memory whose speaker the query names
     time_boost: float = DEFAULT_PROFILE.time_boost  # × for a memory that says when, if the query asks when
     # The graph path's weight (when it runs: docs/retrieval-extras.md): × its share under "linear" fusion, beside
@@ -172,6 +176,8 @@ def _score_one(
         blended = (weight * _share(candidate.scores.get("vector"), tops["vector"])
                    + (1 - weight) * _share(candidate.scores.get("keyword"), tops["keyword"])
                    + config.graph_weight * _share(candidate.scores.get(GRAPH_PATH), tops[GRAPH_PATH]))
+        if candidate.cosine is not None and candidate.cosine >= config.near_duplicate_cosine:
+            blended = max(blended, candidate.cosine)
     elif multi_path and max_rrf > 0:
         rrf = rrf_score(candidate, config.rrf_k, config.graph_weight)
         blended = config.vector_weight * sim + (1 - config.vector_weight) * rrf / max_rrf
