@@ -123,7 +123,8 @@ bench-writes: $(STAMP)
 	$(BIN)/python -m bench.writes $(ARGS)
 
 # Writers, updates, deletes and searches at once on thread-100k, then the maintained indexes against the exact scan
-# and FTS5, and the server log: nothing may fail or drift. ARGS='--writes 10000'
+# and FTS5, and the server log: nothing may fail or drift. ARGS='--writes 10000', or '--kill-after 15' (SIGKILL, restart:
+# every acknowledged write must be there)
 bench-soak: $(STAMP)
 	$(BIN)/python -m bench.soak $(ARGS)
 

@@ -91,6 +91,13 @@ class ServerProcess:
             self._process.wait()
         self._process = None
 
+    def kill(self) -> None:
+        """SIGKILL: the process dies mid-work, as in a crash or an out-of-memory kill (no graceful shutdown)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
     def settle(self, timeout: float = SETTLE_TIMEOUT_SECONDS) -> float:
         """Waits until the server is idle: the indexes it builds in the background when a store opens (the HNSW
         graph, the keyword postings) are built, so what is measured next is the steady state, not the start-up.
