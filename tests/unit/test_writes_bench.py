@@ -9,6 +9,7 @@ from zengram.domain.models import MemoryType
 from zengram.domain.requests import MemoryDraft
 
 from bench import writes
+from bench.targets import Target
 from bench.writes import embedded_text, interleaved
 
 
@@ -50,3 +51,13 @@ def test_a_count_of_nothing_is_refused_before_any_server_starts(option: str,
         writes.parse_args([option, "0"])
     assert refused.value.code == 2
     assert f"argument {option}: must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_a_verdict_says_met_missed_or_missed_only_in_wall_time_without_naming_a_cause() -> None:
+    def target(met: bool | None, cpu_met: bool | None = None) -> Target:
+        return Target("per-write cost", "≤ 1.2×", "p50 1.24×", met, "1.17×", cpu_met)
+
+    assert target(True).verdict == "met"
+    assert target(False, cpu_met=False).verdict == "MISSED"
+    assert target(False, cpu_met=True).verdict == "MISSED (met in CPU time)"
+    assert target(None).verdict == "not measured"
