@@ -19,9 +19,12 @@ class Target:
     met: bool | None  # None: not measured in this run
     cpu: str = ""  # the CPU-time equivalent, when the wall figure depends on the load
     cpu_met: bool | None = None
+    informational: bool = False  # a figure shown beside the targets, judged against none
 
     @property
     def verdict(self) -> str:
+        if self.informational:
+            return "—"
         if self.met is None:
             return "not measured"
         if self.met:

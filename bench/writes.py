@@ -9,6 +9,10 @@
   from /proc: the server's work only, whatever else the machine runs, including the index maintainers' work
   the writes left behind). The sizes of a kind are served side by side and measured in `--rounds`
   interleaved rounds, so a machine whose speed drifts over minutes moves every size alike, not the last one.
+- Beside each kind's largest size, the same store served with the in-memory indexes (HNSW graph, keyword
+  postings) switched off, in the same rounds: the write path alone, so a run shows how much of the growth is
+  their upkeep (which buys flat searches) and how much the write path's own. For comparison; the #18 target is
+  judged on the store as shipped.
 - At the largest `store` size, `--clients` concurrent clients.
 - Import: POST /export/import in batches of `--import-batch` new records: records/s and CPU ms per record.
 
@@ -24,7 +28,7 @@ import platform
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -41,11 +45,14 @@ from bench.stores import DATA, MODEL_CACHE, Kind, drafts_of, ensure_stores, stor
 from bench.targets import Target, render_targets
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
 SIZES = (1_000, 10_000, 100_000)
 KINDS: tuple[Kind, ...] = ("thread", "store")
 WRITES_PER_S_TARGET = 100.0
 EMBEDDER_SHARE_TARGET = 0.8  # writes/s at least this share of the raw embedder's texts/s
 FLAT_TARGET = 1.2  # per-write cost at the largest size / at the smallest
+# The largest store again, with the in-memory indexes off: no graph, no keyword postings (only the write path).
+WITHOUT_UPKEEP = {"vector_ann_min_rows": "-1", "keyword_memory_min_rows": "-1"}
 IMPORT_PER_S_TARGET = 300.0
 
 
@@ -69,6 +76,11 @@ class WriteSeries:
     server_cpu_ms_per_write: float
     latency: Latency
     load: tuple[float, float, float]
+    index_upkeep: bool = True  # False: the in-memory indexes switched off (`WITHOUT_UPKEEP`)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}-{self.size}" + ("" if self.index_upkeep else " (no upkeep)")
 
 
 @dataclass
@@ -222,56 +234,62 @@ def bench_series(kind: Kind, size: int, drafts: Sequence[MemoryDraft], *, warmup
 
 def bench_sizes(kind: Kind, sizes: Sequence[int], drafts: Sequence[MemoryDraft], *, warmup: int,
                 rounds: int) -> list[WriteSeries]:
-    """One client's writes into every size of `kind` at once: one server per size, the measured texts split into
-    `rounds`, each round written to every server in turn (the order rotating), each server idle before and after
-    its share, so its CPU figure holds the maintainers' work its writes left and nothing of the others'."""
+    """One client's writes into every size of `kind` at once, and into its largest size with the in-memory indexes
+    off: one server per subject, the measured texts split into `rounds`, each round written to every server in
+    turn (the order rotating), each server idle before and after its share, so its CPU figure holds the
+    maintainers' work its writes left and nothing of the others'."""
     bodies = [draft.model_dump(mode="json", exclude_none=True) for draft in drafts]
     measured = bodies[warmup:]
-    walls = dict.fromkeys(sizes, 0.0)
-    cpus = dict.fromkeys(sizes, 0.0)
-    latencies: dict[int, list[float]] = {size: [] for size in sizes}
-    loads: dict[int, list[tuple[float, float, float]]] = {size: [] for size in sizes}
-    works = {size: working_copy(store_path(DATA, size, kind), DATA / f"work-writes-{size}") for size in sizes}
+    subjects = [(size, True) for size in sizes] + [(max(sizes), False)]
+    walls = dict.fromkeys(subjects, 0.0)
+    cpus = dict.fromkeys(subjects, 0.0)
+    latencies: dict[tuple[int, bool], list[float]] = {subject: [] for subject in subjects}
+    loads: dict[tuple[int, bool], list[tuple[float, float, float]]] = {subject: [] for subject in subjects}
+    works = {(size, upkeep): working_copy(store_path(DATA, size, kind),
+                                          DATA / f"work-writes-{size}{'' if upkeep else '-bare'}")
+             for size, upkeep in subjects}
     try:
         with ExitStack() as stack:
-            servers = {size: stack.enter_context(ServerProcess(works[size])) for size in sizes}
+            servers = {subject: stack.enter_context(ServerProcess(works[subject], **({} if subject[1] else
+                                                                                     WITHOUT_UPKEEP)))
+                       for subject in subjects}
             for server in servers.values():
                 with client(server.url) as warm:
                     for body in bodies[:warmup]:
                         warm.post("/memory", json=body).raise_for_status()
             for server in servers.values():  # no graph build of a big store beside the writes into a small one
                 server.settle()
-            for size, share in interleaved(sizes, measured, rounds):
-                server = servers[size]
+            for subject, share in interleaved(subjects, measured, rounds):
+                server = servers[subject]
                 server.settle()
-                loads[size].append(load_average())
+                loads[subject].append(load_average())
                 cpu_before = server.cpu_seconds()
                 wall, taken = _concurrent_posts(server.url, share, 1)
                 server.settle()
-                cpus[size] += server.cpu_seconds() - cpu_before
-                walls[size] += wall
-                latencies[size] += taken
+                cpus[subject] += server.cpu_seconds() - cpu_before
+                walls[subject] += wall
+                latencies[subject] += taken
     finally:
         for work in works.values():
             shutil.rmtree(work, ignore_errors=True)
     found = []
-    for size in sizes:
-        count = len(latencies[size])
-        load = loads[size][0]
-        series = WriteSeries(kind=kind, size=size, clients=1, writes=count, wall_seconds=round(walls[size], 3),
-                             writes_per_s=round(count / walls[size], 1),
-                             server_cpu_ms_per_write=round(cpus[size] / count * 1000, 3),
-                             latency=Latency.of(latencies[size]), load=load)
-        print(f"  {kind}-{size:<7} 1 client: {series.writes_per_s:6.1f} writes/s  "
+    for size, upkeep in subjects:
+        subject = (size, upkeep)
+        count = len(latencies[subject])
+        series = WriteSeries(kind=kind, size=size, clients=1, writes=count, wall_seconds=round(walls[subject], 3),
+                             writes_per_s=round(count / walls[subject], 1),
+                             server_cpu_ms_per_write=round(cpus[subject] / count * 1000, 3),
+                             latency=Latency.of(latencies[subject]), load=loads[subject][0], index_upkeep=upkeep)
+        print(f"  {series.label:<27} 1 client: {series.writes_per_s:6.1f} writes/s  "
               f"p50 {series.latency.p50_ms:5.1f} ms  p95 {series.latency.p95_ms:5.1f} ms  "
-              f"server CPU {series.server_cpu_ms_per_write:.2f} ms/write  (load {format_load(load)})")
+              f"server CPU {series.server_cpu_ms_per_write:.2f} ms/write  (load {format_load(series.load)})")
         found.append(series)
     return found
 
 
-def interleaved(sizes: Sequence[int], measured: Sequence[T], rounds: int) -> Iterator[tuple[int, Sequence[T]]]:
-    """(size, its share of this round) in the order they are measured: each round's share goes to every size,
-    the size that starts a round rotating, so no size is always measured first or last."""
+def interleaved(sizes: Sequence[K], measured: Sequence[T], rounds: int) -> Iterator[tuple[K, Sequence[T]]]:
+    """(size, its share of this round) in the order they are measured: each round's share goes to every size
+    (or other subject), the one that starts a round rotating, so none is always measured first or last."""
     chunk = -(-len(measured) // rounds)
     for round_number in range(rounds):
         share = measured[round_number * chunk:(round_number + 1) * chunk]
@@ -355,10 +373,10 @@ def render(results: WriteResults) -> str:
         lines.append(f"  raw embedder ({embedder.runtime}, one text per call, {embedder.texts} texts): "
                      f"{embedder.texts_per_s:.1f} texts/s, p50 {embedder.latency.p50_ms:.1f} ms, "
                      f"{embedder.cpu_ms_per_text:.2f} CPU ms per text")
-    lines.append(f"  {'store':<14} {'clients':>7} {'writes':>6} {'writes/s':>9} {'p50':>8} {'p95':>8} {'p99':>8} "
+    lines.append(f"  {'store':<27} {'clients':>7} {'writes':>6} {'writes/s':>9} {'p50':>8} {'p95':>8} {'p99':>8} "
                  f"{'server CPU/write':>17}  load (1 min)")
     for s in results.series:
-        lines.append(f"  {s.kind + '-' + str(s.size):<14} {s.clients:>7} {s.writes:>6} {s.writes_per_s:>9.1f} "
+        lines.append(f"  {s.label:<27} {s.clients:>7} {s.writes:>6} {s.writes_per_s:>9.1f} "
                      f"{s.latency.p50_ms:>6.1f}ms {s.latency.p95_ms:>6.1f}ms {s.latency.p99_ms:>6.1f}ms "
                      f"{s.server_cpu_ms_per_write:>14.2f} ms  {s.load[0]:.1f}")
     if results.imports:
@@ -370,7 +388,8 @@ def render(results: WriteResults) -> str:
 
 def targets(results: WriteResults) -> list[Target]:
     found: list[Target] = []
-    single = {(s.kind, s.size): s for s in results.series if s.clients == 1}
+    single = {(s.kind, s.size): s for s in results.series if s.clients == 1 and s.index_upkeep}
+    bare = {s.kind: s for s in results.series if not s.index_upkeep}
     embedder = results.embedder
     cores = os.cpu_count() or 1
     if single and embedder:
@@ -401,6 +420,8 @@ def targets(results: WriteResults) -> list[Target]:
                                 wall_ratio <= FLAT_TARGET,
                                 f"{cpu_ratio:.2f}× ({low.server_cpu_ms_per_write:.2f}→"
                                 f"{high.server_cpu_ms_per_write:.2f} ms)", cpu_ratio <= FLAT_TARGET))
+            if kind in bare:
+                found.append(_write_path_alone(label, low, bare[kind]))
     if results.imports:
         i = results.imports
         capacity = cores * 1000 / i.server_cpu_ms_per_record
@@ -409,6 +430,17 @@ def targets(results: WriteResults) -> list[Target]:
                             f"{i.server_cpu_ms_per_record:.2f} ms/record = {capacity:.0f}/s on {cores} cores",
                             capacity >= IMPORT_PER_S_TARGET))
     return found
+
+
+def _write_path_alone(label: str, low: WriteSeries, bare: WriteSeries) -> Target:
+    """The growth left with the in-memory indexes off at the largest size: the write path's own (for comparison;
+    the target is judged on the store as shipped)."""
+    wall_ratio = bare.latency.p50_ms / low.latency.p50_ms
+    cpu_ratio = bare.server_cpu_ms_per_write / low.server_cpu_ms_per_write
+    return Target(f"  … write path alone (indexes off at {bare.size:,})", "(comparison)",
+                  f"p50 {wall_ratio:.2f}× ({low.latency.p50_ms:.1f}→{bare.latency.p50_ms:.1f} ms)", None,
+                  f"{cpu_ratio:.2f}× ({low.server_cpu_ms_per_write:.2f}→{bare.server_cpu_ms_per_write:.2f} ms)",
+                  informational=True)
 
 
 def _loads(results: WriteResults) -> str:

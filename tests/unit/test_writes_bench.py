@@ -1,5 +1,6 @@
 """`bench/writes.py` times the raw embedder on the texts the server embeds for the same drafts (#18: the write-to-
-embedder ratio compares like with like), and measures the sizes of a store kind in interleaved rounds."""
+embedder ratio compares like with like), measures the sizes of a store kind in interleaved rounds, and shows the
+write path alone (the in-memory indexes off) beside the growth target it does not judge."""
 
 from __future__ import annotations
 
@@ -61,3 +62,32 @@ def test_a_verdict_says_met_missed_or_missed_only_in_wall_time_without_naming_a_
     assert target(False, cpu_met=False).verdict == "MISSED"
     assert target(False, cpu_met=True).verdict == "MISSED (met in CPU time)"
     assert target(None).verdict == "not measured"
+
+
+def series(kind: str, size: int, p50_ms: float, cpu_ms: float, *, index_upkeep: bool = True) -> writes.WriteSeries:
+    latency = writes.Latency.of([p50_ms / 1000] * 3)
+    return writes.WriteSeries(kind=kind, size=size, clients=1, writes=3, wall_seconds=1.0, writes_per_s=100.0,
+                              server_cpu_ms_per_write=cpu_ms, latency=latency, load=(0.0, 0.0, 0.0),
+                              index_upkeep=index_upkeep)
+
+
+def test_the_growth_target_is_judged_on_the_store_as_shipped_and_the_write_path_alone_is_shown_beside_it() -> None:
+    results = writes.WriteResults(started_at="2026-12-04T07:00:00+00:00")
+    results.embedder = writes.EmbedderFigures("onnx-int8", 10, 200.0, 5.0, writes.Latency.of([0.005]))
+    results.series = [series("thread", 1_000, 4.0, 8.0), series("thread", 100_000, 5.0, 9.0),
+                      series("thread", 100_000, 4.2, 8.2, index_upkeep=False),
+                      series("store", 1_000, 4.0, 8.0), series("store", 100_000, 4.4, 8.8)]
+
+    rows = {target.name: target for target in writes.targets(results)}
+    shipped = rows["per-write cost 1,000 → 100,000, one thread"]
+    alone = rows["  … write path alone (indexes off at 100,000)"]
+
+    assert (shipped.figure, shipped.verdict) == ("p50 1.25× (4.0→5.0 ms)", "MISSED (met in CPU time)")
+    assert (alone.figure, alone.cpu, alone.verdict) == ("p50 1.05× (4.0→4.2 ms)", "1.02× (8.00→8.20 ms)", "—")
+    assert "thread-100000 (no upkeep)" in writes.render(results)
+
+
+def test_the_subjects_of_a_round_may_be_any_labels() -> None:
+    subjects = [(1_000, True), (100_000, True), (100_000, False)]
+    schedule = [subject for subject, _ in interleaved(subjects, list(range(6)), rounds=2)]
+    assert schedule == [*subjects, subjects[1], subjects[2], subjects[0]]
