@@ -34,7 +34,7 @@ class Target:
 
 def render_targets(targets: list[Target], *, date: str, loads: str) -> str:
     lines = [f"Targets (#18) · {date} · load average 1/5/15 min: {loads}",
-             f"  {'target':<52} {'goal':<16} {'measured':<26} {'verdict':<30} CPU-time figure"]
+             f"  {'target':<52} {'goal':<16} {'measured':<34} {'verdict':<26} CPU-time figure"]
     for target in targets:
-        lines.append(f"  {target.name:<52} {target.goal:<16} {target.figure:<26} {target.verdict:<30} {target.cpu}")
+        lines.append(f"  {target.name:<52} {target.goal:<16} {target.figure:<34} {target.verdict:<26} {target.cpu}")
     return "\n".join(lines)

@@ -7,8 +7,9 @@
   agents and types. Into a scratch copy of the seeded store, `--writes` POST /memory from one client, one
   after the other, the same texts at every size: writes/s, latency, and the server's CPU ms per write (read
   from /proc: the server's work only, whatever else the machine runs, including the index maintainers' work
-  the writes left behind). The sizes of a kind are served side by side and measured in `--rounds`
-  interleaved rounds, so a machine whose speed drifts over minutes moves every size alike, not the last one.
+  the writes left behind). Growth is judged on the mean time per write (see `FLAT_TARGET`), the p50 beside
+  it. The sizes of a kind are served side by side and measured in `--rounds` interleaved rounds, so a machine
+  whose speed drifts over minutes moves every size alike, not the last one.
 - Beside each kind's largest size, the same store served with the in-memory indexes (HNSW graph, keyword
   postings) switched off, in the same rounds: the write path alone, so a run shows how much of the growth is
   their upkeep (which buys flat searches) and how much the write path's own. For comparison; the #18 target is
@@ -51,6 +52,9 @@ KINDS: tuple[Kind, ...] = ("thread", "store")
 WRITES_PER_S_TARGET = 100.0
 EMBEDDER_SHARE_TARGET = 0.8  # writes/s at least this share of the raw embedder's texts/s
 FLAT_TARGET = 1.2  # per-write cost at the largest size / at the smallest
+# Per-write cost in wall time is the mean time per write (one client writing back to back: 1 / its writes/s), not
+# the p50: with latencies spread 2–8 ms, the p50 ratio of the write path alone, where nothing grows, ranged
+# 0.97–1.24× over four runs while its mean ranged 0.98–1.08× (docs/performance.md). Both are printed.
 # The largest store again, with the in-memory indexes off: no graph, no keyword postings (only the write path).
 WITHOUT_UPKEEP = {"vector_ann_min_rows": "-1", "keyword_memory_min_rows": "-1"}
 IMPORT_PER_S_TARGET = 300.0
@@ -373,11 +377,13 @@ def render(results: WriteResults) -> str:
         lines.append(f"  raw embedder ({embedder.runtime}, one text per call, {embedder.texts} texts): "
                      f"{embedder.texts_per_s:.1f} texts/s, p50 {embedder.latency.p50_ms:.1f} ms, "
                      f"{embedder.cpu_ms_per_text:.2f} CPU ms per text")
-    lines.append(f"  {'store':<27} {'clients':>7} {'writes':>6} {'writes/s':>9} {'p50':>8} {'p95':>8} {'p99':>8} "
+    lines.append(f"  {'store':<27} {'clients':>7} {'writes':>6} {'writes/s':>9} {'mean':>8} {'p50':>8} {'p95':>8} "
+                 f"{'p99':>8} "
                  f"{'server CPU/write':>17}  load (1 min)")
     for s in results.series:
         lines.append(f"  {s.label:<27} {s.clients:>7} {s.writes:>6} {s.writes_per_s:>9.1f} "
-                     f"{s.latency.p50_ms:>6.1f}ms {s.latency.p95_ms:>6.1f}ms {s.latency.p99_ms:>6.1f}ms "
+                     f"{s.latency.mean_ms:>6.1f}ms {s.latency.p50_ms:>6.1f}ms {s.latency.p95_ms:>6.1f}ms "
+                     f"{s.latency.p99_ms:>6.1f}ms "
                      f"{s.server_cpu_ms_per_write:>14.2f} ms  {s.load[0]:.1f}")
     if results.imports:
         i = results.imports
@@ -413,11 +419,10 @@ def targets(results: WriteResults) -> list[Target]:
                 continue
             low, high = single[(kind, sizes[0])], single[(kind, sizes[-1])]
             cpu_ratio = high.server_cpu_ms_per_write / low.server_cpu_ms_per_write
-            wall_ratio = high.latency.p50_ms / low.latency.p50_ms
+            wall_ratio = high.latency.mean_ms / low.latency.mean_ms
             label = "one thread" if kind == "thread" else "across clients"
             found.append(Target(f"per-write cost {sizes[0]:,} → {sizes[-1]:,}, {label}", f"≤ {FLAT_TARGET}×",
-                                f"p50 {wall_ratio:.2f}× ({low.latency.p50_ms:.1f}→{high.latency.p50_ms:.1f} ms)",
-                                wall_ratio <= FLAT_TARGET,
+                                _growth(low, high), wall_ratio <= FLAT_TARGET,
                                 f"{cpu_ratio:.2f}× ({low.server_cpu_ms_per_write:.2f}→"
                                 f"{high.server_cpu_ms_per_write:.2f} ms)", cpu_ratio <= FLAT_TARGET))
             if kind in bare:
@@ -435,12 +440,17 @@ def targets(results: WriteResults) -> list[Target]:
 def _write_path_alone(label: str, low: WriteSeries, bare: WriteSeries) -> Target:
     """The growth left with the in-memory indexes off at the largest size: the write path's own (for comparison;
     the target is judged on the store as shipped)."""
-    wall_ratio = bare.latency.p50_ms / low.latency.p50_ms
     cpu_ratio = bare.server_cpu_ms_per_write / low.server_cpu_ms_per_write
-    return Target(f"  … write path alone (indexes off at {bare.size:,})", "(comparison)",
-                  f"p50 {wall_ratio:.2f}× ({low.latency.p50_ms:.1f}→{bare.latency.p50_ms:.1f} ms)", None,
+    return Target(f"  … write path alone (indexes off at {bare.size:,})", "(comparison)", _growth(low, bare), None,
                   f"{cpu_ratio:.2f}× ({low.server_cpu_ms_per_write:.2f}→{bare.server_cpu_ms_per_write:.2f} ms)",
                   informational=True)
+
+
+def _growth(low: WriteSeries, high: WriteSeries) -> str:
+    """Mean time per write from `low` to `high`, then the p50 ratio for reference."""
+    mean = high.latency.mean_ms / low.latency.mean_ms
+    p50 = high.latency.p50_ms / low.latency.p50_ms
+    return f"{mean:.2f}× ({low.latency.mean_ms:.1f}→{high.latency.mean_ms:.1f} ms; p50 {p50:.2f}×)"
 
 
 def _loads(results: WriteResults) -> str:
