@@ -87,6 +87,7 @@ mcp: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check shared functions tests bench infra
+	cd shared && ../$(BIN)/lint-imports --config ../pyproject.toml
 
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions

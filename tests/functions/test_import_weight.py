@@ -27,7 +27,7 @@ HEAVY_PACKAGES = frozenset({
     "aws_lambda_powertools", "pydantic_settings", "pypdf",
 })
 # The container's wiring, settings and adapters: built with the container, on the first request.
-WIRING_MODULES = ("zengram.assembly.wiring", "zengram.chat.wiring", "zengram.settings", "zengram.memory.ports",
+WIRING_MODULES = ("zengram.assembly.containers", "zengram.chat.wiring", "zengram.settings", "zengram.memory.ports",
                   "zengram.chat.ports", "zengram.adapters", "zengram.memory.services")
 # The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.web.` leaves them.
 GROUP_PREFIXES = ("zengram.memory.api.", "zengram.memory.api.schemas.", "zengram.chat.api.", "zengram.documents.api.")

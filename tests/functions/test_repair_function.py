@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.kernel.ports import Embedder
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, ContainerProvider, build_container
+from zengram.assembly.containers import Container, build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.kernel.ports import Embedder
 from zengram.memory.api.research import research_body
 from zengram.memory.domain.models import MemoryType

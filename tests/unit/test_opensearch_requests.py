@@ -26,7 +26,7 @@ import numpy.typing as npt
 import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.kernel.errors import IndexRejected, IndexUnavailable
 from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
 from zengram.memory.domain.models import MemoryType

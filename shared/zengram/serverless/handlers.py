@@ -23,16 +23,16 @@ from collections.abc import Callable, Collection, Sequence
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, cast
 
+from zengram.assembly.provider import ContainerProvider
 from zengram.kernel.errors import FeatureUnavailable
 from zengram.kernel.keys import Principal, authenticate, bearer_token, presented_key
-from zengram.kernel.lazy import ContainerProvider
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Logger, Metrics, Tracer
     from fastapi import APIRouter, FastAPI
     from starlette.types import Scope
 
-    from zengram.assembly.wiring import Container
+    from zengram.assembly.containers import Container
     from zengram.memory.services.keys import KeyService
     from zengram.settings import Settings
 
@@ -142,7 +142,8 @@ def lambda_settings() -> Settings:
 def lambda_container() -> Container:
     """The container of a function, from its environment; its LLM calls count failures as a metric."""
     from zengram.adapters.aws_lambda.metrics import MeteredLanguageModel
-    from zengram.assembly.wiring import build_container, build_language_model
+    from zengram.adapters.factories import build_language_model
+    from zengram.assembly.containers import build_container
 
     settings = lambda_settings()
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
@@ -150,10 +151,12 @@ def lambda_container() -> Container:
 
 def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] | None = None) -> FastAPI:
     """The function's app; `open_paths` served without a key (default: the middleware's OPEN_PATHS)."""
+    from zengram.assembly.roles import HOST_ROUTE_ROLES
     from zengram.web.app import create_app
     from zengram.web.middleware import OPEN_PATHS
 
     return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
+                      route_roles=HOST_ROUTE_ROLES,
                       open_paths=OPEN_PATHS if open_paths is None else open_paths,
                       verified_caller=caller_from_authorizer, on_request_id=OBSERVABILITY.set_correlation_id)
 
@@ -397,7 +400,7 @@ def index_bootstrap_handler() -> Callable[[dict[str, Any], Any], None]:
 def _bind_index_until_done(context: Any, logger: Any) -> None:
     import time
 
-    from zengram.assembly.wiring import build_container
+    from zengram.assembly.containers import build_container
     from zengram.kernel.errors import EmbeddingMismatch
 
     while True:
@@ -541,7 +544,7 @@ def verify_presented_key(presented: str) -> Principal | None:
 
 @cache
 def _key_service() -> KeyService:
-    from zengram.assembly.wiring import build_key_service
+    from zengram.memory.wiring import build_key_service
     from zengram.settings import Settings
 
     return build_key_service(Settings())
