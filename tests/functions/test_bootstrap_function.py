@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from zengram.adapters.factories import build_embedder, build_search_index
-from zengram.serverless.handlers import index_bootstrap_handler
+from zengram.serverless.jobs import index_bootstrap_handler
 from zengram.settings import Settings
 
 from tests.functions.invoke import FakeLambdaContext, load_event

@@ -14,7 +14,7 @@ from zengram.assembly.containers import build_container
 from zengram.assembly.provider import ContainerProvider
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
-from zengram.serverless.handlers import repair_handler
+from zengram.serverless.jobs import repair_handler
 from zengram.settings import Settings
 
 from tests.functions.conftest import fresh_container_for

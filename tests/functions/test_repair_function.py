@@ -11,7 +11,8 @@ from zengram.assembly.containers import build_container
 from zengram.kernel.ports import Embedder
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
-from zengram.serverless.handlers import lambda_settings, repair_handler
+from zengram.serverless.handlers import lambda_settings
+from zengram.serverless.jobs import repair_handler
 
 from tests.functions.invoke import FakeLambdaContext, load_event
 

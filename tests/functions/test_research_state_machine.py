@@ -17,7 +17,7 @@ from zengram.memory.api.research import research_body
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
 from zengram.memory.domain.research import ResearchRequest
-from zengram.serverless.handlers import research_step_handler
+from zengram.serverless.jobs import research_step_handler
 from zengram.settings import Settings
 
 from tests.aws_support import REGION
