@@ -85,8 +85,10 @@ serve: $(STAMP)
 mcp: $(STAMP)
 	$(BIN)/zengram-mcp
 
+# ruff; and commit subjects of at most 72 characters since the rule began (docs/README.md, "Commits").
 lint: $(STAMP)
 	$(BIN)/ruff check shared functions tests bench infra
+	$(BIN)/python infra/scripts/check_commit_subjects.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
