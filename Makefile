@@ -85,9 +85,12 @@ serve: $(STAMP)
 mcp: $(STAMP)
 	$(BIN)/zengram-mcp
 
+# ruff; the import contracts of the house (pyproject.toml [tool.importlinter], docs/architecture.md); and commit
+# subjects of at most 72 characters since the rule began (docs/README.md, "Commits").
 lint: $(STAMP)
 	$(BIN)/ruff check shared functions tests bench infra
 	cd shared && ../$(BIN)/lint-imports --config ../pyproject.toml
+	$(BIN)/python infra/scripts/check_commit_subjects.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
