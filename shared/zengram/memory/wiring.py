@@ -21,7 +21,18 @@ from zengram.adapters.factories import build_search_index, no_language_model
 from zengram.kernel.content import Scrubber
 from zengram.kernel.parts import SharedParts, closing
 from zengram.kernel.ports import Clock, Embedder, LanguageModel, RateLimiter, SearchIndex
-from zengram.memory.ports import ApiKeyStore, ClientStore, CollectionStore, ConsolidationWrites, EntityStore, IndexOutbox, JobLauncher, JobStore, RecordCounters, RecordStore
+from zengram.memory.ports import (
+    ApiKeyStore,
+    ClientStore,
+    CollectionStore,
+    ConsolidationWrites,
+    EntityStore,
+    IndexOutbox,
+    JobLauncher,
+    JobStore,
+    RecordCounters,
+    RecordStore,
+)
 from zengram.memory.services.knowledge import KnowledgeService
 from zengram.memory.services.memory import MemoryService
 from zengram.memory.settings import MemorySettings

@@ -11,7 +11,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from zengram.serverless import handlers as host
-from zengram.serverless.handlers import LambdaHandler, function_container, http_handler, lazily, prepare_execution_environment
+from zengram.serverless.handlers import (
+    LambdaHandler,
+    function_container,
+    http_handler,
+    lazily,
+    prepare_execution_environment,
+)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
