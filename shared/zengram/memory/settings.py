@@ -50,9 +50,8 @@ class MemoryIndexSettings(HostSettings):
     embed_beside_writes: bool = Field(
         default=True,
         description="Run a new memory's embedding on its own thread while its entities, record and registry links "
-                    "are written (ONNX releases the GIL). On: with a core to spare, single-client writes were "
-                    "4-15 % faster (2026-12-02, quiet 2-core machine); with every core busy the thread hand-offs "
-                    "cost ~0.4 ms a write, so 'false' suits a host that is always saturated (docs/performance.md).",
+                    "are written (ONNX releases the GIL): faster with a core to spare; 'false' suits a host whose "
+                    "cores are always busy (the thread hand-offs then cost more than they save).",
     )
     index_behind_writes: int = Field(
         default=32, ge=0, le=10_000,
@@ -69,8 +68,7 @@ class MemoryIndexSettings(HostSettings):
         description="An import's batch is embedded and indexed in chunks of this many records: each chunk's "
                     "embedding starts as soon as it is prepared, and a chunk is indexed while later ones are still "
                     "embedded (every record of the batch is stored first). 500 (a whole batch): one embedding call, "
-                    "indexed after it; smaller chunks (32) overlap more but cost 2-4 % more CPU, and measured no "
-                    "faster over HTTP on a shared 2-core machine (docs/performance.md).",
+                    "indexed after it; smaller chunks overlap more but cost more CPU.",
     )
 
     def index_circuit(self) -> CircuitBreaker:
