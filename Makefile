@@ -33,7 +33,7 @@ STAGE ?= dev
 KEEP ?= 2
 
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
-	localstack reindex backfill-entities clean
+	localstack reindex backfill-entities clean podman lambda-image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -109,6 +109,19 @@ chromium:
 		{ apt-get install -y -qq chromium >/dev/null 2>&1 || \
 		  { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
 		echo "Chromium could not be installed: the dashboard's browser test will be skipped"
+
+# Podman as the container engine (infra/containers/podman.py): installed when missing and this user may, configured
+# for this kernel (runc, no default ulimits), its Docker API served on /run/zengram-podman/podman.sock (left running).
+# Where it cannot be used, this only says so (the tests that need it are skipped), except in CI, where it fails.
+podman: $(STAMP)
+	@$(BIN)/python -m infra.containers.podman ensure || { [ -z "$$CI" ] && \
+		echo "podman is unusable here: the container tests will be skipped"; }
+
+# The Lambda Python 3.13 base image SAM CLI runs functions in, built locally (no registry is reachable):
+# infra/lambda-image/build.py, ~100 s, skipped when the tagged image's input hash matches. Same fallback as podman.
+lambda-image: $(STAMP) $(SAM_STAMP)
+	@$(BIN)/python infra/lambda-image/build.py || { [ -z "$$CI" ] && \
+		echo "the Lambda base image could not be built: the container tests will be skipped"; }
 
 # Property-based fuzzing from the OpenAPI document against a live embedded server: every schemathesis phase and
 # check, ~3,000 cases (FUZZ_MAX_EXAMPLES=50 per operation and phase; FUZZ_SEED to vary). See tests/fuzz.
