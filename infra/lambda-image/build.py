@@ -40,7 +40,7 @@ from infra.containers.podman import PodmanUnavailable, apt_install, ensure_podma
 
 TAGS = ("public.ecr.aws/lambda/python:3.13-x86_64", "public.ecr.aws/lambda/python:3.13")
 LABEL = "dev.zengram.lambda-image.inputs"
-DERIVED_PREFIXES = ("public.ecr.aws/lambda/python:3.13-rapid-", "samcli/lambda-python3.13")
+DERIVED_PREFIXES = ("public.ecr.aws/lambda/python:3.13-rapid-", "samcli/lambda-python:3.13-")
 WORK = Path(os.environ.get("ZENGRAM_LAMBDA_IMAGE_WORK", "/var/tmp/zengram-lambda-image"))
 SUITE = "bookworm"
 # The shared libraries of CPython's extension modules (ldd of lib-dynload; Tk and curses panels are left out).
@@ -52,9 +52,11 @@ PYENV_GLOB = "/root/.pyenv/versions/3.13.*"
 RUNTIME_PACKAGES = ("awslambdaric==4.2.2",)
 # The AWS SDK Lambda's Python runtime provides (the version the project's tests run against).
 SDK_PACKAGES = ("boto3==1.44.18", "botocore==1.44.18", "s3transfer==0.19.3")
-# Left out of /var/lang: tests, IDLE, Tk (no X libraries in the image), and pyenv's site-packages (machine-specific).
+# Left out of /var/lang: tests, IDLE, Tk (no X libraries in the image). Of pyenv's site-packages only pip is kept
+# (the official image has it; the rest there is this machine's).
 PYTHON_EXCLUDES = ("lib/python3.13/test", "lib/python3.13/idlelib", "lib/python3.13/tkinter",
-                   "lib/python3.13/turtledemo", "lib/python3.13/site-packages", "share", "bin/idle3.13")
+                   "lib/python3.13/turtledemo", "share", "bin/idle3.13")
+SITE_PACKAGES = "lib/python3.13/site-packages"
 ENV = {
     "LANG": "C.UTF-8",
     "TZ": ":/etc/localtime",
@@ -184,11 +186,12 @@ def install_python(rootfs: Path, python: Path) -> None:
     excluded = {python / e for e in PYTHON_EXCLUDES}
 
     def ignore(directory: str, names: list[str]) -> set[str]:
+        if Path(directory) == python / SITE_PACKAGES:
+            return {n for n in names if not (n == "pip" or n.startswith("pip-"))}
         return {n for n in names if Path(directory, n) in excluded or n.startswith("_tkinter")}
 
     log(f"CPython from {python} into /var/lang")
     shutil.copytree(python, lang, symlinks=True, ignore=ignore)
-    (lang / "lib/python3.13/site-packages").mkdir()
     for script in (lang / "bin").iterdir():
         if script.is_file() and not script.is_symlink():
             data = script.read_bytes()
@@ -234,7 +237,7 @@ def check_rootfs(rootfs: Path) -> None:
         missing += [f"{inside}: {line.strip()}" for line in out.splitlines() if "not found" in line]
     if missing:
         raise SystemExit("libraries missing in the image:\n" + "\n".join(missing))
-    modules = "ssl, sqlite3, ctypes, lzma, bz2, zlib, readline, uuid, decimal, hashlib, json, awslambdaric"
+    modules = "ssl, sqlite3, ctypes, lzma, bz2, zlib, readline, uuid, decimal, hashlib, json, pip, awslambdaric"
     run("chroot", str(rootfs), "/usr/bin/env", "PYTHONPATH=/var/runtime", "/var/lang/bin/python3.13", "-c",
         f"import {modules}, boto3")
     log(f"ldd: {len(binaries)} binaries resolve; imports of {modules}, boto3 work")
@@ -261,7 +264,7 @@ def drop_derived_images() -> None:
     they are missing, so they would keep the old base. Those a container still uses stay (rmi without --force)."""
     listed = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"],
                             capture_output=True, text=True).stdout.split()
-    stale = [name for name in listed if name.startswith(DERIVED_PREFIXES)]
+    stale = [name for name in listed if name.removeprefix("docker.io/").startswith(DERIVED_PREFIXES)]
     for name in stale:
         removed = subprocess.run(["podman", "rmi", name], capture_output=True, text=True).returncode == 0
         log(f"{'removed' if removed else 'kept (in use)'} {name}, built on the previous base")
