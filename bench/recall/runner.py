@@ -35,7 +35,8 @@ INDEX_CODE = (
     "shared/zengram/memory/domain/context.py",
     "shared/zengram/memory/domain/retrieval.py",
     "shared/zengram/memory/services/indexing.py", "shared/zengram/memory/services/context.py",
-    "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/records.py",
+    "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/index_file.py",
+    "shared/zengram/adapters/sqlite/records.py",
     "bench/recall/data.py",
 )
 
