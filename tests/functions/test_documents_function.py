@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from zengram.assembly.containers import build_documents_container
-from zengram.documents import api as kb
+from zengram.documents.api import app as kb
 from zengram.documents.wiring import DocumentsContainer
 from zengram.serverless.documents import documents_step_handler
 from zengram.settings import Settings

@@ -13,7 +13,7 @@ from zengram.assembly.keys import resolve_api_key
 from zengram.assembly.provider import ContainerProvider
 from zengram.assembly.roles import HOST_ROUTE_ROLES
 from zengram.chat.api.routers import CHAT_ROUTERS
-from zengram.documents import api as kb
+from zengram.documents.api import app as kb
 from zengram.documents.wiring import DocumentsContainer
 from zengram.embedded.dashboard import DASHBOARD_PREFIX, mount_dashboard
 from zengram.embedded.scheduler import PeriodicTask

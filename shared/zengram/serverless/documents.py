@@ -39,7 +39,7 @@ def documents_provider(embedder: Callable[[], Embedder] | None = None) -> Lazy[D
 def create_documents_function_app(provider: Lazy[DocumentsContainer] | None = None) -> FastAPI:
     """The kb application mounted at /kb behind the same key check as every function. The function's container
     (built to verify scoped keys) lends the documents its embedder, so the two never load a model twice."""
-    from zengram.documents import api as kb
+    from zengram.documents.api import app as kb
     from zengram.web.middleware import OPEN_PATHS
 
     app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())
