@@ -53,7 +53,7 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     from zengram.adapters.pdf import PypdfTextExtractor
     from zengram.adapters.system import SystemClock
     from zengram.adapters.treesitter import TreeSitterCodeParser
-    from zengram.documents.services.indexing import DocumentIndexing, IndexingConfig
+    from zengram.documents.services.indexing import DocumentIndexing, DocumentRecords, IndexingConfig
     from zengram.documents.services.parsing import FileParser
     from zengram.documents.services.query import DocumentQueries
 
@@ -67,8 +67,8 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
                             max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
                             graph_enabled=settings.documents_graph_enabled)
     parser = FileParser(TreeSitterCodeParser(), PypdfTextExtractor(), scrub=scrubber.scrub)
-    indexing = DocumentIndexing(chunks, graph, jobs, index, embedder, _document_sources(settings), parser, clock,
-                                launcher, config)
+    indexing = DocumentIndexing(DocumentRecords(chunks, graph, jobs), index, embedder, _document_sources(settings),
+                                parser, clock, launcher, config)
     queries = DocumentQueries(chunks, graph, jobs, index, embedder, graph_enabled=settings.documents_graph_enabled,
                               graph_store_type=stores.graph_store_type)
     container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers)
