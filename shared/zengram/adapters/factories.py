@@ -7,9 +7,13 @@ Lambda function pays only for the providers it uses. docs/architecture.md tells 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from zengram.kernel.ports import Embedder, LanguageModel, SearchIndex
-from zengram.kernel.settings import SharedAdapterSettings
+from zengram.kernel.settings import OpenSearchSettings, SharedAdapterSettings
+
+if TYPE_CHECKING:
+    from zengram.adapters.opensearch.client import OpenSearchOptions
 
 
 def build_embedded_index(settings: SharedAdapterSettings) -> SearchIndex:
@@ -22,19 +26,29 @@ def build_embedded_index(settings: SharedAdapterSettings) -> SearchIndex:
                                keyword_memory_min_rows=threshold(settings.keyword_memory_min_rows))
 
 
-def build_opensearch_index(settings: SharedAdapterSettings) -> SearchIndex:
-    from zengram.adapters.opensearch import OpenSearchIndex
+def opensearch_options(settings: OpenSearchSettings) -> OpenSearchOptions:
+    """The cluster settings every OpenSearch index shares (the memories' and the documents'), read in one place."""
+    from zengram.adapters.opensearch.client import ClientOptions, OpenSearchOptions, RetryPolicy
 
     if not settings.opensearch_url:
         raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
     password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
-    return OpenSearchIndex(
-        settings.opensearch_url, alias=settings.opensearch_alias, auth=settings.opensearch_auth,
-        username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
-        aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
-        timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
-        retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget,
+    client = ClientOptions(
+        settings.opensearch_url, auth=settings.opensearch_auth, username=settings.opensearch_username,
+        password=password, aws_region=settings.aws_region, aws_service=settings.opensearch_aws_service,
+        timeout=settings.opensearch_timeout,
     )
+    retry = RetryPolicy(attempts=settings.opensearch_max_attempts, base_delay=settings.opensearch_retry_delay,
+                        budget=settings.opensearch_retry_budget)
+    return OpenSearchOptions(client, retry, settings.opensearch_refresh)
+
+
+def build_opensearch_index(settings: SharedAdapterSettings) -> SearchIndex:
+    from zengram.adapters.opensearch import OpenSearchIndex
+
+    options = opensearch_options(settings)
+    return OpenSearchIndex(options.client, alias=settings.opensearch_alias, refresh=options.refresh,
+                           retry=options.retry)
 
 
 def build_minilm_embedder(settings: SharedAdapterSettings) -> Embedder:

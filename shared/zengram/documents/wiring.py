@@ -53,7 +53,7 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     from zengram.adapters.pdf import PypdfTextExtractor
     from zengram.adapters.system import SystemClock
     from zengram.adapters.treesitter import TreeSitterCodeParser
-    from zengram.documents.services.indexing import DocumentIndexing, IndexingConfig
+    from zengram.documents.services.indexing import DocumentIndexing, DocumentRecords, IndexingConfig
     from zengram.documents.services.parsing import FileParser
     from zengram.documents.services.query import DocumentQueries
 
@@ -67,8 +67,8 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
                             max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
                             graph_enabled=settings.documents_graph_enabled)
     parser = FileParser(TreeSitterCodeParser(), PypdfTextExtractor(), scrub=scrubber.scrub)
-    indexing = DocumentIndexing(chunks, graph, jobs, index, embedder, _document_sources(settings), parser, clock,
-                                launcher, config)
+    indexing = DocumentIndexing(DocumentRecords(chunks, graph, jobs), index, embedder, _document_sources(settings),
+                                parser, clock, launcher, config)
     queries = DocumentQueries(chunks, graph, jobs, index, embedder, graph_enabled=settings.documents_graph_enabled,
                               graph_store_type=stores.graph_store_type)
     container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers)
@@ -117,17 +117,12 @@ def build_embedded_chunk_index(settings: DocumentsSettings) -> ChunkIndex:
 
 
 def build_opensearch_chunk_index(settings: DocumentsSettings) -> ChunkIndex:
+    from zengram.adapters.factories import opensearch_options
     from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
 
-    if not settings.opensearch_url:
-        raise ValueError("ZENGRAM_SEARCH_INDEX=opensearch needs ZENGRAM_OPENSEARCH_URL")
-    password = settings.opensearch_password.get_secret_value() if settings.opensearch_password else None
-    return OpenSearchChunkIndex(
-        settings.opensearch_url, alias=settings.documents_opensearch_alias, auth=settings.opensearch_auth,
-        username=settings.opensearch_username, password=password, aws_region=settings.aws_region,
-        aws_service=settings.opensearch_aws_service, refresh=settings.opensearch_refresh,
-        timeout=settings.opensearch_timeout, max_attempts=settings.opensearch_max_attempts,
-        retry_delay=settings.opensearch_retry_delay, retry_budget=settings.opensearch_retry_budget)
+    options = opensearch_options(settings)
+    return OpenSearchChunkIndex(options.client, alias=settings.documents_opensearch_alias, refresh=options.refresh,
+                                retry=options.retry)
 
 
 # The documents' side of the wiring table: the same settings pick them, each family beside the memories' own.

@@ -345,7 +345,7 @@ def build_consolidation_service(settings: MemorySettings, backend: RecordBackend
                                 index: SearchIndex, embedder: Embedder, llm: LanguageModel,
                                 clock: Clock) -> ConsolidationService:
     """Jobs and the lock live where the records do; async runs go to a thread, or (AWS) another invocation."""
-    from zengram.memory.services.consolidation import ConsolidationConfig, ConsolidationService
+    from zengram.memory.services.consolidation import ConsolidationConfig, ConsolidationService, ConsolidationStores
 
     config = ConsolidationConfig(
         enabled=settings.consolidation_enabled, interval=settings.consolidation_interval,
@@ -355,8 +355,8 @@ def build_consolidation_service(settings: MemorySettings, backend: RecordBackend
         lock_seconds=settings.consolidation_lock_seconds,
     )
     launcher = JOB_LAUNCHERS[settings.consolidation_launcher](settings)
-    return ConsolidationService(backend.records, backend.consolidation, backend.jobs, memory, index, embedder, llm,
-                                clock, launcher, config)
+    stores = ConsolidationStores(backend.records, backend.consolidation, backend.jobs)
+    return ConsolidationService(stores, memory, index, embedder, llm, clock, launcher, config)
 
 
 def build_stats_service(settings: MemorySettings, backend: RecordBackend, index: SearchIndex,
