@@ -47,7 +47,8 @@ from zengram.memory.domain.scoring import DECAYING_TYPES
 from zengram.web.access import ScopeDep
 
 if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
-    from zengram.memory.services.memory import SearchResult, StoreResult
+    from zengram.memory.services.memory import StoreResult
+    from zengram.memory.services.search import SearchResult
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 
