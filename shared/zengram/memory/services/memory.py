@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
@@ -16,9 +15,9 @@ from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock, Embedder, SearchIndex
 from zengram.memory.domain.entities import canonical_entity_name, entity_key
 from zengram.memory.domain.history import MemoryHistory, history_of
+from zengram.memory.domain.lifecycle import memory_from_draft
 from zengram.memory.domain.models import (
     GLOBAL_CLIENT,
-    TIMELY_TYPES,
     Memory,
     MemoryChanges,
     MemoryNotFound,
@@ -197,30 +196,9 @@ class MemoryService:
         if draft.client_id is not None and draft.client_id != GLOBAL_CLIENT:
             scope.require(draft.client_id)
         now = self._clock.now()
-        scrub = self.scrubber.scrub_optional
         content = self.scrubber.scrub(draft.content)
         client_id = self._client_of(draft, content, scope)
-        return Memory(
-            id=str(uuid.uuid4()),
-            type=draft.type,
-            content=content,
-            content_hash=content_hash(content),
-            source_agent=draft.source_agent,
-            client_id=client_id,
-            category=draft.category,
-            importance=draft.importance,
-            knowledge_category=draft.knowledge_category,
-            key=scrub(draft.key),
-            subject=scrub(draft.subject),
-            status_value=scrub(draft.status_value),
-            metadata=self.scrubber.scrub_value(draft.metadata),
-            valid_from=draft.valid_from or (now if draft.type in TIMELY_TYPES else None),
-            valid_to=draft.valid_to,
-            created_at=now,
-            updated_at=now,
-            observed_by=[draft.source_agent],
-            last_observed_at=now,
-        )
+        return memory_from_draft(draft, self.scrubber, content=content, client_id=client_id, now=now)
 
     def _with_entities(self, memory: Memory) -> Memory:
         if self._entities is None:
