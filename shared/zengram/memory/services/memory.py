@@ -24,6 +24,7 @@ from zengram.memory.domain.models import (
     MemoryType,
     RecordQuery,
     WriteKind,
+    WriteOutcome,
 )
 from zengram.memory.domain.query import key_terms
 from zengram.memory.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
@@ -124,9 +125,7 @@ class MemoryService:
         pending for the repair sweep, as an index outage does.
         """
         memories = [self._new_memory(draft, scope) for draft in drafts]
-        # Known duplicates are not embedded; the store's transactions below have the last word.
-        fresh = [m for m in memories
-                 if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
+        fresh = self._not_known_duplicates(memories)
         embedding = self._embed_beside(self.index_sync.embedding_texts(fresh))
         memories = [self._with_entities(memory) for memory in memories]
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
@@ -139,17 +138,21 @@ class MemoryService:
             indexed = self._index_created(created, fresh, embedding, context)
             return self.index_sync.refresh_attributes(superseded) and indexed if superseded else indexed
 
-        if created and self._write_behind is not None and self._write_behind.accepts():
-            # Stored and pending already; every index call waits for it.
+        indexed = self._index_now_or_behind(bool(created), index_them)
+        return [_store_result(outcome, indexed) for outcome in outcomes]
+
+    def _not_known_duplicates(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The memories to embed: known duplicates are not (the store's transactions have the last word)."""
+        return [m for m in memories
+                if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
+
+    def _index_now_or_behind(self, any_created: bool, index_them: Callable[[], bool]) -> bool:
+        """Whether the new memories are indexed: the index write runs now, or is handed to the write-behind
+        when there is one with room (stored and pending already, every index call waits for it: true)."""
+        if any_created and self._write_behind is not None and self._write_behind.accepts():
             self._write_behind.submit(lambda: self._index_behind(index_them))
-            indexed = True
-        else:
-            indexed = index_them()
-        return [
-            StoreResult(o.kind, o.memory, o.superseded, indexed, _warnings(o.memory))
-            if o.kind is WriteKind.CREATED else StoreResult(o.kind, o.memory)
-            for o in outcomes
-        ]
+            return True
+        return index_them()
 
     def _index_behind(self, index_them: Callable[[], bool]) -> None:
         """A write's index write, after its answer (which could not say it would fail). The client was told
@@ -372,6 +375,13 @@ class MemoryService:
         docs/retrieval-extras.md."""
         entity_key = self._entity_key(request.entity) if request.entity is not None else None
         return self._search.once(request, scope, entity_key)
+
+
+def _store_result(outcome: WriteOutcome, indexed: bool) -> StoreResult:
+    """A write's result: a created memory's says whether it is indexed, and warns of a missing key or subject."""
+    if outcome.kind is WriteKind.CREATED:
+        return StoreResult(outcome.kind, outcome.memory, outcome.superseded, indexed, _warnings(outcome.memory))
+    return StoreResult(outcome.kind, outcome.memory)
 
 
 def _warnings(memory: Memory) -> list[str]:
