@@ -321,6 +321,9 @@ def _is_code(value: str, label: str | None = None) -> bool:
 
 
 def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
+    """The span of the unquoted value at `start`, after a label of `kind` and its separator `sep`, when it is
+    a secret: not a stand-in nor code; under a weaker label a token that looks generated; after "is"/"was" one
+    word that looks like a password; after any other password label, what `_password_value` takes."""
     bare = sep == "=" and text[start - 1] == "="
     token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
     if token is None:
@@ -333,11 +336,17 @@ def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | Non
         return single if looks_generated(word) else None
     if sep in ("is", "was") or sep.startswith(("is", "was")):
         return single if looks_like_a_password(word) else None
+    return _password_value(text, start, word, bare)
+
+
+def _password_value(text: str, start: int, word: str, bare: bool) -> tuple[int, int] | None:
+    """After a password label, the value's first `word` decides: prose is no password; `key=value` (shell,
+    query string, `bare`) or a classic password is one token; anything else is a phrase."""
     if word.lower() in PROSE_WORDS:
         return None
     digit, _, _, other = char_classes(word)
     if bare or (len(word) >= 6 and (digit or other)):
-        return single  # `key=value` (shell, query string) or a classic password: one token
+        return start, start + len(word)
     # A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair.
     end_of_phrase = _PHRASE_END.search(text, start)
     end = end_of_phrase.start() if end_of_phrase else len(text)
