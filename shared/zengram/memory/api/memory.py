@@ -41,7 +41,8 @@ from zengram.web.access import ScopeDep
 from zengram.web.schemas import ERROR_RESPONSES, documented_error
 
 if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
-    from zengram.memory.services.memory import SearchResult, StoreResult
+    from zengram.memory.services.memory import StoreResult
+    from zengram.memory.services.search import SearchResult
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 
