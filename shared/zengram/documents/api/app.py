@@ -22,7 +22,7 @@ from zengram import __version__
 from zengram.documents.api.roles import KB_ROUTE_ROLES
 from zengram.documents.api.routes import ROUTERS
 from zengram.kernel.errors import ZengramError
-from zengram.kernel.lazy import Lazy
+from zengram.kernel.lazy import Lazy as Lazy  # kb.Lazy: what create_kb_app takes
 from zengram.kernel.validation import describe_validation_errors
 from zengram.web.access import RouteRoles, authorize_documents
 from zengram.web.errors import status_of
