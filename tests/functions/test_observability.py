@@ -17,7 +17,7 @@ from zengram.kernel.keys import TenantScope
 from zengram.memory.api import memory as memory_routes
 from zengram.memory.domain.models import Memory
 from zengram.memory.services.memory import MemoryService
-from zengram.serverless.handlers import handlers as serverless
+from zengram.serverless import handlers as serverless
 
 from tests.functions.invoke import FakeLambdaContext, load_event
 from tests.support import REPO_ROOT

@@ -29,6 +29,10 @@ class Lazy(Generic[T]):
                     self._value = self._factory()
         return self._value
 
+    def peek(self) -> T | None:
+        """The value if it has been built, else None (building nothing)."""
+        return self._value
+
     def close(self) -> None:
         with self._lock:
             if self._value is not None and self._close is not None:
