@@ -71,7 +71,7 @@ ROUTE_ROLES: dict[tuple[str, str], Role] = {
 }
 
 
-ROUTE_ROLES.update(CHAT_ROUTE_ROLES)  # the chat layer's routes (api/chat/roles.py)
+ROUTE_ROLES.update(CHAT_ROUTE_ROLES)  # the chat layer's routes (chat/api/roles.py)
 
 
 def required_role(method: str, route_path: str) -> Role:
