@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram import __version__
-from zengram.documents.api.routes import ROUTERS
+from zengram.documents.api.routes import BASE_PATH, router
 from zengram.kernel.errors import ZengramError
 from zengram.kernel.lazy import Lazy
 from zengram.kernel.validation import describe_validation_errors
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from zengram.assembly.wiring import DocumentsContainer
 
 logger = logging.getLogger(__name__)
-BASE_PATH = "/kb"
 
 
 def open_paths(base_path: str = BASE_PATH) -> frozenset[str]:
@@ -49,8 +48,7 @@ def create_kb_app(documents: Lazy[DocumentsContainer]) -> FastAPI:
         dependencies=[Depends(_authorize)],
     )
     app.state.documents = documents
-    for router in ROUTERS:
-        app.include_router(router)
+    app.include_router(router)
     _install_error_handlers(app)
     return app
 
