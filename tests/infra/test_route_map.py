@@ -114,3 +114,12 @@ def test_the_refusals_are_the_paths_the_role_table_opens(rows: dict[str, route_m
     refused = [row.path.removeprefix(PREFIX) for row in rows.values()
                if row.endpoint.__module__ == unsupported.__name__]
     assert refused == list(UNSUPPORTED_PATHS)
+
+
+def test_every_kb_route_has_its_hidden_trailing_slash_twin(app: FastAPI) -> None:
+    served = {(path, getattr(route, "endpoint", None), getattr(route, "include_in_schema", None))
+              for path, route in route_map.served_routes(app) if path.startswith("/kb/")}
+    documented = {(path, endpoint) for path, endpoint, shown in served if shown and endpoint is not None
+                  and endpoint.__module__.startswith("zengram.")}
+    assert len(documented) == 12
+    assert {(path, endpoint) for path, endpoint in documented if (f"{path}/", endpoint, False) not in served} == set()
