@@ -32,7 +32,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock route-map deploy prune-versions delete \
 	localstack reindex backfill-entities clean podman lambda-image selfhosted-image
 
 $(STAMP): pyproject.toml
@@ -177,6 +177,10 @@ package: $(STAMP)
 # Re-resolve infra/layer/requirements.in for the Lambda runtime into the lock (then commit the lock).
 lock: $(STAMP)
 	$(BIN)/python infra/scripts/layer.py lock
+
+# Rewrite docs/architecture.md's route map from the app's routes (tests/infra/test_route_map.py checks it).
+route-map: $(STAMP)
+	$(BIN)/python infra/scripts/route_map.py
 
 # Build and deploy the stack of one stage (docs/deploy-aws.md): `make deploy STAGE=prod`.
 deploy: $(STAMP) $(SAM_STAMP)

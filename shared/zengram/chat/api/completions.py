@@ -8,14 +8,13 @@ from fastapi import APIRouter, Header, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.datastructures import Headers
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS
 from zengram.chat.api.schemas.completions import PROVIDER_ERRORS, CompletionBody
 from zengram.chat.domain.providers import KEY_HEADERS, Provider
 from zengram.chat.domain.requests import ChatCompletionRequest
 
-router = APIRouter(prefix=PREFIX, tags=["chat: completions"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: completions"], responses=CHAT_ERRORS)
 STREAM_DESCRIPTION = ("With `stream: true`: `text/event-stream`, one `data:` line per chunk as the provider sent it "
                       "(OpenAI's chat.completion.chunk), `data: [DONE]` last.")
 

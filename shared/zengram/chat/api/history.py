@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.history import (
@@ -22,7 +21,7 @@ from zengram.chat.domain.job_status import JobStatus
 from zengram.chat.domain.tenancy import ChatId, SubjectId
 from zengram.kernel.request_fields import MAX_OFFSET
 
-router = APIRouter(prefix=PREFIX, tags=["chat: history"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: history"], responses=CHAT_ERRORS)
 
 
 @router.get("/chat/history/list", response_model=ChatListBody)

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.memories import (
@@ -23,7 +22,7 @@ from zengram.chat.domain.data_requests import MemoryCreate, MemoryPatch
 from zengram.chat.domain.tenancy import ChatId, SubjectId
 from zengram.kernel.request_fields import MAX_OFFSET
 
-router = APIRouter(prefix=PREFIX, tags=["chat: memories"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: memories"], responses=CHAT_ERRORS)
 Limit = Annotated[int, Query(ge=1, le=200)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 MemoryId = Annotated[str, Query(min_length=1, max_length=100)]

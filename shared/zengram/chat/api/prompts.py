@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.prompts import PromptBody, PromptOut, PromptsBody, ResolvedBody
@@ -14,7 +13,7 @@ from zengram.chat.domain.prompts import combined_text
 from zengram.chat.domain.requests import PromptCreate, PromptPatch
 from zengram.chat.domain.tenancy import ChatId, SubjectId
 
-router = APIRouter(prefix=PREFIX, tags=["chat: prompts"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: prompts"], responses=CHAT_ERRORS)
 PromptIdPath = Annotated[str, Path(min_length=1, max_length=100)]
 
 

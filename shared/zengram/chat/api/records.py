@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.records import (
@@ -20,7 +19,7 @@ from zengram.chat.api.schemas.records import (
 from zengram.chat.domain.data_requests import RecordInsert, RecordQueryIn, RecordSearchIn, RecordUpdate, SchemaDefine
 from zengram.chat.domain.records import TYPE_NAME_PATTERN
 
-router = APIRouter(prefix=PREFIX, tags=["chat: records"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: records"], responses=CHAT_ERRORS)
 TypeNamePath = Annotated[str, Path(pattern=TYPE_NAME_PATTERN)]
 RecordIdPath = Annotated[str, Path(min_length=1, max_length=100)]
 

@@ -45,12 +45,9 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("DELETE", "/prompts/{prompt_id}", WRITE),
 ]}
 
-# What the Mnexium SDK can call and this layer does not offer: a 501 for any key (api/chat/unsupported.py).
-UNSUPPORTED_FEATURES = {
-    "/claims": "claims", "/claims/{rest:path}": "claims", "/memories/{memory_id}/claims": "claims",
-    "/profiles": "profiles", "/integrations": "integrations", "/integrations/{rest:path}": "integrations",
-    "/events/memories": "the memory event stream",
-}
+# What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
+UNSUPPORTED_PATHS = ("/claims", "/claims/{rest:path}", "/memories/{memory_id}/claims", "/profiles", "/integrations",
+                     "/integrations/{rest:path}", "/events/memories")
 UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
-    (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_FEATURES for method in UNSUPPORTED_METHODS}
+    (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}

@@ -6,14 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from zengram.chat.api import PREFIX
 from zengram.chat.api.deps import ChatDep, ProjectDep, SubjectHeader
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.state import StateOut
 from zengram.chat.domain.requests import StatePut
 from zengram.chat.domain.state import STATE_KEY_PATTERN
 
-router = APIRouter(prefix=PREFIX, tags=["chat: state"], responses=CHAT_ERRORS)
+router = APIRouter(prefix="/api/v1", tags=["chat: state"], responses=CHAT_ERRORS)
 Key = Annotated[str, Path(pattern=STATE_KEY_PATTERN)]
 
 

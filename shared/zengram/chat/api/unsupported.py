@@ -1,16 +1,16 @@
 """What the Mnexium SDK can call but this layer does not offer (yet): claims, profiles, integrations and the memory
-event stream. Each answers 501 with `{"error": …}` to any valid key. Outside the OpenAPI document: not API."""
+event stream. Each answers 501 with `{"error": …}` to any valid key. Outside the OpenAPI document: not API.
+The role table (roles.py, UNSUPPORTED_PATHS) lists the same paths: any key may be told 501."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from zengram.chat.api import PREFIX
-from zengram.chat.api.roles import UNSUPPORTED_FEATURES, UNSUPPORTED_METHODS
+from zengram.chat.api.roles import UNSUPPORTED_METHODS
 from zengram.web.errors import error_response
 
-router = APIRouter(prefix=PREFIX, include_in_schema=False)
+router = APIRouter(prefix="/api/v1", include_in_schema=False)
 
 
 def _refusal(feature: str) -> JSONResponse:
@@ -18,6 +18,38 @@ def _refusal(feature: str) -> JSONResponse:
                                "offers)")
 
 
-for _path, _feature in UNSUPPORTED_FEATURES.items():
-    router.add_api_route(_path, lambda feature=_feature: _refusal(feature), methods=UNSUPPORTED_METHODS,
-                         name=f"unsupported {_path}")
+@router.api_route("/claims", methods=UNSUPPORTED_METHODS, name="unsupported /claims")
+def claims() -> JSONResponse:
+    return _refusal("claims")
+
+
+@router.api_route("/claims/{rest:path}", methods=UNSUPPORTED_METHODS, name="unsupported /claims/{rest:path}")
+def claims_below() -> JSONResponse:
+    return _refusal("claims")
+
+
+@router.api_route("/memories/{memory_id}/claims", methods=UNSUPPORTED_METHODS,
+                  name="unsupported /memories/{memory_id}/claims")
+def memory_claims() -> JSONResponse:
+    return _refusal("claims")
+
+
+@router.api_route("/profiles", methods=UNSUPPORTED_METHODS, name="unsupported /profiles")
+def profiles() -> JSONResponse:
+    return _refusal("profiles")
+
+
+@router.api_route("/integrations", methods=UNSUPPORTED_METHODS, name="unsupported /integrations")
+def integrations() -> JSONResponse:
+    return _refusal("integrations")
+
+
+@router.api_route("/integrations/{rest:path}", methods=UNSUPPORTED_METHODS,
+                  name="unsupported /integrations/{rest:path}")
+def integrations_below() -> JSONResponse:
+    return _refusal("integrations")
+
+
+@router.api_route("/events/memories", methods=UNSUPPORTED_METHODS, name="unsupported /events/memories")
+def memory_events() -> JSONResponse:
+    return _refusal("the memory event stream")

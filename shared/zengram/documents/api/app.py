@@ -20,7 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram import __version__
 from zengram.documents.api.roles import KB_ROUTE_ROLES
-from zengram.documents.api.routes import ROUTERS
+from zengram.documents.api.routes import BASE_PATH as BASE_PATH  # kb.BASE_PATH: where hosts mount the app
+from zengram.documents.api.routes import router
 from zengram.kernel.errors import ZengramError
 from zengram.kernel.lazy import Lazy as Lazy  # kb.Lazy: what create_kb_app takes
 from zengram.kernel.validation import describe_validation_errors
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from zengram.documents.wiring import DocumentsContainer
 
 logger = logging.getLogger(__name__)
-BASE_PATH = "/kb"
 
 
 def open_paths(base_path: str = BASE_PATH) -> frozenset[str]:
@@ -52,8 +52,7 @@ def create_kb_app(documents: Lazy[DocumentsContainer]) -> FastAPI:
     )
     app.state.documents = documents
     app.state.route_roles = RouteRoles(KB_ROUTE_ROLES)
-    for router in ROUTERS:
-        app.include_router(router)
+    app.include_router(router)
     _install_error_handlers(app)
     return app
 

@@ -1,11 +1,12 @@
-"""The document knowledge base's routes. Each answers with and without a trailing slash (the Agent Brain CLI
-calls `/health/`, `/query/`, `/index/`…; curl users type `/health`), without redirects."""
+"""The document knowledge base's routes, served under `/kb` (BASE_PATH: each host mounts this app there, so
+`POST /kb/query` is `@router.post("/query")` below). Each answers with and without a trailing slash (the Agent
+Brain CLI calls `/health/`, `/query/`, `/index/`…; curl users type `/health`), without redirects."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import JSONResponse
@@ -37,7 +38,8 @@ if TYPE_CHECKING:  # the services are imported with the documents' container, on
     from zengram.documents.services.query import DocumentQueries
     from zengram.documents.wiring import DocumentsContainer
 
-Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+BASE_PATH = "/kb"
+"""Where the hosts mount the knowledge base (`create_kb_app`): every path below is served under it."""
 
 
 def _container(request: Request) -> DocumentsContainer:
@@ -61,25 +63,19 @@ else:  # the types stay names for mypy only (zengram.memory.api.deps says why)
     QueriesDep = Annotated[object, Depends(_queries)]
 
 
-def both_slashes(router: APIRouter, method: str, path: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
-    """Registers `path` and `path/` (the second hidden from the OpenAPI document)."""
+class SlashTwinRouter(APIRouter):
+    """An `APIRouter` whose every route also answers at `path/`: the twin is registered right after the route,
+    hidden from the OpenAPI document, so the decorators below write each path once."""
 
-    def register(endpoint: Endpoint) -> Endpoint:
-        router.add_api_route(path, endpoint, methods=[method], **options)
-        router.add_api_route(f"{path}/", endpoint, methods=[method], include_in_schema=False, **options)
-        return endpoint
-
-    return register
+    def add_api_route(self, path: str, endpoint: Callable[..., Any], **options: Any) -> None:
+        super().add_api_route(path, endpoint, **options)
+        super().add_api_route(f"{path}/", endpoint, **{**options, "include_in_schema": False})
 
 
-health = APIRouter(tags=["Health"])
-index = APIRouter(tags=["Indexing"])
-jobs = APIRouter(tags=["Jobs"])
-folders = APIRouter(tags=["Folders"])
-query = APIRouter(tags=["Querying"])
+router = SlashTwinRouter()
 
 
-@both_slashes(health, "GET", "/health", response_model=HealthResponse, summary="Server health (no key needed)")
+@router.get("/health", tags=["Health"], response_model=HealthResponse, summary="Server health (no key needed)")
 def get_health(queries: QueriesDep) -> HealthResponse:
     now = format_timestamp(datetime.now(UTC))
     try:
@@ -99,7 +95,7 @@ def get_health(queries: QueriesDep) -> HealthResponse:
     return HealthResponse(status="healthy", message=message, version=__version__, timestamp=now)
 
 
-@both_slashes(health, "GET", "/health/status", response_model=IndexingStatusResponse, summary="Indexing status")
+@router.get("/health/status", tags=["Health"], response_model=IndexingStatusResponse, summary="Indexing status")
 def get_status(queries: QueriesDep) -> IndexingStatusResponse:
     state = queries.status()
     return IndexingStatusResponse(
@@ -113,7 +109,7 @@ def get_status(queries: QueriesDep) -> IndexingStatusResponse:
     )
 
 
-@both_slashes(query, "POST", "/query", response_model=QueryResponse,
+@router.post("/query", tags=["Querying"], response_model=QueryResponse,
               summary="Search indexed documents (vector, bm25, hybrid, graph or multi)")
 def post_query(body: DocumentQuery, queries: QueriesDep) -> JSONResponse:
     answer = queries.query(body).model_dump(mode="json")
@@ -125,7 +121,7 @@ def post_query(body: DocumentQuery, queries: QueriesDep) -> JSONResponse:
     return JSONResponse(answer)
 
 
-@both_slashes(query, "GET", "/query/count", response_model=CountResponse, summary="Number of indexed chunks")
+@router.get("/query/count", tags=["Querying"], response_model=CountResponse, summary="Number of indexed chunks")
 def get_count(queries: QueriesDep) -> CountResponse:
     return CountResponse(total_chunks=queries.status().counts.chunks, ready=queries.is_ready())
 
@@ -139,27 +135,27 @@ def _enqueue(indexing: DocumentIndexing, body: IndexRequest, operation: IndexOpe
                          dedupe_hit=queued.dedupe_hit)
 
 
-@both_slashes(index, "POST", "/index", response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
+@router.post("/index", tags=["Indexing"], response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
               summary="Index a folder: upsert its files, drop the ones gone from it")
 def post_index(body: IndexRequest, indexing: IndexingDep,
                force: Annotated[bool, Query(description="Same as the body's force")] = False) -> IndexResponse:
     return _enqueue(indexing, body, IndexOperation.INDEX, force)
 
 
-@both_slashes(index, "POST", "/index/add", response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
+@router.post("/index/add", tags=["Indexing"], response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
               summary="Add a folder's files without removing anything already indexed")
 def post_index_add(body: IndexRequest, indexing: IndexingDep,
                    force: Annotated[bool, Query(description="Same as the body's force")] = False) -> IndexResponse:
     return _enqueue(indexing, body, IndexOperation.ADD, force)
 
 
-@both_slashes(index, "DELETE", "/index", response_model=IndexResponse, summary="Clear the whole index")
+@router.delete("/index", tags=["Indexing"], response_model=IndexResponse, summary="Clear the whole index")
 def delete_index(indexing: IndexingDep) -> IndexResponse:
     indexing.reset()
     return IndexResponse(job_id="reset", status="completed", message="Index cleared successfully")
 
 
-@both_slashes(jobs, "GET", "/index/jobs", response_model=JobListResponse, summary="Indexing jobs, newest first")
+@router.get("/index/jobs", tags=["Jobs"], response_model=JobListResponse, summary="Indexing jobs, newest first")
 def list_jobs(indexing: IndexingDep, limit: Annotated[int, Query(ge=1, le=100)] = 50,
               offset: Annotated[int, Query(ge=0, le=100_000)] = 0) -> JobListResponse:
     page = indexing.jobs(limit, offset)
@@ -170,12 +166,12 @@ def list_jobs(indexing: IndexingDep, limit: Annotated[int, Query(ge=1, le=100)] 
                            completed=counted[IndexJobStatus.DONE], failed=counted[IndexJobStatus.FAILED])
 
 
-@both_slashes(jobs, "GET", "/index/jobs/{job_id}", response_model=JobDetail, summary="One job and its progress")
+@router.get("/index/jobs/{job_id}", tags=["Jobs"], response_model=JobDetail, summary="One job and its progress")
 def get_job(job_id: str, indexing: IndexingDep) -> JobDetail:
     return JobDetail.of(indexing.job(job_id))
 
 
-@both_slashes(jobs, "DELETE", "/index/jobs/{job_id}", response_model=CancelResponse, summary="Cancel a job")
+@router.delete("/index/jobs/{job_id}", tags=["Jobs"], response_model=CancelResponse, summary="Cancel a job")
 def cancel_job(job_id: str, indexing: IndexingDep) -> CancelResponse:
     job = indexing.cancel(job_id)
     message = ("Job cancelled" if job.status is IndexJobStatus.CANCELLED
@@ -183,7 +179,7 @@ def cancel_job(job_id: str, indexing: IndexingDep) -> CancelResponse:
     return CancelResponse(job_id=job.id, status=job.status.value, message=message)
 
 
-@both_slashes(folders, "GET", "/index/folders", response_model=FolderListResponse, summary="Indexed folders")
+@router.get("/index/folders", tags=["Folders"], response_model=FolderListResponse, summary="Indexed folders")
 def list_folders(queries: QueriesDep) -> FolderListResponse:
     found = sorted(queries.status().indexed_folders, key=lambda folder: folder.folder_path)
     return FolderListResponse(folders=[FolderInfo(folder_path=folder.folder_path, chunk_count=folder.chunk_count,
@@ -192,12 +188,10 @@ def list_folders(queries: QueriesDep) -> FolderListResponse:
                                        for folder in found], total=len(found))
 
 
-@both_slashes(folders, "DELETE", "/index/folders", response_model=FolderDeleteResponse,
+@router.delete("/index/folders", tags=["Folders"], response_model=FolderDeleteResponse,
               summary="Remove one indexed folder's files and chunks")
 def delete_folder(body: FolderDeleteRequest, indexing: IndexingDep) -> FolderDeleteResponse:
     removed = indexing.delete_folder(body.folder_path)
     return FolderDeleteResponse(folder_path=body.folder_path, chunks_deleted=removed,
                                 message=f"Removed {removed} chunks")
 
-
-ROUTERS = [health, query, index, jobs, folders]
