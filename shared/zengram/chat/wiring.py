@@ -27,7 +27,7 @@ from zengram.chat.ports import (
     RecordBase,
     SubjectMemoryStore,
 )
-from zengram.chat.services.completions import CompletionService
+from zengram.chat.services.completions import CompletionService, ContextSources
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
 from zengram.chat.services.learning import LearningService
@@ -195,8 +195,8 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     else:
         model_closer = None
     completions = CompletionService(
-        model, provider_endpoints(settings), memories=memories, history=history, state=state, records=records,
-        prompts=prompts, recalls=recalls, learning=learning, clock=clock, scrubber=scrubber,
+        model, provider_endpoints(settings), ContextSources(memories, history, state, records, prompts, recalls),
+        learning=learning, clock=clock, scrubber=scrubber,
         config=RecallConfig(memories=settings.chat_recall_limit, memory_relevance=settings.chat_recall_min_relevance,
                             records=settings.chat_records_limit,
                             record_similarity=settings.chat_records_min_similarity))

@@ -34,7 +34,7 @@ from zengram.memory.ports import (
     RecordStore,
 )
 from zengram.memory.services.knowledge import KnowledgeService
-from zengram.memory.services.memory import MemoryService
+from zengram.memory.services.memory import MemoryParts, MemoryPolicy, MemoryService
 from zengram.memory.settings import MemorySettings
 
 if TYPE_CHECKING:
@@ -279,11 +279,12 @@ def build_memory_container(settings: MemorySettings, inputs: MemoryInputs, kind:
                            park_after=settings.index_repair_attempts)
     extras = build_retrieval_extras(settings, backend, links, clock)
     memory = MemoryService(
-        backend.records, index_sync, index, embedder, clock, executor,
-        scrubber=scrubber, scoring=settings.scoring(), max_observers=settings.max_observers,
-        search_paths=settings.search_paths, reinforce_on_search=settings.reinforce_on_search,
-        path_fetch=settings.search_path_fetch, resolve_client=clients.resolve, entities=links, extras=extras,
-        embed_executor=embed_executor if settings.embed_beside_writes else None, write_behind=behind,
+        backend.records, index_sync, index, embedder, clock, scrubber=scrubber,
+        policy=MemoryPolicy(settings.scoring(), settings.max_observers, settings.search_paths,
+                            settings.reinforce_on_search, settings.search_path_fetch),
+        parts=MemoryParts(executor, resolve_client=clients.resolve, entities=links, extras=extras,
+                          embed_executor=embed_executor if settings.embed_beside_writes else None,
+                          write_behind=behind),
     )
     stats = build_stats_service(settings, backend, index, clock)
     container = kind(

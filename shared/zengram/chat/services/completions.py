@@ -129,19 +129,30 @@ class Gathered:
         return HistoryUse(message_indexes=[m.index for m in self.history], tokens=sum(m.tokens for m in self.history))
 
 
+@dataclass(frozen=True)
+class ContextSources:
+    """Where a completion's context comes from: the subject's memories, the chat's history, the agent's state, the
+    project's records and prompts, and the recall log."""
+
+    memories: SubjectMemoryService
+    history: ChatHistoryService
+    state: AgentStateService
+    records: RecordService
+    prompts: PromptService
+    recalls: RecallService
+
+
 class CompletionService:
-    def __init__(self, model: ChatModel, endpoints: ProviderEndpoints, *, memories: SubjectMemoryService,
-                 history: ChatHistoryService, state: AgentStateService, records: RecordService,
-                 prompts: PromptService, recalls: RecallService, learning: LearningService, clock: Clock,
-                 scrubber: Scrubber, config: RecallConfig) -> None:
+    def __init__(self, model: ChatModel, endpoints: ProviderEndpoints, sources: ContextSources, *,
+                 learning: LearningService, clock: Clock, scrubber: Scrubber, config: RecallConfig) -> None:
         self._model = model
         self._endpoints = endpoints
-        self._memories = memories
-        self._history = history
-        self._state = state
-        self._records = records
-        self._prompts = prompts
-        self._recalls = recalls
+        self._memories = sources.memories
+        self._history = sources.history
+        self._state = sources.state
+        self._records = sources.records
+        self._prompts = sources.prompts
+        self._recalls = sources.recalls
         self._learning = learning
         self._clock = clock
         self._scrubber = scrubber

@@ -66,46 +66,54 @@ class UpdateResult:
     updated_fields: list[str]
 
 
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """How memories are stored and searched: ranking, observers kept per memory, the search paths and how many
+    hits each fetches, whether a search reinforces its hits."""
+
+    scoring: ScoringConfig
+    max_observers: int
+    search_paths: str
+    reinforce_on_search: bool
+    path_fetch: int
+
+
+@dataclass(frozen=True)
+class MemoryParts:
+    """The threads and optional collaborators a host wires in: the search `executor`; `resolve_client` (a missing
+    client_id from the fingerprints), `entities` (extraction and links), `extras` (retrieval extras),
+    `embed_executor` (embeddings beside record writes), `write_behind` (index writes after the answer)."""
+
+    executor: Executor
+    resolve_client: Callable[[str, frozenset[str] | None], str] | None = None
+    entities: EntityLinker | None = None
+    extras: RetrievalExtras | None = None
+    embed_executor: Executor | None = None
+    write_behind: IndexWriteBehind | None = None
+
+
 class MemoryService:
     """The Zengram core: store, search, query, change and forget memories. `records` is the source of truth;
     `index_sync` keeps the search index in step with it; `entities` (when wired) extracts and links entities."""
 
-    def __init__(
-        self,
-        records: RecordStore,
-        index_sync: IndexSync,
-        index: SearchIndex,
-        embedder: Embedder,
-        clock: Clock,
-        executor: Executor,
-        *,
-        scrubber: Scrubber,
-        scoring: ScoringConfig,
-        max_observers: int,
-        search_paths: str,
-        reinforce_on_search: bool,
-        path_fetch: int,
-        resolve_client: Callable[[str, frozenset[str] | None], str] | None = None,
-        entities: EntityLinker | None = None,
-        extras: RetrievalExtras | None = None,
-        embed_executor: Executor | None = None,
-        write_behind: IndexWriteBehind | None = None,
-    ) -> None:
+    def __init__(self, records: RecordStore, index_sync: IndexSync, index: SearchIndex, embedder: Embedder,
+                 clock: Clock, *, scrubber: Scrubber, policy: MemoryPolicy, parts: MemoryParts) -> None:
         self._store = records
         self.index_sync = index_sync
         self._embedder = embedder
         self._clock = clock
-        self._embed_executor = embed_executor  # new memories' embeddings run there, beside their record writes
-        self._write_behind = write_behind  # new memories' index writes are applied there, after the answer
+        self._embed_executor = parts.embed_executor  # new memories' embeddings run there, beside their record writes
+        self._write_behind = parts.write_behind  # new memories' index writes are applied there, after the answer
         self._behind_left_pending = False  # a write behind its answer failed: later ones repair what it left
         self.scrubber = scrubber
-        self._scoring = scoring
-        self._max_observers = max_observers
-        self._reinforce_on_search = reinforce_on_search
-        self._resolve_client = resolve_client
-        self._entities = entities
-        self._search = MemorySearch(records, index, index_sync, QueryVectorCache(embedder), executor, clock,
-                                    SearchPolicy(scoring, search_paths, path_fetch), extras)
+        self._scoring = policy.scoring
+        self._max_observers = policy.max_observers
+        self._reinforce_on_search = policy.reinforce_on_search
+        self._resolve_client = parts.resolve_client
+        self._entities = parts.entities
+        self._search = MemorySearch(records, index, index_sync, QueryVectorCache(embedder), parts.executor, clock,
+                                    SearchPolicy(policy.scoring, policy.search_paths, policy.path_fetch),
+                                    parts.extras)
 
     # -- writes ---------------------------------------------------------------------------------------
 
