@@ -11,13 +11,20 @@ import httpx
 
 from zengram.client import calls
 from zengram.client.api import BrainApi, first_export_page, next_export_page
-from zengram.client.base import DEFAULT_TIMEOUT, SLOW_TIMEOUT, ClientConfig
+from zengram.client.base import DEFAULT_TIMEOUT, ClientConfig, ClientOptions, check_options
 from zengram.client.bodies import ExportBody
 from zengram.client.calls import Call, ExportOptions
 from zengram.client.core import AsyncCore
-from zengram.client.retry import RetryPolicy
 
 T = TypeVar("T")
+
+
+class AsyncOptions(ClientOptions, total=False):
+    transport: httpx.AsyncBaseTransport | None
+    sleep: Callable[[float], Awaitable[None]]
+
+
+OPTION_NAMES = frozenset(AsyncOptions.__optional_keys__)
 
 
 class AsyncBrainClient(BrainApi, AsyncCore):
@@ -31,24 +38,14 @@ class AsyncBrainClient(BrainApi, AsyncCore):
     failures back off, up to `max_retries` times; then a `BrainError` subclass carries the server's text.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 3,
-        source_agent: str | None = None,
-        *,
-        slow_timeout: float = SLOW_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        request_id: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        super().__init__(ClientConfig.build(url, api_key, timeout, max_retries, source_agent, slow_timeout, retry,
-                                            request_id))
-        self._http = httpx.AsyncClient(base_url=self._config.url, transport=transport)
-        self._sleep = sleep
+    def __init__(self, url: str | None = None, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 max_retries: int = 3, source_agent: str | None = None, **options: Unpack[AsyncOptions]) -> None:
+        """`options`: `slow_timeout`, `retry`, `request_id` (ClientOptions), and `transport` and `sleep` (how
+        requests are sent and retries wait; tests bring their own)."""
+        check_options(dict(options), OPTION_NAMES)
+        super().__init__(ClientConfig.build(url, api_key, timeout, max_retries, source_agent, options))
+        self._http = httpx.AsyncClient(base_url=self._config.url, transport=options.get("transport"))
+        self._sleep = options.get("sleep", asyncio.sleep)
 
     async def close(self) -> None:
         if self._owns_http:

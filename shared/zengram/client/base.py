@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -15,6 +15,22 @@ from zengram.client.retry import RetryPolicy
 DEFAULT_TIMEOUT = 15.0
 SLOW_TIMEOUT = 120.0  # consolidation (sync), reflect, research: several LLM calls
 EXPORT_PAGE = 1000
+
+
+class ClientOptions(TypedDict, total=False):
+    """The keyword options both clients take beyond the connection: `slow_timeout` for the calls that run several
+    LLM calls, `retry` (a RetryPolicy, instead of `max_retries`), `request_id` (sent as x-request-id)."""
+
+    slow_timeout: float
+    retry: RetryPolicy | None
+    request_id: str | None
+
+
+def check_options(options: dict[str, Any], known: frozenset[str]) -> None:
+    """A misspelled keyword is a TypeError, as it is for any function."""
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
 
 
 @dataclass(frozen=True)
@@ -29,17 +45,17 @@ class ClientConfig:
 
     @classmethod
     def build(cls, url: str | None, api_key: str | None, timeout: float, max_retries: int,
-              source_agent: str | None, slow_timeout: float, retry: RetryPolicy | None,
-              request_id: str | None) -> ClientConfig:
+              source_agent: str | None, options: ClientOptions) -> ClientConfig:
         """Arguments win; `BRAIN_API_URL` / `BRAIN_API_KEY` fill what is left out, then the local embedded
         server (`ZENGRAM_HOST`/`ZENGRAM_PORT`) and the key it generated into `<ZENGRAM_DATA_DIR>/api-key`,
         as docs/clients.md promises for all three clients. Read when the client is built, never at import."""
         if not url or api_key is None:
             connection = resolve_connection(url, api_key)
             url, api_key = connection.url, api_key if api_key is not None else connection.api_key
-        return cls(url=url.rstrip("/"), api_key=api_key,
-                   timeout=timeout, slow_timeout=slow_timeout, retry=retry or RetryPolicy(max_retries=max_retries),
-                   source_agent=source_agent, request_id=request_id)
+        return cls(url=url.rstrip("/"), api_key=api_key, timeout=timeout,
+                   slow_timeout=options.get("slow_timeout", SLOW_TIMEOUT),
+                   retry=options.get("retry") or RetryPolicy(max_retries=max_retries), source_agent=source_agent,
+                   request_id=options.get("request_id"))
 
     def headers(self) -> dict[str, str]:
         headers = {"x-api-key": self.api_key, "accept": "application/json", "user-agent": "zengram-python"}

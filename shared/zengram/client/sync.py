@@ -10,13 +10,20 @@ import httpx
 
 from zengram.client import calls
 from zengram.client.api import BrainApi, first_export_page, next_export_page
-from zengram.client.base import DEFAULT_TIMEOUT, SLOW_TIMEOUT, ClientConfig
+from zengram.client.base import DEFAULT_TIMEOUT, ClientConfig, ClientOptions, check_options
 from zengram.client.bodies import ExportBody
 from zengram.client.calls import Call, ExportOptions
 from zengram.client.core import SyncCore
-from zengram.client.retry import RetryPolicy
 
 T = TypeVar("T")
+
+
+class SyncOptions(ClientOptions, total=False):
+    transport: httpx.BaseTransport | None
+    sleep: Callable[[float], None]
+
+
+OPTION_NAMES = frozenset(SyncOptions.__optional_keys__)
 
 
 class BrainClient(BrainApi, SyncCore):
@@ -30,24 +37,14 @@ class BrainClient(BrainApi, SyncCore):
     failures back off, up to `max_retries` times; then a `BrainError` subclass carries the server's text.
     """
 
-    def __init__(
-        self,
-        url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = 3,
-        source_agent: str | None = None,
-        *,
-        slow_timeout: float = SLOW_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        request_id: str | None = None,
-        transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        super().__init__(ClientConfig.build(url, api_key, timeout, max_retries, source_agent, slow_timeout, retry,
-                                            request_id))
-        self._http = httpx.Client(base_url=self._config.url, transport=transport)
-        self._sleep = sleep
+    def __init__(self, url: str | None = None, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 max_retries: int = 3, source_agent: str | None = None, **options: Unpack[SyncOptions]) -> None:
+        """`options`: `slow_timeout`, `retry`, `request_id` (ClientOptions), and `transport` and `sleep` (how
+        requests are sent and retries wait; tests bring their own)."""
+        check_options(dict(options), OPTION_NAMES)
+        super().__init__(ClientConfig.build(url, api_key, timeout, max_retries, source_agent, options))
+        self._http = httpx.Client(base_url=self._config.url, transport=options.get("transport"))
+        self._sleep = options.get("sleep", time.sleep)
 
     def close(self) -> None:
         if self._owns_http:
