@@ -62,7 +62,7 @@ def test_the_layer_holds_exactly_the_locked_packages_and_zengram(built: Path) ->
     installed = {layer._normalized(path.name.split("-")[0]) for path in site(built).glob("*.dist-info")}
     assert installed == layer.locked_names()
     package = site(built) / "zengram"
-    assert (package / "serverless.py").is_file() and (package / "adapters/opensearch/mappings").is_dir()
+    assert (package / "serverless/handlers.py").is_file() and (package / "adapters/opensearch/mappings").is_dir()
     assert not (package / "adapters" / "minilm").exists()  # the offline model stays on laptops
 
 
