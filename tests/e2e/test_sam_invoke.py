@@ -8,14 +8,14 @@ and the verdict is in `requestContext.authorizer.lambda` (infra/local_cloud/invo
 its status and body, and, where the function writes, for what it wrote.
 
 Needs podman (its Docker API), the Lambda base image, the SAM CLI venv, Java and Maven (the OpenSearch node):
-without them the module is skipped with the reason, and fails instead under CI=true. The invocations run two at a
+without them the module is skipped with the reason, and fails instead under CI=true (or
+ZENGRAM_REQUIRE_CONTAINERS=1: tests/e2e/containers.py). The invocations run two at a
 time (a container start and a cold init each); the cloud is started once for the module and stopped after it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,16 +26,13 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.containers import unusable
 from tests.support import REPO_ROOT
 
 pytestmark = [pytest.mark.xdist_group("local-cloud"), pytest.mark.timeout(3600)]
 
 EVENTS = REPO_ROOT / "events"
 PARALLEL_INVOCATIONS = 2
-
-
-def required() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def unusable_reason() -> str | None:
@@ -63,9 +60,7 @@ def unusable_reason() -> str | None:
 def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     reason = unusable_reason()
     if reason is not None:
-        if required():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        unusable(reason)
     from infra import local_cloud
 
     state_dir = tmp_path_factory.mktemp("local-cloud")
