@@ -183,7 +183,7 @@ def answers(cloud: dict[str, Any]) -> dict[str, Answer]:
 
 
 @pytest.fixture
-def answer_of(answer_of: Callable[[str], Answer]) -> Callable[[str], Answer]:
+def answer_of(answers: dict[str, Answer]) -> Callable[[str], Answer]:
     def answer(function: str) -> Answer:
         found = answers[function]
         assert found.error is None, found.error
@@ -248,7 +248,7 @@ def test_entities_counts_what_the_memory_mentions(answer_of: Callable[[str], Ans
 
 def test_clients_stores_a_fingerprint(answer_of: Callable[[str], Answer]) -> None:
     answer = answer_of("ClientsFunction")
-    assert answer.status == 200, answer.payload
+    assert answer.status == 201, answer.payload  # a new fingerprint
     assert answer.body["client_id"] == "acme-corp" and answer.body["name"] == "Acme Corporation"
 
 
