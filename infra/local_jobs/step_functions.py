@@ -63,11 +63,15 @@ def read_machines(template: Path | None = None, parameters: dict[str, str] | Non
         properties = resource["Properties"]
         substitutions = resolver.resolve(properties.get("DefinitionSubstitutions", {}))
         text = (REPO_ROOT / properties["DefinitionUri"]).read_text()
-        definition = re.sub(r"\$\{(\w+)\}", lambda match: str(substitutions.get(match.group(1), match.group(0))),
-                            text)
+        definition = substitute(text, {name: str(value) for name, value in substitutions.items()})
         json.loads(definition)  # still JSON
         machines.append(Machine(logical_id, properties.get("Type", "STANDARD"), definition))
     return machines
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    """DefinitionSubstitutions applied as CloudFormation does: each ${name} given a value is replaced."""
+    return re.sub(r"\$\{(\w+)\}", lambda match: values.get(match.group(1), match.group(0)), text)
 
 
 def free_port() -> int:
