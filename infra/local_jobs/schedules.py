@@ -128,3 +128,49 @@ class Ticker:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _state_lambda_url() -> str | None:
+    from infra.local_jobs.template import REPO_ROOT
+
+    state = REPO_ROOT / ".local-cloud" / "state.json"
+    if not state.exists():
+        return None
+    url = json.loads(state.read_text()).get("lambda_url")
+    return str(url) if url else None
+
+
+def main(arguments: list[str] | None = None) -> int:
+    """`list`, `fire NAME [--wait]` (NAME: Function.Event, or the function's logical id) or `run` (the clock)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m infra.local_jobs.schedules", description=main.__doc__)
+    parser.add_argument("command", choices=("list", "fire", "run"))
+    parser.add_argument("name", nargs="?")
+    parser.add_argument("--wait", action="store_true", help="fire: invoke RequestResponse and print the answer")
+    parser.add_argument("--lambda-url", default=None, help="default: lambda_url of .local-cloud/state.json")
+    parser.add_argument("--parameter", action="append", default=[], help="Name=Value, as sam --parameter-overrides")
+    options = parser.parse_args(arguments)
+    parameters = dict(item.split("=", 1) for item in options.parameter)
+    schedules = read_schedules(parameters=parameters)
+    if options.command == "list":
+        for s in schedules:
+            print(f"{s.name:48} {s.expression:20} {'ENABLED' if s.enabled else 'DISABLED'}  input {s.payload}")
+        return 0
+    lambda_url = options.lambda_url or _state_lambda_url()
+    if not lambda_url:
+        parser.error("no --lambda-url and no running local cloud (.local-cloud/state.json)")
+    if options.command == "fire":
+        chosen = [s for s in schedules if options.name in (s.name, s.function)]
+        if len(chosen) != 1:
+            parser.error(f"name one of: {', '.join(s.name for s in schedules)}")
+        print(json.dumps(fire(chosen[0], lambda_url, wait=options.wait)))
+        return 0
+    ticker = Ticker(schedules, lambda s: print(s.name, fire(s, lambda_url), flush=True))
+    print("firing", [(s.name, s.period) for s in schedules if s.enabled and s.period], flush=True)
+    ticker.run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,8 +48,8 @@ class Machine:
         return arn(self.logical_id)
 
 
-def arn(logical_id: str) -> str:
-    return f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{logical_id}"
+def arn(logical_id: str, region: str = REGION) -> str:
+    return f"arn:aws:states:{region}:{ACCOUNT}:stateMachine:{logical_id}"
 
 
 def read_machines(template: Path | None = None, parameters: dict[str, str] | None = None) -> list[Machine]:
@@ -114,29 +114,19 @@ def _post(url: str, body: dict[str, Any]) -> None:
         response.read()
 
 
-def client(sfn_url: str) -> Any:
+def client(sfn_url: str, region: str = REGION) -> Any:
     import boto3
 
-    return boto3.client("stepfunctions", endpoint_url=sfn_url, region_name=REGION, aws_access_key_id="local",
+    return boto3.client("stepfunctions", endpoint_url=sfn_url, region_name=region, aws_access_key_id="local",
                         aws_secret_access_key="local")
 
 
-def create_machines(sfn_url: str, machines: list[Machine]) -> dict[str, str]:
-    """Creates the machines (under their logical ids); returns {logical id: ARN}."""
-    sfn = client(sfn_url)
+def create_machines(sfn_url: str, machines: list[Machine], region: str = REGION) -> dict[str, str]:
+    """Creates the machines (under their logical ids) in `region`; returns {logical id: ARN}."""
+    sfn = client(sfn_url, region)
     created = {}
     for machine in machines:
         answer = sfn.create_state_machine(name=machine.logical_id, definition=machine.definition, roleArn=ROLE,
                                           type=machine.kind)
         created[machine.logical_id] = answer["stateMachineArn"]
     return created
-
-
-def function_environment(sfn_url_from_containers: str) -> dict[str, dict[str, str]]:
-    """The variables (for `sam local --env-vars`) that point the functions starting executions at the machines."""
-    return {
-        "ResearchFunction": {"ZENGRAM_RESEARCH_STATE_MACHINE_ARN": arn("ResearchStateMachine"),
-                             "AWS_ENDPOINT_URL_SFN": sfn_url_from_containers},
-        "DocumentsFunction": {"ZENGRAM_DOCUMENTS_STATE_MACHINE_ARN": arn("DocumentsIndexStateMachine"),
-                              "AWS_ENDPOINT_URL_SFN": sfn_url_from_containers},
-    }

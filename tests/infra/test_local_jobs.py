@@ -5,6 +5,7 @@ endpoint (here a small one in this process standing in for `sam local start-lamb
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ from typing import Any, ClassVar
 
 import pytest
 
+from infra import local_jobs
 from infra.local_jobs.schedules import Schedule, Ticker, read_schedules
-from infra.local_jobs.step_functions import arn, client, create_machines, read_machines, start_emulator
+from infra.local_jobs.step_functions import arn, client, read_machines
 from tests.infra.template_model import load_template
 
 
@@ -121,10 +123,14 @@ def lambda_api() -> Iterator[str]:
 
 
 def test_moto_step_functions_send_every_task_to_the_lambda_endpoint(lambda_api: str, tmp_path: Path) -> None:
-    process, url = start_emulator(lambda_api, tmp_path / "sfn.log", host="127.0.0.1")
+    jobs = local_jobs.start(tmp_path, lambda_api)
     try:
-        assert create_machines(url, read_machines())["ResearchStateMachine"] == arn("ResearchStateMachine")
-        sfn = client(url)
+        assert jobs["state_machines"]["ResearchStateMachine"] == arn("ResearchStateMachine")
+        assert local_jobs.environment(jobs)["ResearchFunction"] == {
+            "ZENGRAM_RESEARCH_STATE_MACHINE_ARN": arn("ResearchStateMachine")}
+        assert local_jobs.parameter_overrides(jobs)["StepFunctionsEndpointUrl"].startswith(
+            "http://host.containers.internal:")
+        sfn = client(jobs["sfn_url"])
         execution = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"),
                                         input=json.dumps({"iterations": 0, "max_iterations": 3}))
         deadline = time.monotonic() + 20
@@ -132,10 +138,12 @@ def test_moto_step_functions_send_every_task_to_the_lambda_endpoint(lambda_api: 
             assert time.monotonic() < deadline
             time.sleep(0.1)
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        local_jobs.stop(jobs)
     assert described["status"] == "SUCCEEDED"
     assert json.loads(described["output"])["last_step"] == "synthesize"
     paths = {path for path, _ in StepFunctionStandIn.calls}
     assert paths == {"/2015-03-31/functions/ResearchStepFunction/invocations"}
     assert [body["step"] for _, body in StepFunctionStandIn.calls] == ["retrieve", "judge", "synthesize"]
+    for pid in (jobs["sfn_pid"], jobs["ticker_pid"]):  # nothing left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
