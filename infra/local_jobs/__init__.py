@@ -4,7 +4,7 @@
 `start-lambda`: it starts moto's Step Functions (its Tasks sent to `lambda_url`), creates the template's state
 machines there, and starts the schedule clock (a process firing the template's ScheduleV2 events into
 `lambda_url`). What it answers goes into the cloud's state; `parameter_overrides(jobs)` and
-`environment(jobs)` are what `sam local` needs for the functions that start executions. `stop(jobs)` ends both
+`variables(jobs)` are what `sam local` needs for the functions that start executions. `stop(jobs)` ends both
 processes. Only the port of `lambda_url` needs to be known at start: nothing is invoked before a request."""
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ def parameter_overrides(jobs: dict[str, Any]) -> dict[str, str]:
     return {"StepFunctionsEndpointUrl": jobs["sfn_url_from_containers"], "ResearchEnabled": "true"}
 
 
-def environment(jobs: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """`--env-vars` entries: the state machine ARNs (the template's `!Ref` of a state machine has no local value)."""
+def variables(jobs: dict[str, Any]) -> dict[str, str]:
+    """`--env-vars` values: the state machine ARNs (the template's `!Ref` of a state machine has no local value).
+    Only the functions that declare them (ResearchFunction, DocumentsFunction) receive them."""
     machines = jobs["state_machines"]
-    return {"ResearchFunction": {"ZENGRAM_RESEARCH_STATE_MACHINE_ARN": machines["ResearchStateMachine"]},
-            "DocumentsFunction": {"ZENGRAM_DOCUMENTS_STATE_MACHINE_ARN": machines["DocumentsIndexStateMachine"]}}
+    return {"ZENGRAM_RESEARCH_STATE_MACHINE_ARN": machines["ResearchStateMachine"],
+            "ZENGRAM_DOCUMENTS_STATE_MACHINE_ARN": machines["DocumentsIndexStateMachine"]}

@@ -93,7 +93,7 @@ def test_research_runs_the_state_machine_with_its_steps_in_containers(
     body = response.json()
     assert body["iterations"] == 2 and body["partial"] is False
     assert body["cited_memory_ids"] == [ids["decision"], ids["status"]]
-    assert llm.pending() == 0 and len(llm.requests) == 3  # judge, judge, synthesize: each from the step container
+    assert llm.pending == 0 and len(llm.requests) == 3  # judge, judge, synthesize: each from the step container
     [execution] = [e for e in executions(machines, "ResearchStateMachine") if e["executionArn"] not in before]
     assert execution["status"] == "SUCCEEDED"
     assert task_states(machines, execution["executionArn"]) == ["Retrieve", "Judge", "Retrieve", "Judge",

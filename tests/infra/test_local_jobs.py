@@ -126,8 +126,9 @@ def test_moto_step_functions_send_every_task_to_the_lambda_endpoint(lambda_api: 
     jobs = local_jobs.start(tmp_path, lambda_api)
     try:
         assert jobs["state_machines"]["ResearchStateMachine"] == arn("ResearchStateMachine")
-        assert local_jobs.environment(jobs)["ResearchFunction"] == {
-            "ZENGRAM_RESEARCH_STATE_MACHINE_ARN": arn("ResearchStateMachine")}
+        assert local_jobs.variables(jobs) == {
+            "ZENGRAM_RESEARCH_STATE_MACHINE_ARN": arn("ResearchStateMachine"),
+            "ZENGRAM_DOCUMENTS_STATE_MACHINE_ARN": arn("DocumentsIndexStateMachine")}
         assert local_jobs.parameter_overrides(jobs)["StepFunctionsEndpointUrl"].startswith(
             "http://host.containers.internal:")
         sfn = client(jobs["sfn_url"])
