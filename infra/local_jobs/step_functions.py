@@ -1,9 +1,10 @@
 """The template's state machines, run locally with their Task states in the functions' containers.
 
-The emulator is moto's Step Functions in its own `moto_server` process with `execute_state_machine` on: it runs
-the definitions with its ASL interpreter (a port of LocalStack's), and that interpreter sends `lambda:Invoke` to
-`http://localhost:$MOTO_PORT` - moto's own port unless MOTO_PORT says otherwise. Started with MOTO_PORT set to the
-port of `sam local start-lambda`, every Task's invocation reaches the function in its Lambda container.
+The emulator is moto's Step Functions in a process of its own (stepfunctions_server.py) with
+`execute_state_machine` on: it runs the definitions with its ASL interpreter (a port of LocalStack's), and that
+interpreter sends `lambda:Invoke` to `http://localhost:$MOTO_PORT` - moto's own port unless MOTO_PORT says
+otherwise. MOTO_PORT names an endpoint in the same process that passes each invocation to `sam local start-lambda`
+(and marks failed invocations as Lambda does), so every Task runs in the function's Lambda container.
 
 Why not LocalStack's Step Functions: its Lambda integration calls LocalStack's own Lambda service (an internal
 client with no endpoint setting), which runs functions only in containers of its own and needs its
@@ -83,17 +84,18 @@ def free_port() -> int:
 
 def start_emulator(lambda_url: str, log: Path, *, host: str = "0.0.0.0", port: int | None = None,
                    python: str = sys.executable) -> tuple[subprocess.Popen[bytes], str]:
-    """moto's Step Functions sending Task invocations to `lambda_url` (a local start-lambda, on this machine).
-    Listens on `host` (0.0.0.0 so the functions' containers reach it at host.containers.internal)."""
-    lambda_port = urlparse(lambda_url).port
-    if urlparse(lambda_url).hostname not in ("127.0.0.1", "localhost") or lambda_port is None:
+    """moto's Step Functions sending Task invocations to `lambda_url` (a start-lambda on this machine), through
+    the endpoint of infra/local_jobs/stepfunctions_server.py. Listens on `host` (0.0.0.0: the functions'
+    containers reach it at host.containers.internal)."""
+    if urlparse(lambda_url).hostname not in ("127.0.0.1", "localhost") or urlparse(lambda_url).port is None:
         raise ValueError(f"the Lambda endpoint must be on this machine with a port: {lambda_url}")
     port = port or free_port()
-    environment = {**os.environ, "MOTO_PORT": str(lambda_port), "AWS_ACCESS_KEY_ID": "local",
-                   "AWS_SECRET_ACCESS_KEY": "local", "AWS_DEFAULT_REGION": REGION}
+    environment = {**os.environ, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+                   "AWS_DEFAULT_REGION": REGION, "PYTHONPATH": os.pathsep.join(sys.path)}
     with log.open("ab") as output:
-        process = subprocess.Popen([python, "-m", "moto.server", "-H", host, "-p", str(port)], env=environment,
-                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen([python, "-m", "infra.local_jobs.stepfunctions_server", "--host", host,
+                                    "--port", str(port), "--lambda-url", lambda_url], env=environment,
+                                   cwd=REPO_ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + START_SECONDS
     while True:

@@ -6,7 +6,10 @@ repair schedule fires (an Event invocation, as EventBridge Scheduler sends it) t
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -43,14 +46,33 @@ def test_every_schedule_reaches_its_function_container(local_cloud: dict[str, An
     assert consolidation == {"skipped": True} or {"job_id", "status"} <= set(consolidation), consolidation
 
 
-def node_switch(local_cloud: dict[str, Any]) -> tuple[Any, Any]:
-    """The local cloud's way to stop and start its OpenSearch node (same port, same data)."""
+def node_switch(local_cloud: dict[str, Any]) -> tuple[Callable[[dict[str, Any]], None],
+                                                     Callable[[dict[str, Any]], None]]:
+    """The local cloud's way to stop its OpenSearch node and start it again (same port, same data folder)."""
     from infra import local_cloud as cloud
 
     stop, start = getattr(cloud, "stop_opensearch", None), getattr(cloud, "start_opensearch", None)
-    if stop is None or start is None:
-        unavailable("infra.local_cloud cannot stop and start its OpenSearch node (stop_opensearch/start_opensearch)")
-    return stop, start
+    if stop is not None and start is not None:
+        return stop, start
+    if not hasattr(cloud, "_start_opensearch"):
+        unavailable("infra.local_cloud cannot stop and start its OpenSearch node")
+    state_dir = Path(local_cloud["state_dir"])
+
+    def stop_node(state: dict[str, Any]) -> None:
+        cloud.processes.stop(state["pids"]["opensearch"])
+        (state_dir / "opensearch.ready").unlink(missing_ok=True)
+
+    def start_node(state: dict[str, Any]) -> None:
+        port = int(state["opensearch_url"].rsplit(":", 1)[1])
+        pid = cloud._start_opensearch(port, state_dir, Path(state["logs"]))
+        state["pids"]["opensearch"] = pid
+        saved = json.loads((state_dir / "state.json").read_text())  # `down` stops the node it names
+        saved["pids"]["opensearch"] = pid
+        (state_dir / "state.json").write_text(json.dumps(saved, indent=2) + "\n")
+        cloud.processes.wait_until(lambda: cloud.processes.answers(state["opensearch_url"]),
+                                   what="the OpenSearch node", timeout=240, pid=pid)
+
+    return stop_node, start_node
 
 
 def searched(api: httpx.Client, query: str, client_id: str) -> tuple[int, list[str]]:

@@ -19,6 +19,7 @@ import pytest
 from infra.local_jobs.schedules import lambda_client
 from infra.local_jobs.step_functions import client as sfn_client
 from tests.compat.test_upstream_clients import call
+from tests.e2e.conftest import unavailable
 from tests.e2e.helpers import eventually, unique
 from tests.llm_server import ScriptedLLMServer
 from tests.support import REPO_ROOT
@@ -29,8 +30,10 @@ SAMPLE_TOPIC = "which decision superseded the caching approach, and what status 
 @pytest.fixture(scope="module")
 def machines(local_cloud: dict[str, Any]) -> dict[str, Any]:
     """The Step Functions emulator's client and the machines' ARNs; the step function's container warmed."""
-    if local_cloud.get("target") != "local-cloud" or "sfn_url" not in local_cloud:
-        pytest.skip("this target runs no Step Functions emulator (the embedded server runs research in-process)")
+    if local_cloud.get("target") != "local-cloud":
+        pytest.skip("the embedded server runs research and indexing in-process: no state machine to watch")
+    if "sfn_url" not in local_cloud:
+        unavailable("this local cloud runs no Step Functions emulator (infra.local_jobs.start)")
     # A first invocation of the step function builds its container (10-20 s here), longer than the Retrieve
     # Task's 10 s timeout: what a provisioned function would have done before its first execution.
     started = time.monotonic()

@@ -18,6 +18,7 @@ import pytest
 from infra import local_jobs
 from infra.local_jobs.schedules import Schedule, Ticker, read_schedules
 from infra.local_jobs.step_functions import arn, client, read_machines
+from infra.local_jobs.stepfunctions_server import is_function_error
 from tests.infra.template_model import load_template
 
 
@@ -100,9 +101,15 @@ class StepFunctionStandIn(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         StepFunctionStandIn.calls.append((self.path, body))
-        state = {**body["state"], "iterations": body["state"]["iterations"] + (body["step"] == "retrieve"),
-                 "judgement": {"status": "SUFFICIENT"}, "last_step": body["step"]}
-        answer = json.dumps(state).encode()
+        if body["step"] == "judge" and body["state"].get("fail"):  # as start-lambda answers a raising handler
+            self.answer({"errorMessage": "LLM provider unavailable", "errorType": "LLMUnavailable",
+                         "requestId": "", "stackTrace": []})
+            return
+        self.answer({**body["state"], "iterations": body["state"]["iterations"] + (body["step"] == "retrieve"),
+                     "judgement": {"status": "SUFFICIENT"}, "last_step": body["step"]})
+
+    def answer(self, document: dict[str, Any]) -> None:
+        answer = json.dumps(document).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
@@ -110,6 +117,26 @@ class StepFunctionStandIn(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+def finished(sfn: Any, execution_arn: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while (described := sfn.describe_execution(executionArn=execution_arn))["status"] == "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    described_execution: dict[str, Any] = described
+    return described_execution
+
+
+@pytest.mark.parametrize(("document", "error"), [
+    ({"errorMessage": "boom", "errorType": "ValueError", "requestId": "", "stackTrace": []}, True),
+    ({"errorMessage": "boom", "errorType": "ValueError"}, True),
+    ({"errorMessage": "boom", "errorType": "ValueError", "iterations": 1}, False),  # a state that names its error
+    ({"iterations": 1}, False),
+])
+def test_the_runtime_error_document_is_told_from_an_answer(document: dict[str, Any], error: bool) -> None:
+    assert is_function_error(json.dumps(document).encode()) is error
+    assert is_function_error(b"not json") is False
 
 
 @pytest.fixture
@@ -133,18 +160,21 @@ def test_moto_step_functions_send_every_task_to_the_lambda_endpoint(lambda_api: 
             "http://host.containers.internal:")
         sfn = client(jobs["sfn_url"])
         execution = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"),
-                                        input=json.dumps({"iterations": 0, "max_iterations": 3}))
-        deadline = time.monotonic() + 20
-        while (described := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] == "RUNNING":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+                                        input=json.dumps({"iterations": 0, "max_iterations": 3}), name="succeeding")
+        described = finished(sfn, execution["executionArn"])
+        failing = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"),
+                                      input=json.dumps({"iterations": 0, "max_iterations": 3, "fail": True}), name="failing")
+        failed = finished(sfn, failing["executionArn"])
     finally:
         local_jobs.stop(jobs)
     assert described["status"] == "SUCCEEDED"
     assert json.loads(described["output"])["last_step"] == "synthesize"
     paths = {path for path, _ in StepFunctionStandIn.calls}
     assert paths == {"/2015-03-31/functions/ResearchStepFunction/invocations"}
-    assert [body["step"] for _, body in StepFunctionStandIn.calls] == ["retrieve", "judge", "synthesize"]
+    assert [body["step"] for _, body in StepFunctionStandIn.calls] == ["retrieve", "judge", "synthesize",
+                                                                       "retrieve", "judge"]
+    # A raising step fails its Task (not retried: a domain error), and so the execution, with its error type
+    assert failed["status"] == "FAILED" and failed.get("error") == "LLMUnavailable", failed
     for pid in (jobs["sfn_pid"], jobs["ticker_pid"]):  # nothing left running
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
