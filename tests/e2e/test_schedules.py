@@ -27,7 +27,8 @@ REPAIR_ANSWER = {"repaired", "failed", "parked", "requeued", "stopped", "pending
 def schedules(local_cloud: dict[str, Any]) -> dict[str, Schedule]:
     if local_cloud.get("target") != "local-cloud":
         pytest.skip("the embedded server has no scheduled functions (it runs its jobs in-process)")
-    return {s.function: s for s in read_schedules(parameters=local_cloud.get("parameters"))}
+    parameters = dict(item.split("=", 1) for item in local_cloud.get("parameter_overrides", []))
+    return {s.function: s for s in read_schedules(parameters=parameters)}
 
 
 def test_every_schedule_reaches_its_function_container(local_cloud: dict[str, Any],
