@@ -33,7 +33,7 @@ STAGE ?= dev
 KEEP ?= 2
 
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
-	localstack reindex backfill-entities clean
+	localstack reindex backfill-entities clean local-cloud local-cloud-down local-cloud-status sam-build invoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -169,6 +169,31 @@ prune-versions: $(STAMP)
 delete: $(SAM_STAMP)
 	$(SAM) delete --config-env $(STAGE)
 
+# The serverless stack on this machine (docs/local-cloud.md): every function in its Lambda container behind
+# `sam local start-api` and `start-lambda`, moto's server for DynamoDB/S3/SQS/Secrets Manager, the OpenSearch node,
+# a local MiniLM embeddings endpoint. Idempotent; prints the URLs (all of it in .local-cloud/state.json).
+# ARGS='--warm EAGER' starts every function's container up front.
+local-cloud: $(STAMP) $(SAM_STAMP) opensearch-node
+	$(BIN)/python -m infra.local_cloud up $(ARGS)
+
+local-cloud-down:
+	$(BIN)/python -m infra.local_cloud down
+
+local-cloud-status:
+	$(BIN)/python -m infra.local_cloud status
+
+# `sam build` for the local cloud, skipped when template.yaml, functions/, the package and the layer are unchanged.
+sam-build: $(STAMP) $(SAM_STAMP)
+	$(BIN)/python -c 'from infra.local_cloud import sam; from pathlib import Path; \
+		print(sam.build(Path(".local-cloud/logs/sam-build.log")) or "sam build: inputs unchanged, skipped")'
+
+# One function in its container with one sample event, against the local cloud (started if needed):
+# `make invoke FUNCTION=MemoryFunction EVENT=events/memory/post_memory.json`. The sample key becomes the local
+# cloud's, verified by the authorizer function, whose verdict the event carries as API Gateway's would.
+invoke: $(STAMP) $(SAM_STAMP)
+	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=<logical id> EVENT=<events/...json>"; exit 2; }
+	$(BIN)/python -m infra.local_cloud.invoke $(FUNCTION) $(EVENT)
+
 reindex: $(STAMP)
 	$(BIN)/zengram reindex
 
@@ -176,5 +201,5 @@ backfill-entities: $(STAMP)
 	$(BIN)/zengram backfill-entities
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .pytest_cache .mypy_cache .ruff_cache \
+	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .local-cloud .pytest_cache .mypy_cache .ruff_cache \
 		infra/opensearch-node/target

@@ -73,6 +73,45 @@ def test_what_nothing_imports_on_lambda_is_left_out(built: Path) -> None:
     assert not list(python.rglob("*.pyi"))
 
 
+# Top-level modules the package imports that the layer need not carry: the runtime's own (boto3, botocore, the
+# SnapStart hooks), what only a laptop runs (the CLI, the MCP server, the embedded server: left out of the layer's
+# sources or never reached on Lambda), and usearch, imported only by an embedded index above its ANN threshold (the
+# functions' embedded indexes stay empty: they never store memories).
+NOT_IN_THE_LAYER = {"boto3", "botocore", "snapshot_restore_py", "mcp", "rich", "typer", "uvicorn", "usearch"}
+LAPTOP_ONLY_PACKAGES = {"cli", "mcp_server", "embedded", "minilm", "dashboard"}
+
+
+def imported_modules() -> dict[str, set[str]]:
+    """Every third-party top-level module shared/zengram imports (at any depth, lazily included), by file."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    package = REPO_ROOT / "shared" / "zengram"
+    for path in package.rglob("*.py"):
+        if LAPTOP_ONLY_PACKAGES & set(path.relative_to(package).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                     else [])
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top != "zengram":
+                    found.setdefault(top, set()).add(path.name)
+    return found
+
+
+def test_every_module_the_package_imports_on_lambda_is_in_the_layer(built: Path) -> None:
+    """A lazy import the layer cannot satisfy fails only when that code path runs on Lambda (threadpoolctl, for the
+    embedded index of the functions that keep none, was found that way under `sam local`)."""
+    imported = imported_modules()
+    assert "threadpoolctl" in imported and "numpy" in imported  # the scan sees lazy imports
+    missing = {name: files for name, files in imported.items()
+               if name not in NOT_IN_THE_LAYER and not (site(built) / name).exists()
+               and not (site(built) / f"{name}.py").exists()}
+    assert missing == {}
+
+
 def test_the_lock_pins_every_requirement_with_a_hash() -> None:
     lock = layer.LOCK.read_text()
     requirements = {layer._normalized(line.split(">")[0].split("[")[0].split("=")[0].strip())

@@ -16,6 +16,9 @@ from tests.infra.test_template import NoManagedPolicies
 
 KEY_HEADERS = {"ApiKey": "x-api-key", "BearerToken": "Authorization", "MnexiumKey": "x-mnexium-key"}
 OPEN_ROUTES = {("GET", "/health"), ("GET", "/kb/health")}  # the memory API's and the document base's
+# The authorizer's ARN as SAM writes it: the alias in the cloud, the function itself on emulators (EndpointUrl set).
+AUTHORIZER_ARN = {"Fn::If": ["Emulated", {"Fn::GetAtt": ["KeyAuthorizerFunction", "Arn"]},
+                             {"Ref": "KeyAuthorizerFunctionAliaslive"}]}
 
 
 @cache
@@ -89,16 +92,28 @@ def test_each_authorizer_is_cached_on_one_key_header_and_answers_simply() -> Non
         assert authorizer["identitySource"] == [f"$request.header.{header}"]
         assert authorizer["authorizerResultTtlInSeconds"] == {"Ref": "AuthorizerCacheSeconds"}
         assert authorizer["authorizerPayloadFormatVersion"] == "2.0" and authorizer["enableSimpleResponses"] is True
-        # Through the alias: the published version, restored from its snapshot.
-        assert authorizer["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == {"Ref": "KeyAuthorizerFunctionAliaslive"}
+        # Through the alias (the published version, restored from its snapshot), unless running on emulators.
+        assert authorizer["authorizerUri"]["Fn::Sub"][1]["__FunctionArn__"] == AUTHORIZER_ARN
     cache_seconds = load_template()["Parameters"]["AuthorizerCacheSeconds"]
     assert 0 < cache_seconds["Default"] <= 300 and cache_seconds["MaxValue"] == 3600
+
+
+def test_the_authorizer_runs_through_its_alias_in_the_cloud_and_as_itself_on_emulators() -> None:
+    """SAM local resolves no alias (it dropped every authorizer, leaving each route open); it resolves `Fn::If` on a
+    parameter and `Fn::GetAtt ….Arn`. So the function itself serves exactly when EndpointUrl names an emulator."""
+    template = load_template()
+    assert template["Parameters"]["EndpointUrl"]["Default"] == ""
+    assert template["Conditions"]["Emulated"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "EndpointUrl"}, ""]}]}
+    for name in KEY_HEADERS:
+        authorizer = template["Resources"]["HttpApi"]["Properties"]["Auth"]["Authorizers"][name]
+        assert authorizer["FunctionArn"] == {"Fn::If": ["Emulated", {"Fn::GetAtt": ["KeyAuthorizerFunction", "Arn"]},
+                                                        {"Ref": "KeyAuthorizerFunction.Alias"}]}
 
 
 def test_api_gateway_may_invoke_the_authorizer_alias_and_it_may_read_only_keys() -> None:
     resources = transformed()["Resources"]
     permissions = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::Lambda::Permission"
-                   and r["Properties"]["FunctionName"] == {"Ref": "KeyAuthorizerFunctionAliaslive"}]
+                   and r["Properties"]["FunctionName"] == AUTHORIZER_ARN]
     assert permissions and all(p["Principal"] == "apigateway.amazonaws.com" for p in permissions)
     assert all("/authorizers/*" in p["SourceArn"]["Fn::Sub"][0] for p in permissions)
     policies = load_template()["Resources"]["KeyAuthorizerFunction"]["Properties"]["Policies"]

@@ -25,7 +25,8 @@ import org.opensearch.plugins.Plugin;
  * transport, analysis-common (stemmers, stop words, asciifolding) and k-NN (the lucene engine is pure
  * Java; the faiss/nmslib JNI libraries are not shipped and load only if an index asks for those engines).
  *
- * <p>Binds 127.0.0.1 only (HTTP on the given port, or any free one; transport on any free one). Once the
+ * <p>Binds 127.0.0.1 only (HTTP on the given port, or any free one, and on {@code --http-host} when given;
+ * transport on any free one). Once the
  * node answers it writes its URL to the ready file (atomically) and prints {@code ZENGRAM_OPENSEARCH_READY
  * <url>}. It stops on SIGTERM/SIGINT and, with {@code --stop-on-stdin-close}, when its standard input
  * closes, so a test session that dies takes the node with it.
@@ -57,7 +58,7 @@ public final class TestNode {
         Files.createDirectories(home.resolve("data"));
         Files.createDirectories(home.resolve("logs"));
 
-        Node node = new ClasspathNode(settings(home, options.port), plugins());
+        Node node = new ClasspathNode(settings(home, options.port, options.httpHost), plugins());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(node), "zengram-node-shutdown"));
         node.start();
         // Ready means writable: the cluster state is recovered and the (empty) cluster is at least yellow.
@@ -81,17 +82,19 @@ public final class TestNode {
         Thread.currentThread().join();  // until SIGTERM/SIGINT
     }
 
-    /** {@code --home DIR [--port N] [--ready-file FILE] [--stop-on-stdin-close]} */
-    private record Options(Path home, int port, Path readyFile, boolean stopOnStdinClose) {
+    /** {@code --home DIR [--port N] [--http-host HOST] [--ready-file FILE] [--stop-on-stdin-close]} */
+    private record Options(Path home, int port, String httpHost, Path readyFile, boolean stopOnStdinClose) {
         static Options parse(String[] args) {
             Path home = null;
             int port = 0;
+            String httpHost = "127.0.0.1";
             Path readyFile = null;
             boolean stopOnStdinClose = false;
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--home" -> home = Path.of(args[++i]).toAbsolutePath();
                     case "--port" -> port = Integer.parseInt(args[++i]);
+                    case "--http-host" -> httpHost = args[++i];
                     case "--ready-file" -> readyFile = Path.of(args[++i]).toAbsolutePath();
                     case "--stop-on-stdin-close" -> stopOnStdinClose = true;
                     default -> usage("unknown argument " + args[i]);
@@ -100,12 +103,12 @@ public final class TestNode {
             if (home == null) {
                 usage("--home is required");
             }
-            return new Options(home, port, readyFile, stopOnStdinClose);
+            return new Options(home, port, httpHost, readyFile, stopOnStdinClose);
         }
 
         private static void usage(String problem) {
             System.err.println(problem + "\nusage: TestNode --home DIR [--port N (0: any free port)] "
-                + "[--ready-file FILE] [--stop-on-stdin-close]");
+                + "[--http-host HOST (default 127.0.0.1)] [--ready-file FILE] [--stop-on-stdin-close]");
             System.exit(2);
         }
     }
@@ -118,7 +121,7 @@ public final class TestNode {
         return found;
     }
 
-    static Settings settings(Path home, int port) {
+    static Settings settings(Path home, int port, String httpHost) {
         return Settings.builder()
             .put("cluster.name", "zengram-test")
             .put("node.name", "zengram-test-node")
@@ -126,6 +129,9 @@ public final class TestNode {
             .put("path.data", home.resolve("data").toString())
             .put("path.logs", home.resolve("logs").toString())
             .put("network.host", "127.0.0.1")
+            // HTTP may listen wider (0.0.0.0: containers reach it, `make local-cloud`); the transport stays on
+            // loopback, so the production bootstrap checks stay off.
+            .put("http.host", httpHost)
             .put("http.port", port == 0 ? "0" : Integer.toString(port))
             .put("transport.port", "0")
             .put("transport.type", "netty4")
