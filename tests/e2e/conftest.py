@@ -25,13 +25,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.llm_server import ScriptedLLMServer
+from tests.api.chat.conftest import NO_LEARNING
+from tests.llm_server import TEST_LLM_MODEL, ScriptedLLMServer
 from tests.support import API_KEY, REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 STATE_DIR = REPO_ROOT / ".local-cloud"
 SETUP_TIMEOUT = 1800  # bringing the cloud up from nothing builds the base image and the stack
 TARGET_VARIABLE = "ZENGRAM_E2E_TARGET"
+CONTAINER_HOST = "host.containers.internal"  # this machine, seen from a podman container
 
 
 def required() -> bool:
@@ -124,17 +126,28 @@ def local_cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         unavailable(reason)
     from infra import local_cloud as cloud
 
+    llm = ScriptedLLMServer(host="0.0.0.0", advertised_host=CONTAINER_HOST).start()
+    llm.default(NO_LEARNING)
     started = time.monotonic()
     try:
-        state = cloud.up(STATE_DIR)
-    except Exception:
-        cloud.down(STATE_DIR)
+        state = cloud.up(STATE_DIR, env=scripted_model_environment(llm))
+    except BaseException:
+        llm.stop()
         raise
-    state = {**state, "target": "local-cloud", "up_seconds": round(time.monotonic() - started, 1)}
+    state = {**state, "target": "local-cloud", "up_seconds": round(time.monotonic() - started, 1),
+             "_scripted_llm": llm}
     try:
         yield state
     finally:
         cloud.down(STATE_DIR)
+        llm.stop()
+
+
+def scripted_model_environment(llm: ScriptedLLMServer) -> dict[str, str]:
+    """The functions' language model (reflect, research, consolidation, chat learning) and the chat layer's default
+    provider, both on the scripted server (variables the template declares, so `--env-vars` reaches them)."""
+    return {"ZENGRAM_LLM_BASE_URL": llm.base_url, "ZENGRAM_LLM_MODEL": TEST_LLM_MODEL,
+            "ZENGRAM_CHAT_DEFAULT_BASE_URL": llm.url_for("openai")}
 
 
 @pytest.fixture(scope="session")

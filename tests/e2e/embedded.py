@@ -25,7 +25,8 @@ def embedded_cloud(folder: Path) -> Iterator[dict[str, Any]]:
     llm.default(NO_LEARNING)
     base = Settings(data_dir=folder / "data", api_key=API_KEY, rate_limit_enabled=False,
                     documents_allowed_roots=[str(REPO_ROOT), str(folder)])
-    settings = chat_settings_for(settings_with_llm(base, llm), llm)
+    # the chat layer's provider: the deployment's default one (the cloud cannot point x-openai-key elsewhere)
+    settings = chat_settings_for(settings_with_llm(base, llm), llm, chat_default_base_url=llm.url_for("openai"))
     container = build_container(settings, embedder=HashingEmbedder())  # the wall clock, as the cloud's
     try:
         with BackgroundServer(build_embedded_app(settings, container)) as server:
