@@ -1,9 +1,9 @@
 """`make bench-local-cloud`: each function's latency in the local cloud (docs/local-cloud.md), beside the same
 request served in-process by the embedded server, and the time the cloud takes to come up.
 
-- up: `infra.local_cloud.up` timed (with `--from-nothing`, after removing this checkout's stack build and state,
-  so `sam build` and the provisioning run again; the base image is shared by every checkout of this machine and
-  is left alone - its build is timed by `make lambda-image`).
+- up: `infra.local_cloud.up` timed (with `--from-nothing`, after removing this checkout's stack build, state and
+  layer image, so `sam build`, the layer image and the provisioning run again; the Lambda base image is shared by
+  every checkout of this machine and is left alone - its build is timed by infra/lambda-image).
 - HTTP functions, through `sam local start-api` (the authorizer in front): the first call (the container's
   start, the function's init, the request) and then WARM calls, p50 / p95. The requests are the functions' sample
   events under events/ (the same ones `bench-coldstart` and `make invoke` send), with the cloud's keys.
@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -71,15 +72,16 @@ def http_request(relative: str, keys: dict[str, str]) -> dict[str, Any]:
             "headers": headers, "content": sample.get("body") or None}
 
 
-def timed(call: Callable[[], int]) -> tuple[float, int]:
-    started = time.perf_counter()
+def timed(call: Callable[[], int], clock: Callable[[], float] = time.perf_counter) -> tuple[float, int]:
+    started = clock()
     status = call()
-    return (time.perf_counter() - started) * 1000, status
+    return (clock() - started) * 1000, status
 
 
-def series(call: Callable[[], int], warm: int) -> dict[str, Any]:
-    first, status = timed(call)
-    samples = [timed(call)[0] for _ in range(warm)]
+def series(call: Callable[[], int], warm: int, clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+    """The first call, then `warm` calls: their p50 and p95 (ms)."""
+    first, status = timed(call, clock)
+    samples = [timed(call, clock)[0] for _ in range(warm)]
     cuts = statistics.quantiles(samples, n=20)
     return {"first_ms": first, "status": status, "p50_ms": statistics.median(samples), "p95_ms": cuts[18]}
 
@@ -148,9 +150,12 @@ def up(from_nothing: bool) -> tuple[dict[str, Any], float]:
     from infra import local_cloud
 
     if from_nothing:
+        previous = local_cloud.read_state(STATE_DIR) or {}
         local_cloud.down(STATE_DIR)
         for path in (ROOT / ".aws-sam", STATE_DIR):
             shutil.rmtree(path, ignore_errors=True)
+        if previous.get("invoke_image"):  # this checkout's layer image (the base image is shared: kept)
+            subprocess.run(["podman", "rmi", previous["invoke_image"]], capture_output=True, check=False)
     started = time.monotonic()
     state: dict[str, Any] = local_cloud.up(STATE_DIR)
     return state, time.monotonic() - started
