@@ -66,6 +66,14 @@ def task_states(machines: dict[str, Any], execution_arn: str) -> list[str]:
             if event["type"] == "TaskStateEntered"]
 
 
+def research(api: httpx.Client, client_id: str) -> httpx.Response:
+    """POST /research with a key of its own: research is rate limited per key (one run an hour by default)."""
+    created = call(api, "POST", "/admin/keys", 201, json={"name": unique("research"), "role": "read",
+                                                          "clients": [client_id]})
+    return httpx.post(f"{api.base_url}research", timeout=120, headers={"x-api-key": created["key"]},
+                      json={"topic": SAMPLE_TOPIC, "client_id": client_id, "max_iterations": 3})
+
+
 def store_caching_story(api: httpx.Client, client_id: str) -> dict[str, str]:
     drafts = {
         "decision": {"type": "decision", "source_agent": "claude-code",
@@ -97,7 +105,7 @@ def test_research_runs_the_state_machine_with_its_steps_in_containers(
     before = {e["executionArn"] for e in executions(machines, "ResearchStateMachine")}
 
     started = time.monotonic()
-    response = api.post("/research", json={"topic": SAMPLE_TOPIC, "client_id": client_id, "max_iterations": 3})
+    response = research(api, client_id)
     print(f"POST /research: {time.monotonic() - started:.1f} s")
 
     assert response.status_code == 200, response.text
@@ -122,7 +130,7 @@ def test_a_step_that_fails_fails_the_execution_and_the_request(
     llm.script("not json", "still not json")  # the judge's answer, and its one repair attempt
     before = {e["executionArn"] for e in executions(machines, "ResearchStateMachine")}
 
-    response = api.post("/research", json={"topic": SAMPLE_TOPIC, "client_id": client_id, "max_iterations": 3})
+    response = research(api, client_id)
 
     assert response.status_code == 502 and list(response.json()) == ["error"], response.text
     [execution] = [e for e in executions(machines, "ResearchStateMachine") if e["executionArn"] not in before]
