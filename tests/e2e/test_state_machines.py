@@ -70,8 +70,8 @@ def research(api: httpx.Client, client_id: str) -> httpx.Response:
     """POST /research with a key of its own: research is rate limited per key (one run an hour by default)."""
     created = call(api, "POST", "/admin/keys", 201, json={"name": unique("research"), "role": "read",
                                                           "clients": [client_id]})
-    return httpx.post(f"{api.base_url}research", timeout=120, headers={"x-api-key": created["key"]},
-                      json={"topic": SAMPLE_TOPIC, "client_id": client_id, "max_iterations": 3})
+    return api.post("/research", headers={"x-api-key": created["key"]},  # in place of the client's own key
+                    json={"topic": SAMPLE_TOPIC, "client_id": client_id, "max_iterations": 3})
 
 
 def store_caching_story(api: httpx.Client, client_id: str) -> dict[str, str]:
