@@ -127,7 +127,9 @@ def _start(state: dict[str, Any], state_dir: Path, logs: Path, timings: dict[str
     # The template's schedules and state machines (infra/local_jobs): Step Functions with its Tasks sent to
     # start-lambda, the machines created, the schedule clock; the functions that start executions learn where.
     jobs = local_jobs.start(state_dir, local["lambda"], region=provision.REGION)
-    pids["stepfunctions"], pids["schedules"] = jobs.pop("sfn_pid"), jobs.pop("ticker_pid")
+    pids["stepfunctions"] = jobs.pop("sfn_pid")
+    if "ticker_pid" in jobs:
+        pids["schedules"] = jobs.pop("ticker_pid")
     state.update(jobs)
     variables = {**function_environment(inside), **local_jobs.variables(jobs), **env}
     env_vars = state_dir / "env-vars.json"

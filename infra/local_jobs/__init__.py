@@ -20,6 +20,7 @@ from typing import Any
 from infra.local_jobs import step_functions
 
 CONTAINER_HOST = "host.containers.internal"  # how the functions' containers reach this machine (podman)
+CLOCK_SWITCH = "ZENGRAM_LOCAL_CLOUD_SCHEDULES"  # "off": no schedule clock (fire by hand: python -m ...schedules fire)
 
 
 def start(state_dir: Path, lambda_url: str, *, parameters: dict[str, str] | None = None,
@@ -32,7 +33,7 @@ def start(state_dir: Path, lambda_url: str, *, parameters: dict[str, str] | None
     try:
         machines = step_functions.read_machines(parameters=parameters)
         jobs["state_machines"] = step_functions.create_machines(sfn_url, machines, region=region)
-        if ticker:
+        if ticker and os.environ.get(CLOCK_SWITCH, "on") != "off":
             jobs["ticker_pid"] = start_ticker(state_dir, lambda_url, parameters or {})
     except Exception:
         stop(jobs)
