@@ -167,6 +167,7 @@ def main() -> None:
     parser.add_argument("--from-nothing", action="store_true", help="time up after removing the stack's build")
     parser.add_argument("--reuse", action="store_true", help="measure a running cloud (.local-cloud/state.json): "
                                                              "its first calls are then not cold")
+    parser.add_argument("--up-only", action="store_true", help="time up (and down), measure no function")
     parser.add_argument("--in-process-only", action="store_true", help="only the embedded server's figures")
     options = parser.parse_args()
     if options.in_process_only:
@@ -179,8 +180,13 @@ def main() -> None:
         state = json.loads((STATE_DIR / "state.json").read_text())
     else:
         state, up_seconds = up(options.from_nothing)
-        how = " from nothing (stack build and state removed)" if options.from_nothing else ""
-        print(f"up: {up_seconds:.1f} s{how}", flush=True)
+        how = " from nothing (stack build, layer image and state removed)" if options.from_nothing else ""
+        print(f"up: {up_seconds:.1f} s{how}; its own timings: {state.get('timings')}", flush=True)
+        if options.up_only:
+            from infra import local_cloud
+
+            local_cloud.down(STATE_DIR)
+            return
     try:
         keys = {"x-api-key": state["api_key"], "x-mnexium-key": state.get("mnexium_key") or state["api_key"],
                 "admin": state.get("admin_key") or state["api_key"]}
