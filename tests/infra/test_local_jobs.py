@@ -162,8 +162,8 @@ def test_moto_step_functions_send_every_task_to_the_lambda_endpoint(lambda_api: 
         execution = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"),
                                         input=json.dumps({"iterations": 0, "max_iterations": 3}), name="succeeding")
         described = finished(sfn, execution["executionArn"])
-        failing = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"),
-                                      input=json.dumps({"iterations": 0, "max_iterations": 3, "fail": True}), name="failing")
+        failing = sfn.start_execution(stateMachineArn=arn("ResearchStateMachine"), name="failing",
+                                      input=json.dumps({"iterations": 0, "max_iterations": 3, "fail": True}))
         failed = finished(sfn, failing["executionArn"])
     finally:
         local_jobs.stop(jobs)
