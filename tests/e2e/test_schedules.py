@@ -19,6 +19,7 @@ from infra.local_jobs.schedules import Schedule, fire, read_schedules
 from tests.compat.test_upstream_clients import call
 from tests.e2e.conftest import unavailable
 from tests.e2e.helpers import eventually, unique
+from tests.e2e.warming import warmed
 
 REPAIR_ANSWER = {"repaired", "failed", "parked", "requeued", "stopped", "pending_index"}
 
@@ -27,6 +28,15 @@ REPAIR_ANSWER = {"repaired", "failed", "parked", "requeued", "stopped", "pending
 def schedules(local_cloud: dict[str, Any]) -> dict[str, Schedule]:
     if local_cloud.get("target") != "local-cloud":
         pytest.skip("the embedded server has no scheduled functions (it runs its jobs in-process)")
+    # The authorizer and the memory function answer before the outage starts (their first calls start containers)
+    stats = warmed(lambda: httpx.get(f"{local_cloud['api_url']}/stats", timeout=180,
+                                     headers={"x-api-key": local_cloud["api_key"]}),
+                   lambda response: response.status_code == 200)
+    assert stats.status_code == 200, stats.text
+    memory = warmed(lambda: httpx.get(f"{local_cloud['api_url']}/memory/query", params={"type": "facts"},
+                                      timeout=180, headers={"x-api-key": local_cloud["api_key"]}),
+                    lambda response: response.status_code == 200)
+    assert memory.status_code == 200, memory.text
     parameters = dict(item.split("=", 1) for item in local_cloud.get("parameter_overrides", []))
     return {s.function: s for s in read_schedules(parameters=parameters)}
 

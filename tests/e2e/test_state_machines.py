@@ -21,6 +21,7 @@ from infra.local_jobs.step_functions import client as sfn_client
 from tests.compat.test_upstream_clients import call
 from tests.e2e.conftest import unavailable
 from tests.e2e.helpers import eventually, unique
+from tests.e2e.warming import warmed
 from tests.llm_server import ScriptedLLMServer
 from tests.support import REPO_ROOT
 
@@ -46,8 +47,9 @@ def machines(local_cloud: dict[str, Any]) -> dict[str, Any]:
             break
     assert b'"iterations"' in answer, answer
     # ... and the research API function's own container (its first call would spend the request's time on init)
-    refused = httpx.post(f"{local_cloud['api_url']}/research", json={"topic": ""}, timeout=180,
-                         headers={"x-api-key": local_cloud["api_key"]})
+    refused = warmed(lambda: httpx.post(f"{local_cloud['api_url']}/research", json={"topic": ""}, timeout=180,
+                                        headers={"x-api-key": local_cloud["api_key"]}),
+                     lambda response: response.status_code == 400)
     assert refused.status_code == 400, refused.text
     print(f"research functions warmed in {time.monotonic() - started:.1f} s")
     return {"sfn": sfn_client(local_cloud["sfn_url"], local_cloud.get("region", "us-east-1")),
