@@ -71,21 +71,24 @@ class Call:
 class ScriptedLLMServer:
     """POST /v1/chat/completions (and /<route>/v1/chat/completions) answered from queues of scripted messages."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", advertised_host: str | None = None) -> None:
+        """`host` is the address it listens on (0.0.0.0 for containers to reach it), `advertised_host` the name
+        its URLs give (e.g. host.containers.internal; the listening address by default)."""
+        self._advertised = advertised_host or host
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Reply]] = {}
         self._defaults: dict[str, Reply] = {}
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[str] = []
         self.calls: list[Call] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer((host, 0), _handler_for(self))
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://{self._advertised}:{self._httpd.server_address[1]}/v1"
 
     def start(self) -> ScriptedLLMServer:
         self._thread.start()
@@ -98,7 +101,7 @@ class ScriptedLLMServer:
 
     def url_for(self, route: str) -> str:
         """The base URL of a named route (a provider of its own)."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{route}/v1"
+        return f"http://{self._advertised}:{self._httpd.server_address[1]}/{route}/v1"
 
     def script(self, *replies: Reply, route: str = DEFAULT_ROUTE) -> None:
         """Queues replies for a route, answered one per request in order."""
