@@ -1,4 +1,4 @@
-"""Upstream Zengram's Python SDK (sdk/python/zengram @0f60452; docs: spec/zengram-v4-wire.md §4b) through the
+"""Upstream Zengram's Python SDK (sdk/python/zengram @0f60452; docs: docs/spec/zengram-v4-wire.md §4b) through the
 emulated API Gateway: each test sends the requests its methods send (`x-api-key`, undefined fields dropped) and
 checks the fields they read. tests/compat/test_upstream_clients.py does the same in-process; here every call goes
 through the authorizer into the function's container, with records on moto's DynamoDB and search on OpenSearch."""
