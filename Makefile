@@ -32,9 +32,10 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock route-map deploy prune-versions delete \
-	localstack reindex backfill-entities clean podman lambda-image selfhosted-image \
-	local-cloud local-cloud-down local-cloud-status sam-build invoke
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak \
+	bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock \
+	route-map deploy prune-versions delete localstack reindex backfill-entities clean podman lambda-image \
+	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -163,6 +164,10 @@ bench-documents: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall
+
+# The credential scrubber's CPU ms per MB, adversarial and ordinary texts of 10 KB to 10 MB (docs/scrubbing.md).
+bench-scrub: $(STAMP)
+	$(BIN)/python -m bench.scrub $(ARGS)
 
 # mem0 OSS vs our HTTP API vs an exact numpy scan, one LoCoMo run (bench/peers/README.md); ARGS='--conversations conv-26'
 bench-peers: $(STAMP) $(PEERS_STAMP)

@@ -4,6 +4,7 @@ store answer, /stats reports the index's health, and search degrades to the path
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,8 @@ import numpy.typing as npt
 import pytest
 from fastapi.testclient import TestClient
 from zengram.assembly.containers import Container, build_container
-from zengram.embedded.app import build_embedded_app
+from zengram.assembly.provider import ContainerProvider
+from zengram.embedded.app import build_embedded_app, repair_schedule
 from zengram.kernel.errors import IndexRejected
 from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
@@ -183,3 +185,28 @@ def test_a_write_whose_embedding_fails_is_stored_and_waits_like_one_the_index_mi
     assert api.get("/stats").json()["index_health"]["pending_index"] == 1
     assert brain.memory.index_sync.repair_until_clean(keep_going=lambda: True).indexed == 1
     assert [hit["id"] for hit in search(api, "payroll export runbook")["results"]] == [stored["id"]]
+
+
+def test_the_embedded_host_repairs_what_an_outage_left_pending_on_its_schedule(
+        api: TestClient, brain: Container, index: BreakableIndex, settings: Settings, clock: TickingClock) -> None:
+    """No later write needed: the host's repair timer (its tick driven here, not waited for) indexes the memories
+    and the chat layer's records an outage left pending."""
+    assert api.post("/api/v1/records/schemas", json={"type_name": "deal", "fields": {
+        "title": {"type": "string", "required": True}}}).status_code == 200
+    index.down = True
+    stored = store(api, "The release train leaves on Thursdays")
+    record = api.post("/api/v1/records/deal", json={"data": {"title": "Globex renewal"}})
+    assert record.status_code == 201, record.text
+    index.down = False
+    clock.advance(seconds=settings.index_circuit_open_seconds + 1)  # the circuit lets a probe through again
+    assert api.get("/stats").json()["index_health"]["pending_index"] == 1
+    assert api.post("/api/v1/records/deal/search", json={"query": "Globex renewal"}).json()["records"] == []
+
+    schedule = repair_schedule(settings, ContainerProvider(lambda: brain))
+    assert schedule.period == timedelta(seconds=settings.index_repair_interval_seconds) == timedelta(seconds=30)
+    schedule.run_once()
+
+    assert api.get("/stats").json()["index_health"]["pending_index"] == 0
+    assert [hit["id"] for hit in search(api, "release train Thursdays")["results"]] == [stored["id"]]
+    found = api.post("/api/v1/records/deal/search", json={"query": "Globex renewal"}).json()["records"]
+    assert [hit["record_id"] for hit in found] == [record.json()["record_id"]]

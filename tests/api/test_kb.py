@@ -240,3 +240,14 @@ def test_documents_are_embedded_by_the_memories_embedder_instance(tmp_path: Path
             documents.close()
     finally:
         container.close()
+
+
+@pytest.mark.parametrize("name", ["loop", "sample/\x00evil"])
+def test_a_symlink_loop_or_a_nul_byte_is_400_naming_the_field(kb: TestClient, root: Path, name: str) -> None:
+    (root / "loop").symlink_to(root / "loop")  # resolving it never ends: ELOOP / "Symlink loop"
+    folder = str(root / name)
+    for response in (kb.post("/kb/index", json={"folder_path": folder}, headers=BEARER),
+                     kb.request("DELETE", "/kb/index/folders", json={"folder_path": folder}, headers=BEARER)):
+        assert response.status_code == 400, response.text
+        assert response.json()["error"].startswith("folder_path: "), response.json()
+    assert kb.get("/kb/health").status_code == 200  # the connection and the server carry on

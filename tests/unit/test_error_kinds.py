@@ -29,6 +29,7 @@ EXPECTED = {
     errors.IndexUnavailable("down"): 503,
     errors.EmbeddingMismatch("other model"): 503,
     errors.ResearchTimedOut("did not finish in 60 s"): 504,
+    errors.StorageFull("database or disk is full"): 507,
 }
 
 

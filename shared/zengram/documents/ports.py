@@ -24,6 +24,7 @@ from zengram.documents.domain.models import (
     Relation,
     SourceType,
 )
+from zengram.kernel.errors import InvalidInput
 
 if TYPE_CHECKING:
     import numpy as np
@@ -221,6 +222,13 @@ class Listing:
     notes: list[str] = field(default_factory=list)
 
 
+class UnresolvablePath(InvalidInput):
+    """A `folder_path` no file system can resolve (a NUL byte, a symlink loop): refused, never looked up."""
+
+    def __init__(self, folder_path: str, reason: str) -> None:
+        super().__init__("folder_path", f"{folder_path!r} cannot be resolved: {reason}")
+
+
 @runtime_checkable
 class DocumentSource(Protocol):
     """Where folders are read from: the local file system, or S3.
@@ -229,7 +237,7 @@ class DocumentSource(Protocol):
     - `handles(folder_path)` says whether this source reads such paths (`s3://…` or a local path).
     - `resolve(folder_path)` returns the canonical folder (absolute, symlinks followed; or normalised s3 URI),
       raising Forbidden when it lies outside the allowed roots (no `..`, no symlink escapes) and InvalidInput
-      when it is not a readable folder.
+      when it is not a readable folder (UnresolvablePath when no file system could resolve it).
     - `list_files(folder, recursive, after, limit)` lists files in source order after `after` (exclusive),
       at most `limit` of them; files whose real location escapes the roots are skipped and counted.
     - `count_files(folder, recursive)` counts what a full listing would give.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 from fastapi import FastAPI
 
@@ -67,12 +68,14 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
         chat.repair_index(settings.index_repair_batch)
         chat.start_learning()
         documents.get()  # restarts indexing jobs a previous process left queued
-        schedule = consolidation_schedule(settings, provider)
-        if schedule is not None:
-            schedule.start()
+        schedules = [repair_schedule(settings, provider), consolidation_schedule(settings, provider)]
+        for schedule in schedules:
+            if schedule is not None:
+                schedule.start()
         yield
-        if schedule is not None:
-            schedule.stop()
+        for schedule in schedules:
+            if schedule is not None:
+                schedule.stop()
         documents.close()
         provider.close()
 
@@ -82,6 +85,17 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
     mount_dashboard(app)
     app.mount(kb.BASE_PATH, kb.create_kb_app(documents))
     return app
+
+
+def repair_schedule(settings: Settings, provider: ContainerProvider) -> PeriodicTask:
+    """The in-process repair sweep: writes an index outage left pending (memories and the chat layer's) are
+    indexed once the index answers again, without waiting for another write (the AWS host: EventBridge)."""
+    def sweep() -> None:
+        container = provider.get()
+        container.memory.index_sync.repair_until_clean(keep_going=lambda: True, batch=settings.index_repair_batch)
+        container.chat.repair_index(settings.index_repair_batch)
+
+    return PeriodicTask(timedelta(seconds=settings.index_repair_interval_seconds), sweep, name="zengram-repair")
 
 
 def consolidation_schedule(settings: Settings, provider: ContainerProvider) -> PeriodicTask | None:

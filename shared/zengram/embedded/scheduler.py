@@ -28,6 +28,14 @@ class PeriodicTask:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    @property
+    def period(self) -> timedelta:
+        return timedelta(seconds=self._period)
+
+    def run_once(self) -> None:
+        """One tick now, in the caller's thread (what the timer does every period)."""
+        self._tick()
+
     def _loop(self) -> None:
         while not self._stopping.wait(self._period):
             try:

@@ -3,8 +3,10 @@ measured in `json_limits`."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
+import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -73,9 +75,10 @@ class Scrubber:
         kept = [(match.start(), match.end()) for match in PLACEHOLDER.finditer(text)]
         # Detectors see placeholders masked: their own words ("[REDACTED:url-credentials:…]") are no label.
         masked = PLACEHOLDER.sub(lambda match: MASK * len(match.group()), text) if kept else text
+        ends = [right for _, right in kept]
         found = sorted((start, -end, rank, kind) for rank, detector in enumerate(self._detectors)
                        if detector.hint is None or detector.hint(masked)
-                       for span in detector.find(masked) for start, end, kind in _outside(span, kept, text))
+                       for span in detector.find(masked) for start, end, kind in _outside(span, kept, ends, text))
         merged: list[Span] = []
         for start, negative_end, _, kind in found:
             if merged and start < merged[-1][1]:
@@ -110,11 +113,16 @@ class Scrubber:
         return self._key
 
 
-def _outside(span: Span, placeholders: list[tuple[int, int]], text: str) -> Iterator[Span]:
+def _outside(span: Span, placeholders: list[tuple[int, int]], ends: list[int], text: str) -> Iterator[Span]:
     """A finding, less the placeholders already in the text (never scrubbed again): the parts around them,
-    trimmed, that still hold a letter or digit."""
+    trimmed, that still hold a letter or digit. `placeholders` are in order and apart, `ends` their ends: the
+    first that may overlap is found by bisection, not by a scan per finding."""
     start, end, kind = span
-    overlapping = [(left, right) for left, right in placeholders if left < end and right > start]
+    overlapping = []
+    for left, right in itertools.islice(placeholders, bisect.bisect_right(ends, start), None):
+        if left >= end:
+            break
+        overlapping.append((left, right))
     if not overlapping:
         yield span
         return

@@ -184,15 +184,21 @@ def _url_credentials(text: str) -> Iterator[Span]:
 def _userinfo_end(rest: str) -> int:
     """The `@` that ends the user info: the last one followed by a host and preceded by something that can be
     user info — not a path (https://medium.com/@name) nor host:port/path (http://localhost:8080/@admin)."""
-    at = len(rest)
+    # Each candidate `@` is judged without slicing `rest` (a URL of many `@`s would cost its length each).
+    at, colon = len(rest), rest.find(":")
+    mark = min((index for index in (rest.find(mark) for mark in "/?#") if index >= 0), default=len(rest))
+    dot = rest.find(".") if "." in rest else len(rest)
     while (at := rest.rfind("@", 0, at)) > 0:
-        userinfo = rest[:at]
-        user, colon, password = userinfo.partition(":")
-        in_path = any(mark in user for mark in "/?#") or userinfo.endswith("/") or (
-            colon and re.match(r"\d{1,5}/", password) and ("." in user or user == "localhost"))
+        user_end = colon if 0 <= colon < at else at  # userinfo is rest[:at], its user rest[:user_end]
+        in_path = mark < user_end or rest[at - 1] == "/" or (
+            user_end < at and _PORT_AND_PATH.match(rest, user_end + 1, at) is not None
+            and (dot < user_end or (user_end == 9 and rest.startswith("localhost"))))
         if not in_path and _HOST_AFTER_AT.match(rest, at + 1):
             return at
     return -1
+
+
+_PORT_AND_PATH = re.compile(r"\d{1,5}/")
 
 
 _NAMES_OF_A_TOKEN = {"token", "jwt", "key", "secret", "apikey", "credentials", "auth", "access_token"}
@@ -234,8 +240,11 @@ def _connection_string_secrets(text: str) -> Iterator[Span]:
     for match in _CONNECTION_STRING_SECRET.finditer(text):
         start = match.start("secret")
         value = match.group("secret").rstrip()
-        before = text[:match.start()].rstrip(" \t")
-        in_list = before.endswith(";") or text[start + len(match.group("secret")):].startswith(";")
+        before = match.start()  # no slices of the text: a text of many pairs would cost its length each
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        in_list = text.startswith(";", before - 1) if before else False
+        in_list = in_list or text.startswith(";", start + len(match.group("secret")))
         if value and in_list and not is_stand_in(value):
             yield start, start + len(value), "connection-string-secret"
 
@@ -274,8 +283,40 @@ _SHELL_OR_QUERY_TOKEN = re.compile(r"[^\s\"'`,;&<>]+")  # `key=value`: `&`, `;`,
 _PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\s*[:=]|[\"`]")
 
 
+# Labels nested in one long token (`token=token=token=…`) each see the rest of it as their value: judging each
+# would cost the token's length per label, quadratic in the text. The first few long values of a token are
+# judged, the others skipped; every short value (a query string's `&`-separated pairs) is judged.
+_LONG_VALUE = 256
+_LONG_VALUES_PER_TOKEN = 4
+
+
+class _TokenEnds:
+    """Where the token at a position ends, each character scanned once: a token is a run of one character
+    class, so every position inside a run found earlier ends where that run ends."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._runs: dict[re.Pattern[str], tuple[int, int]] = {}
+        self.long_values: dict[int, int] = {}  # a `_TOKEN` run's end -> long values judged in it
+
+    def end(self, token: re.Pattern[str], start: int) -> int:
+        run_start, run_end = self._runs.get(token, (0, 0))
+        if not run_start <= start < run_end:
+            match = token.match(self._text, start)
+            run_start, run_end = start, match.end() if match else start
+            self._runs[token] = run_start, run_end
+        return run_end
+
+    def judge_long_value(self, start: int) -> bool:
+        """Whether the long value at `start` is among the first few of its token (and counts it)."""
+        run = self.end(_TOKEN, start)
+        self.long_values[run] = self.long_values.get(run, 0) + 1
+        return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
+
+
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
+    ends = _TokenEnds(text)
     for match in _LABEL.finditer(text):
         if match.start("label") < covered:
             continue
@@ -293,6 +334,10 @@ def _labelled_secrets(text: str) -> Iterator[Span]:
                 yield start, end, kind
             continue
         in_code = "=" in sep or bool(match.group("quote"))  # an assignment, or a dict entry `"password": x`
+        bare = sep == "=" and text[value_start - 1] == "="
+        value_end = ends.end(_SHELL_OR_QUERY_TOKEN if bare else _TOKEN, value_start)
+        if value_end - value_start > _LONG_VALUE and not ends.judge_long_value(value_start):
+            continue
         span = _unquoted_value(text, value_start, kind, sep, match.group("label") if in_code else None)
         if span is not None:
             covered = span[1]

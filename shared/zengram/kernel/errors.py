@@ -18,6 +18,7 @@ class ErrorKind(StrEnum):
     UPSTREAM_FAILED = "upstream_failed"  # a provider answered, wrongly (LLM JSON, a refused document, a workflow)
     UNAVAILABLE = "unavailable"  # switched off, not configured, or a provider that cannot be reached
     TIMED_OUT = "timed_out"  # a workflow did not finish in the time a request may take, and was stopped
+    STORAGE_FULL = "storage_full"  # the store has no room left for a write (nothing written, nothing lost)
     INTERNAL = "internal"
 
 
@@ -78,6 +79,12 @@ class IndexRejected(ZengramError):
     def __init__(self, message: str, failures: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.failures = dict(failures or {})
+
+
+class StorageFull(ZengramError):
+    """A write found no room in the store (a full disk): it was not made, and what was stored is intact."""
+
+    kind = ErrorKind.STORAGE_FULL
 
 
 class Forbidden(ZengramError):

@@ -47,6 +47,11 @@ class MemoryIndexSettings(HostSettings):
                     "retrying it and /stats index_health names it with its last error, until `zengram repair "
                     "--retry-parked` (or a reindex, or a new change to the record).",
     )
+    index_repair_interval_seconds: float = Field(
+        default=30.0, gt=0,
+        description="Embedded host: how often the in-process repair sweep indexes the memories and chat writes an "
+                    "index outage left pending (the AWS host runs it on its EventBridge schedule).",
+    )
     embed_beside_writes: bool = Field(
         default=True,
         description="Run a new memory's embedding on its own thread while its entities, record and registry links "

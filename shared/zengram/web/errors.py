@@ -29,6 +29,7 @@ STATUS_OF_KIND: Mapping[ErrorKind, int] = {
     ErrorKind.UPSTREAM_FAILED: 502,
     ErrorKind.UNAVAILABLE: 503,
     ErrorKind.TIMED_OUT: 504,
+    ErrorKind.STORAGE_FULL: 507,
 }
 
 

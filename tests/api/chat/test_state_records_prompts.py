@@ -51,6 +51,14 @@ def test_records_are_validated_against_their_schema(api: TestClient) -> None:
     bad_schema = api.post("/api/v1/records/schemas", json={"type_name": "x", "fields": {
         "code": {"type": "string", "pattern": "([unclosed"}}})
     assert assert_error(bad_schema, 400).startswith("fields.code: not valid JSON Schema")
+    backreference = api.post("/api/v1/records/schemas", json={"type_name": "x", "fields": {
+        "code": {"type": "string", "pattern": r"^(a)\1$"}}})
+    assert assert_error(backreference, 400).startswith("fields.code: pattern '^(a)\\\\1$' is not supported")
+    evil = api.post("/api/v1/records/schemas", json={"type_name": "evil", "fields": {
+        "code": {"type": "string", "pattern": "^(a+)+$"}}})
+    assert evil.status_code == 200  # RE2 runs it in linear time: 40 `a`s and a `!` answer at once
+    assert "does not match" in assert_error(api.post("/api/v1/records/evil", json={"data": {"code": "a" * 40 + "!"}}),
+                                            400)
     assert assert_error(api.post("/api/v1/records/schemas", json={"type_name": "schemas", "fields": DEAL}),
                         400) == "type_name: 'schemas' is reserved"
     assert assert_error(api.post("/api/v1/records/schemas", json={"type_name": "x", "fields": {

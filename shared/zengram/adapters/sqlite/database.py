@@ -3,12 +3,15 @@ into the database file beside the writers rather than by them."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from zengram.kernel.errors import StorageFull
 
 logger = logging.getLogger(__name__)
 
@@ -20,6 +23,13 @@ RESTART_PAGES = 1_000
 # SQLite's own checkpoint on commit, left as a backstop (for a write made outside `transaction`, or a checkpointer
 # that fell behind), far above the checkpointer's WAL sizes: 10,000 pages, ~40 MB.
 BACKSTOP_CHECKPOINT_PAGES = 10_000
+
+
+def _no_room(error: BaseException) -> bool:
+    """SQLITE_FULL ("database or disk is full") or ENOSPC from the file system."""
+    if isinstance(error, sqlite3.OperationalError):
+        return getattr(error, "sqlite_errorname", "") == "SQLITE_FULL" or "disk is full" in str(error)
+    return isinstance(error, OSError) and error.errno == errno.ENOSPC
 
 
 class SQLiteDatabase:
@@ -36,6 +46,7 @@ class SQLiteDatabase:
         self._write_lock = threading.Lock()
         self._checkpoint_lock = threading.Lock()  # a checkpoint and `close` never overlap
         self._closed = False
+        self.full: str | None = None  # why the last write found no room (a full disk), until one succeeds
         path.parent.mkdir(parents=True, exist_ok=True)
         self.connection().executescript(schema)
 
@@ -67,13 +78,26 @@ class SQLiteDatabase:
         """A write transaction: takes the write lock up front so check-then-write is atomic."""
         connection = self.connection()
         with self._write_lock:
-            connection.execute("BEGIN IMMEDIATE")
             try:
-                yield connection
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                try:
+                    connection.execute("COMMIT")
+                except sqlite3.Error:
+                    if connection.in_transaction:  # a COMMIT that failed (a full disk) leaves it open
+                        connection.execute("ROLLBACK")
+                    raise
+            except (sqlite3.OperationalError, OSError) as error:
+                if not _no_room(error):
+                    raise
+                self.full = f"{self._path.name}: {error}"
+                raise StorageFull(f"the record store has no room left for this write ({error}); nothing was "
+                                  "written — free disk space and retry") from error
+        self.full = None
         _CHECKPOINTER.request(self)
 
     def checkpoint(self) -> None:

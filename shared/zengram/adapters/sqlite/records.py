@@ -153,6 +153,11 @@ class SQLiteRecordStore:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def storage_full(self) -> str | None:
+        """Why the last write found no room (a full disk), until a write succeeds again; read by GET /health."""
+        return self._db.full
+
     # -- writes: each runs a domain transition (zengram.memory.domain.lifecycle) inside one transaction ------------
 
     def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from zengram.documents.domain.files import is_s3, posix_within
-from zengram.documents.ports import Listing, SourceFile
+from zengram.documents.ports import Listing, SourceFile, UnresolvablePath
 from zengram.kernel.errors import Forbidden, InvalidInput
 
 DEFAULT_EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
@@ -36,13 +36,19 @@ class LocalDocumentSource:
     def resolve(self, folder_path: str) -> str:
         if not self._roots:
             raise Forbidden("folder_path: no allowed roots are configured (ZENGRAM_DOCUMENTS_ALLOWED_ROOTS)")
+        if "\x00" in folder_path:
+            raise UnresolvablePath(folder_path, "it holds a NUL byte")
         given = Path(folder_path).expanduser()
         if not given.is_absolute():
             given = Path(self._roots[0]) / given
-        resolved = str(given.resolve())
+        try:
+            resolved = str(given.resolve())
+            readable = Path(resolved).is_dir()
+        except (RuntimeError, OSError) as error:  # a symlink loop (RuntimeError before Python 3.13), ELOOP…
+            raise UnresolvablePath(folder_path, str(error) or type(error).__name__) from None
         if not any(posix_within(resolved, root) for root in self._roots):
             raise Forbidden("folder_path: outside the allowed roots")
-        if not Path(resolved).is_dir():
+        if not readable:
             raise InvalidInput("folder_path", f"{folder_path} is not a readable folder")
         return resolved
 

@@ -20,6 +20,7 @@ from zengram.chat.domain.record_names import FIELD_NAME_PATTERN as FIELD_NAME_PA
 from zengram.chat.domain.record_names import TYPE_NAME_PATTERN as TYPE_NAME_PATTERN
 from zengram.chat.domain.record_names import FieldName as FieldName
 from zengram.chat.domain.record_names import TypeName as TypeName
+from zengram.chat.domain.record_patterns import check_patterns, record_validator
 from zengram.chat.domain.scopes import record_scope
 from zengram.kernel.errors import Conflict, InvalidInput
 from zengram.kernel.timestamps import format_timestamp
@@ -98,9 +99,7 @@ class RecordSchema(BaseModel):
 
     def validate_data(self, data: Mapping[str, Any], field: str = "data") -> None:
         """InvalidInput naming the offending field when `data` does not fit the schema."""
-        from jsonschema import Draft202012Validator  # only the functions that validate records load it
-
-        errors = sorted(Draft202012Validator(self.json_schema).iter_errors(dict(data)),
+        errors = sorted(record_validator(self.json_schema).iter_errors(dict(data)),
                         key=lambda error: [str(part) for part in error.absolute_path])
         if errors:
             raise _invalid(errors[0], field)
@@ -124,7 +123,8 @@ def check_type_name(type_name: str) -> None:
 
 
 def check_fields(fields: Mapping[str, FieldDef]) -> None:
-    """Every field's keywords form valid JSON Schema (a bad `pattern` regex, `items` that is no schema…)."""
+    """Every field's keywords form valid JSON Schema (a bad `pattern` regex, `items` that is no schema…), and its
+    regexes are ones RE2 runs (`record_patterns`)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -133,6 +133,7 @@ def check_fields(fields: Mapping[str, FieldDef]) -> None:
             Draft202012Validator.check_schema(definition.json_schema())
         except SchemaError as error:
             raise InvalidInput(f"fields.{name}", f"not valid JSON Schema: {error.message}") from None
+        check_patterns(definition.json_schema(), f"fields.{name}")
 
 
 def json_schema_of(fields: Mapping[str, FieldDef]) -> dict[str, Any]:

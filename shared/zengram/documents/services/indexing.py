@@ -42,6 +42,7 @@ from zengram.documents.ports import (
     IndexJobLauncher,
     IndexJobStore,
     SourceFile,
+    UnresolvablePath,
 )
 from zengram.documents.services.parsing import FileParser, UnreadableFile
 from zengram.kernel.errors import Conflict, InvalidInput, NotFound
@@ -147,6 +148,8 @@ class DocumentIndexing:
         if folder is None:
             try:
                 folder = known.get(self._source_for(folder_path).resolve(folder_path))
+            except UnresolvablePath:
+                raise
             except InvalidInput:  # e.g. the folder is gone from disk: it was not indexed under this name either
                 folder = None
         if folder is None:
@@ -364,6 +367,8 @@ class DocumentIndexing:
     def _source_for(self, folder_path: str) -> DocumentSource:
         if not folder_path or not folder_path.strip():
             raise InvalidInput("folder_path", "must not be empty")
+        if "\x00" in folder_path:
+            raise UnresolvablePath(folder_path, "it holds a NUL byte")
         for source in self._sources:
             if source.handles(folder_path):
                 return source

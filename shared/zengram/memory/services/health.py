@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from zengram.kernel.errors import StorageFull
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Embedder, SearchIndex
 from zengram.memory.ports import RecordStore
@@ -41,10 +42,18 @@ class HealthService:
 
     def check(self) -> HealthReport:
         return HealthReport({
-            "records": _state("records", lambda: self._records.get(PROBE_ID)),
+            "records": _state("records", self._probe_records),
             "search_index": _state("search_index", self._index.count),
             "embeddings": self._embeddings.get(),
         })
+
+
+    def _probe_records(self) -> None:
+        self._records.get(PROBE_ID)
+        # A store on a local disk says when its last write found no room (reads still answer then); others do not.
+        full = getattr(self._records, "storage_full", None)
+        if full:
+            raise StorageFull(full)
 
 
 def _state(name: str, probe: Callable[[], object]) -> str:
