@@ -32,16 +32,17 @@ class EntityTally:
     _edges: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     @classmethod
-    def of(cls, memories: Iterable[Memory]) -> EntityTally:
-        """Deleted memories do not count (the registry unlinks them too)."""
+    def of(cls, memories: Iterable[Memory], hidden: frozenset[str] = frozenset()) -> EntityTally:
+        """Deleted memories do not count (the registry unlinks them too), nor do the entity keys `hidden`
+        (other tenants' clients, which an admin's write into this scope may name)."""
         tally = cls()
         for memory in memories:
             if not memory.is_deleted:
-                tally._add(memory)
+                tally._add(memory, hidden)
         return tally
 
-    def _add(self, memory: Memory) -> None:
-        refs = {ref.key: ref for ref in memory.entities}
+    def _add(self, memory: Memory, hidden: frozenset[str]) -> None:
+        refs = {ref.key: ref for ref in memory.entities if ref.key not in hidden}
         for key, ref in refs.items():
             seen = self._seen.get(key)
             if seen is None:
