@@ -661,6 +661,9 @@ def test_a_scoped_write_naming_another_tenants_alias_is_not_linked_to_that_tenan
     assert "tenant-b" not in str(listed) and "Bluefin" not in str(listed)
     related = tenants.call("tenant-a", "GET", "/entities/PostgreSQL").json()["related"]
     assert "tenant-b" not in {edge["name"] for edge in related}
+    for path in ("/entities/stats", "/entities/graph", "/stats"):
+        shown = tenants.call("tenant-a", "GET", path)
+        assert shown.status_code == 200 and "tenant-b" not in shown.text and "Bluefin" not in shown.text, path
 
 
 def test_a_scoped_key_cannot_claim_another_tenants_fingerprint_terms(tenants: World) -> None:

@@ -146,10 +146,8 @@ class EntityService:
         return EntityGraph(nodes=nodes, edges=sorted(edges, key=lambda e: (-e.strength, e.source, e.target)))
 
     def _tally(self, scope: TenantScope) -> EntityTally:
-        """The scope's own memories; the client entities of other tenants' fingerprints are left out."""
-        hidden = frozenset(entity_key(client.client_id) for client in self._links.known_clients()
-                           if not scope.allows(client.client_id))
-        return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()), hidden)
+        """The scope's own memories; client entities other than the scope's clients are left out."""
+        return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()), scope.clients)
 
     def memories(self, name: str, limit: int, client_id: str | None = None,
                  scope: TenantScope = TenantScope.EVERYONE) -> tuple[EntityRecord, list[Memory]]:
