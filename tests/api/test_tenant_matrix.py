@@ -654,6 +654,15 @@ def test_a_scoped_write_naming_another_tenants_alias_is_not_linked_to_that_tenan
     assert stored.status_code == 201, stored.text
     entities = tenants.admin("GET", f"/memory/{stored.json()['id']}").json()["entities"]
     assert "tenant-b" not in {entity["name"] for entity in entities}
+    imported = tenants.call("tenant-a", "POST", "/export/import", json={"operator_approved": True, "data": [
+        {"id": "imported-a-1", "type": "event", "content": "Bluefin renewed", "source_agent": "import",
+         "client_id": "tenant-a"},
+        {"id": "imported-a-2", "type": "event", "content": "Bluefin called", "source_agent": "import",
+         "client_id": "tenant-a", "entities": [{"name": "tenant-b", "type": "client"}]}]})
+    assert imported.status_code == 200 and imported.json()["imported"] == 2, imported.text
+    for record_id in ("imported-a-1", "imported-a-2"):
+        names = {entity["name"] for entity in tenants.admin("GET", f"/memory/{record_id}").json()["entities"]}
+        assert "tenant-b" not in names, (record_id, names)
     tenants.new_memory("tenant-a", "Bluefin and Aardvark share a PostgreSQL vendor")  # the admin may link them
     for name in ("Bluefin", "tenant-b", "Bluefin Analytics"):
         assert_error(tenants.call("tenant-a", "GET", f"/entities/{name}"), 404)
