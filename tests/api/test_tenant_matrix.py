@@ -619,3 +619,70 @@ def test_global_memories_are_seen_only_by_keys_that_list_global(world: World) ->
     assert clients_in(response.json()["results"]) == {"initech", "global"}
     assert world.call("shared", "GET", f"/memory/{world.events['global']}").status_code == 200
     assert world.call("acme", "GET", f"/memory/{world.events['global']}").status_code == 403
+
+
+# -- client fingerprints stay in their tenant (issue 37, section 3) ---------------------------------------------
+
+FINGERPRINTED = {"tenant-a": {"name": "Aardvark Ltd", "aliases": ["Aardvark"]},
+                 "tenant-b": {"name": "Bluefin Analytics", "aliases": ["Bluefin"], "keywords": ["tunaflow"]},
+                 "tenant-c": {"name": "Cormorant Freight", "aliases": ["Cormorant"],
+                              "keywords": ["harbourline", "quayside"]}}
+
+
+@pytest.fixture
+def tenants(tmp_path: Path) -> Iterator[World]:
+    """tenant-a, tenant-b, tenant-c with fingerprints; a write key for each, named after its client."""
+    settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False, llm_base_url=None,
+                        llm_api_key=None, llm_api_key_secret_id=None)
+    container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
+    try:
+        with TestClient(build_embedded_app(settings, container)) as client:
+            built = World(client, {"admin": API_KEY})
+            for client_id, fingerprint in FINGERPRINTED.items():
+                assert built.admin("PUT", f"/clients/{client_id}", json=fingerprint).is_success
+                created = built.admin("POST", "/admin/keys", json={"name": client_id, "role": "write",
+                                                                    "clients": [client_id]})
+                built.keys[client_id] = created.json()["key"]
+            yield built
+    finally:
+        container.close()
+
+
+def test_a_scoped_write_naming_another_tenants_alias_is_not_linked_to_that_tenant(tenants: World) -> None:
+    stored = tenants.call("tenant-a", "POST", "/memory", json=memory(
+        "Bluefin asked about our PostgreSQL backups", client_id="tenant-a"))
+    assert stored.status_code == 201, stored.text
+    entities = tenants.admin("GET", f"/memory/{stored.json()['id']}").json()["entities"]
+    assert "tenant-b" not in {entity["name"] for entity in entities}
+    imported = tenants.call("tenant-a", "POST", "/export/import", json={"operator_approved": True, "data": [
+        {"id": "imported-a-1", "type": "event", "content": "Bluefin renewed", "source_agent": "import",
+         "client_id": "tenant-a"},
+        {"id": "imported-a-2", "type": "event", "content": "Bluefin called", "source_agent": "import",
+         "client_id": "tenant-a", "entities": [{"name": "tenant-b", "type": "client"}]}]})
+    assert imported.status_code == 200 and imported.json()["imported"] == 2, imported.text
+    for record_id in ("imported-a-1", "imported-a-2"):
+        names = {entity["name"] for entity in tenants.admin("GET", f"/memory/{record_id}").json()["entities"]}
+        assert "tenant-b" not in names, (record_id, names)
+    tenants.new_memory("tenant-a", "Bluefin and Aardvark share a PostgreSQL vendor")  # the admin may link them
+    for name in ("Bluefin", "tenant-b", "Bluefin Analytics"):
+        assert_error(tenants.call("tenant-a", "GET", f"/entities/{name}"), 404)
+    listed = tenants.call("tenant-a", "GET", "/entities", params={"limit": 100}).json()
+    assert "tenant-b" not in str(listed) and "Bluefin" not in str(listed)
+    related = tenants.call("tenant-a", "GET", "/entities/PostgreSQL").json()["related"]
+    assert "tenant-b" not in {edge["name"] for edge in related}
+    for path in ("/entities/stats", "/entities/graph", "/stats"):
+        shown = tenants.call("tenant-a", "GET", path)
+        assert shown.status_code == 200 and "tenant-b" not in shown.text and "Bluefin" not in shown.text, path
+
+
+def test_a_scoped_key_cannot_claim_another_tenants_fingerprint_terms(tenants: World) -> None:
+    for claim in ({"aliases": ["Cormorant"]}, {"name": "Cormorant Freight"},
+                  {"keywords": ["Harbourline", "quayside"]}, {"domains": ["bluefin"]}):
+        refused = tenants.call("tenant-a", "PUT", "/clients/tenant-a", json=claim)
+        assert_error(refused, 409)
+        assert "tenant-c" not in refused.text and "tenant-b" not in refused.text
+    assert tenants.admin("GET", "/clients/tenant-a").json()["aliases"] == ["Aardvark"]
+    assert tenants.call("tenant-a", "PUT", "/clients/tenant-a", json={"aliases": ["Aardvark", "Anteater"]}).is_success
+    about_c = tenants.admin("POST", "/memory", json=memory("Cormorant renewed the harbourline contract"))
+    seen_by_c = tenants.call("tenant-c", "GET", f"/memory/{about_c.json()['id']}")
+    assert seen_by_c.status_code == 200 and seen_by_c.json()["client_id"] == "tenant-c", seen_by_c.text

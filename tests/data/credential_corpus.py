@@ -10,65 +10,24 @@ The AWS pair is AWS's own documentation example.
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
-import random
 import string
-from dataclasses import dataclass
 
-BASE62 = string.ascii_letters + string.digits
-HEX = "0123456789abcdef"
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-BASE64 = BASE62 + "+/"
-URL_SAFE = BASE62 + "-_"
-
-
-def fake(seed: str, length: int, alphabet: str = BASE62) -> str:
-    """`length` characters of `alphabet`, the same every run for the same seed, with at least one digit and one
-    letter of each case when the alphabet has them (as real keys have)."""
-    rng = random.Random(hashlib.sha256(seed.encode()).digest())
-    while True:
-        value = "".join(rng.choice(alphabet) for _ in range(length))
-        wanted = [group for group in (string.digits, string.ascii_lowercase, string.ascii_uppercase)
-                  if any(c in alphabet for c in group)]
-        if length < 8 or all(any(c in group for c in value) for group in wanted):
-            return value
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def jwt(subject: str) -> str:
-    header = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    payload = b64url(json.dumps({"sub": subject, "exp": 1893456000}).encode())
-    return f"{header}.{payload}.{fake(subject, 43, URL_SAFE)}"
-
-
-def pem_body(seed: str, lines: int = 4) -> str:
-    return "\n".join(fake(f"{seed}{line}", 64, BASE64) for line in range(lines))
-
+from tests.data.credential_values import (
+    BASE64,
+    HEX,
+    UPPER_DIGITS,
+    URL_SAFE,
+    Credential,
+    fake,
+    jwt,
+    pem_body,
+)
 
 # AWS's documentation example pair (docs.aws.amazon.com): a real format, never a real key.
 AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
 AWS_TEMPORARY_ID = "ASIA" + fake("asia", 16, UPPER_DIGITS)
 AWS_OTHER_SECRET = fake("aws-secret-2", 40, BASE64)
-
-
-@dataclass(frozen=True)
-class Credential:
-    detector: str  # the detector that must find it (the placeholder names it, or the kind it reports)
-    text: str
-    secret: str  # must not survive scrubbing
-    kept: str | None = None  # must survive (default: all the text before the secret)
-
-    def __str__(self) -> str:
-        return self.text
-
-    @property
-    def must_keep(self) -> str:
-        return self.text[:self.text.index(self.secret)] if self.kept is None else self.kept
 
 
 def _positives() -> list[Credential]:
@@ -388,3 +347,11 @@ NEAR_MISSES: dict[str, list[str]] = {
     "xml-secret": ["<password>${DB_PASSWORD}</password>", "<secret>classified</secret>"],
     "netrc-password": ["machine learning password policies", "machine api.acme.com login ci password $NETRC_PW"],
 }
+
+# The second part (issue 37's families, and more of every one): imported last, as it builds on the helpers above.
+from tests.data.credential_corpus_more import MORE_NEAR_MISSES, MORE_ORDINARY, MORE_POSITIVES  # noqa: E402
+
+POSITIVES += MORE_POSITIVES
+ORDINARY += MORE_ORDINARY
+for _name, _texts in MORE_NEAR_MISSES.items():
+    NEAR_MISSES.setdefault(_name, []).extend(_texts)

@@ -1,5 +1,5 @@
 """Every detector against its positive and negative examples, and the whole scrubber against the corpus:
-≥ 40 real-format credentials that must be redacted, ≥ 40 ordinary technical sentences that must come back
+≥ 150 real-format credentials that must be redacted, ≥ 150 ordinary technical sentences that must come back
 unchanged (tests/data/credential_corpus.py)."""
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ def detectors_named(name: str) -> list[Detector]:
     return [detector for detector in DETECTORS if detector.name == name]
 
 
-def test_the_corpus_holds_at_least_40_credentials_and_40_ordinary_sentences() -> None:
-    assert len(POSITIVES) >= 40
-    assert len(ORDINARY) >= 40
+def test_the_corpus_holds_at_least_150_credentials_and_150_ordinary_sentences() -> None:
+    """The counts docs/scrubbing.md reports (issue 37 asked for >= 150 of each)."""
+    assert len(POSITIVES) >= 150
+    assert len(ORDINARY) >= 150
     assert len({credential.text for credential in POSITIVES}) == len(POSITIVES)
 
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from zengram.kernel import credential_contexts as contexts
 from zengram.kernel.secret_shapes import MASK as MASK
 from zengram.kernel.secret_shapes import PROSE_WORDS, TRAILING_PUNCTUATION, char_classes, first_word, is_stand_in
 from zengram.kernel.secret_shapes import label_kind as label_kind
@@ -108,7 +109,7 @@ PROVIDER_TOKENS = [
              accept=lambda value: all(char_classes(value)[:3]) or (_random_looking(value) and "/" in value)),
     _pattern("anthropic-api-key", _BEFORE + r"sk-ant-[A-Za-z0-9_-]{32,}", accept=_has_digit_and_letter),
     _pattern("openai-api-key",
-             r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
+             r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
              accept=_has_digit_and_letter),
     _pattern("github-token", _BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})" + _AFTER),
     _pattern("gitlab-token",
@@ -136,6 +137,9 @@ PROVIDER_TOKENS = [
     _pattern("sendgrid-api-key", _BEFORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _AFTER),
     _pattern("mailgun-api-key", r"(?<![A-Za-z0-9])key-[0-9a-f]{32}(?![A-Za-z0-9])", accept=_has_digit_and_letter),
     _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
+    _pattern("discord-bot-token",  # user id (base64 of digits), timestamp, HMAC
+             r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])",
+             accept=_has_digit_and_letter),
     _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
     _pattern("llm-provider-key",  # Groq, xAI, Replicate, Perplexity
              _BEFORE + r"(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,})"
@@ -278,7 +282,10 @@ _LABEL = re.compile(r"""(?x)
 """)
 _QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'|`([^`\n]*)`")
 _TOKEN = re.compile(r"[^\s\"'`]+")
-_SHELL_OR_QUERY_TOKEN = re.compile(r"[^\s\"'`,;&<>]+")  # `key=value`: `&`, `;`, `,` end the value
+# `key=value`: to the next space or quote, or the next `&key=`, `,key=`, `;key=` / `;User Id=` (a query string, a
+# connection string); a lone `&`, `;` or `,` is part of the value. One branch per character: linear.
+_BARE_TOKEN = re.compile(r"(?:[^\s\"'`<>&;,]|[&,](?![A-Za-z_][\w.-]{0,63}=)"
+                         r"|;(?![ \t]*[A-Za-z_][\w.-]{0,63}(?:[ \t][A-Za-z_][\w.-]{0,63})?=))+")
 # Where an unquoted password phrase ends: the line, a sentence, a following `key: value` pair, a quote.
 _PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\s*[:=]|[\"`]")
 
@@ -370,18 +377,30 @@ def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | Non
     a secret: not a stand-in nor code; under a weaker label a token that looks generated; after "is"/"was" one
     word that looks like a password; after any other password label, what `_password_value` takes."""
     bare = sep == "=" and text[start - 1] == "="
-    token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
+    token = (_BARE_TOKEN if bare else _TOKEN).match(text, start)
     if token is None:
         return None
     word = token.group(0).rstrip(TRAILING_PUNCTUATION)
     single = (start, start + len(word))
     if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
         return None
-    if kind == "secret":
-        return single if looks_generated(word) else None
+    if label is not None and _not_a_secret_after(label, word):
+        return None
+    if kind == "secret":  # `signing key: kid=2024-05` names another pair, judged by its own label
+        return single if looks_generated(word) and not _PAIR_VALUE.match(word) else None
     if sep in ("is", "was") or sep.startswith(("is", "was")):
         return single if looks_like_a_password(word) else None
     return _password_value(text, start, word, bare)
+
+
+_PAIR_VALUE = re.compile(r"[A-Za-z_][\w.-]*=")
+
+
+def _not_a_secret_after(label: str, value: str) -> bool:
+    """`PWD=/home/runner/work` is the working directory; `pass=142 fail=0` a test count."""
+    name = label.rsplit(".", 1)[-1].lower()
+    return (name in ("pwd", "oldpwd") and value.startswith(("/", "~"))) or (
+        name in ("pass", "passed", "passes") and value.isdigit())
 
 
 def _password_value(text: str, start: int, word: str, bare: bool) -> tuple[int, int] | None:
@@ -434,6 +453,20 @@ LABELLED = [
              accept=lambda value: not is_stand_in(value)),
 ]
 
+def _spans(find: Callable[[str], Iterator[tuple[int, int]]], kind: str) -> Callable[[str], Iterator[Span]]:
+    return lambda text: ((start, end, kind) for start, end in find(text))
+
+
+# Recognised by where they stand (`credential_contexts`): a command line, a config file, a manifest, a sentence.
+CONTEXTS = [
+    Detector("command-line-password", _spans(contexts.command_line_passwords, "command-line-password")),
+    Detector("config-file-secret", _spans(contexts.config_file_secrets, "config-file-secret")),
+    Detector("kubernetes-secret", _spans(contexts.kubernetes_secret_data, "kubernetes-secret")),
+    Detector("base64-private-key", _spans(contexts.base64_private_keys, "private-key")),
+    Detector("paired-secret", _spans(contexts.paired_secrets, "paired-secret")),
+    Detector("sentence-password", _spans(contexts.sentence_passwords, "password")),
+]
+
 # -- hints: what a text must hold for a detector to find anything in it ------------------------------------------
 
 _NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]")
@@ -476,6 +509,13 @@ _HINTS: dict[str, Callable[[str], object]] = {
     "mailgun-api-key": _hint("key-"),
     "mailchimp-api-key": _hint("-us[0-9]"),
     "telegram-bot-token": _hint(":AA"),
+    "discord-bot-token": _hint(r"[MNO][A-Za-z0-9_-]{23,27}\."),
+    "command-line-password": _hint("curl|wget|http|mysql|mariadb|redis-cli|sshpass|login"),
+    "config-file-secret": _hint(r"(?i:_auth|_password)|:(?:\d|\*)"),
+    "kubernetes-secret": _hint("Secret"),
+    "base64-private-key": _hint("LS0tLS1CRUdJT"),
+    "paired-secret": _hint("SK|(?i:secret)"),
+    "sentence-password": _hint("pass|pw|pin|login|cred|user", re.IGNORECASE),
     "llm-provider-key": _hint("gsk_|xai-|r8_|pplx-"),
     "service-token": _hint(r"_v1_|shp(?:at|ca|pa|ss)_|dapi|ATATT3|lin_api_|sq0|HRKU-|NRAK-|sntry[su]_|hv[sb]\."
                            r"|dp\.|AGE-SECRET-KEY-1"),
@@ -493,4 +533,4 @@ _HINTS: dict[str, Callable[[str], object]] = {
 }
 
 DETECTORS: list[Detector] = [replace(detector, hint=_HINTS.get(detector.name))
-                             for detector in [*PROVIDER_TOKENS, *STRUCTURES, *LABELLED]]
+                             for detector in [*PROVIDER_TOKENS, *STRUCTURES, *LABELLED, *CONTEXTS]]

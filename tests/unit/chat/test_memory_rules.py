@@ -41,6 +41,16 @@ def test_same_kind_memories_from_60_up_to_85_are_superseded() -> None:
     assert [n.similarity for n in decision.supersede] == [84.99, 60.0]
 
 
+def test_a_neighbour_holding_another_secret_is_never_a_duplicate() -> None:
+    """"The staging database password is X" / "… is Y": 97.98 similar, but distinct texts (issue 37)."""
+    old = "The staging database password is [REDACTED:password:0123456789ab]"
+    new = "The staging database password is [REDACTED:password:ba9876543210]"
+    neighbour = Neighbour(memory(old, kind=MemoryKind.FACT), 97.98)
+    decision = decide_version(MemoryKind.FACT, [neighbour], POLICY, new)
+    assert not decision.skipped and decision.supersede == [neighbour]
+    assert decide_version(MemoryKind.FACT, [neighbour], POLICY, old).skipped  # the same secret: a duplicate
+
+
 def test_only_active_memories_take_part() -> None:
     superseded = near(99.0, status=MemoryStatus.SUPERSEDED)
     deleted = near(70.0, deleted_at=T0)
@@ -87,3 +97,28 @@ def test_state_changes_follow_the_rules() -> None:
         deleted.restored(T0)
     with pytest.raises(Conflict, match="deleted"):
         deleted.patched({"importance": 3}, T0)
+
+
+def test_a_messages_name_is_scrubbed_like_its_content() -> None:
+    """Every free-text field of a stored message: content, metadata and the `name` (issue 37)."""
+    from datetime import UTC, datetime
+    from typing import Any
+
+    from zengram.chat.domain.history import NewMessage, Role
+    from zengram.chat.services.history import ChatHistoryService
+
+    from tests.support import TEST_SCRUBBER
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.stored: list[NewMessage] = []
+
+        def append(self, *args: Any) -> list[Any]:
+            self.stored = list(args[3])
+            return self.stored
+
+    store = Recorder()
+    history = ChatHistoryService(store, TEST_SCRUBBER, token_budget=1000)  # type: ignore[arg-type]
+    history.append("p", "s", "c", [NewMessage(role=Role.USER, content="hi", name="root pw: Qwerty!234")],
+                   datetime(2026, 1, 1, tzinfo=UTC))
+    assert store.stored[0].name == TEST_SCRUBBER.scrub("root pw: Qwerty!234") != "root pw: Qwerty!234"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.chat.domain.scopes import project_scope, subject_scope
+from zengram.kernel.content import PLACEHOLDER
 from zengram.kernel.errors import Conflict
 from zengram.kernel.timestamps import format_timestamp
 
@@ -185,14 +186,22 @@ class VersioningDecision:
         return self.duplicate_of is not None
 
 
-def decide_version(kind: MemoryKind, neighbours: Sequence[Neighbour], policy: VersioningPolicy) -> VersioningDecision:
-    """Skip, supersede or create, as semantics.md says; only active memories take part."""
+def decide_version(kind: MemoryKind, neighbours: Sequence[Neighbour], policy: VersioningPolicy,
+                   text: str | None = None) -> VersioningDecision:
+    """Skip, supersede or create, as semantics.md says; only active memories take part. With the new (scrubbed)
+    `text`, a neighbour whose redaction placeholders differ is never its duplicate, however similar: the texts
+    differ in a secret, and scrubbing never merges distinct texts."""
     active = [n for n in neighbours if n.memory.is_active]
-    duplicates = [n for n in active if n.similarity >= policy.skip_at]
+    duplicates = [n for n in active if n.similarity >= policy.skip_at and same_secrets(text, n.memory.text)]
     if duplicates:
         return VersioningDecision(duplicate_of=max(duplicates, key=lambda n: (n.similarity, n.memory.id)))
     conflicting = [n for n in active if n.memory.kind is kind and policy.supersede_from <= n.similarity]
     return VersioningDecision(supersede=sorted(conflicting, key=lambda n: (-n.similarity, n.memory.id)))
+
+
+def same_secrets(text: str | None, other: str) -> bool:
+    """Whether two scrubbed texts hold the same redaction placeholders (each names its secret's digest)."""
+    return text is None or sorted(PLACEHOLDER.findall(text)) == sorted(PLACEHOLDER.findall(other))
 
 
 def similarity_of(cosine: float) -> float:

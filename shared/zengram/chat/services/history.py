@@ -23,7 +23,8 @@ class ChatHistoryService:
                at: datetime) -> list[StoredMessage]:
         """Stores the messages scrubbed of credentials (the model saw them as sent; the history keeps no secret)."""
         scrubbed = [message.model_copy(update={"content": self._scrubber.scrub(message.content),
-                                               "metadata": self._scrubber.scrub_value(message.metadata)})
+                                               "metadata": self._scrubber.scrub_value(message.metadata),
+                                               "name": self._scrubber.scrub_optional(message.name)})
                     for message in messages]
         return self._store.append(project_id, subject_id, chat_id, scrubbed, at) if scrubbed else []
 

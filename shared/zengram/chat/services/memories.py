@@ -101,7 +101,7 @@ class SubjectMemoryService:
         text = self._scrubber.scrub(new.text)
         vector = self._sync.embed([text])[0]
         neighbours, versioning = ([], "off") if no_supersede else self._neighbours(project_id, new.subject_id, vector)
-        decision = decide_version(new.kind, neighbours, self._versioning)
+        decision = decide_version(new.kind, neighbours, self._versioning, text)
         if decision.duplicate_of is not None:
             return CreateOutcome(None, duplicate_of=decision.duplicate_of.memory,
                                  similarity=decision.duplicate_of.similarity, versioning=versioning)

@@ -21,7 +21,8 @@ class PromptService:
         check_scope(body.scope, body.scope_id)
         now = self._clock.now()
         return self._store.put(SystemPrompt(
-            id=new_id("sp"), project_id=project_id, name=body.name, prompt_text=self._scrubber.scrub(body.prompt_text),
+            id=new_id("sp"), project_id=project_id, name=self._scrubber.scrub(body.name),
+            prompt_text=self._scrubber.scrub(body.prompt_text),
             scope=body.scope, scope_id=body.scope_id, is_default=body.is_default, priority=body.priority,
             created_at=now, updated_at=now))
 
@@ -36,8 +37,9 @@ class PromptService:
 
     def patch(self, project_id: str, prompt_id: str, patch: PromptPatch) -> SystemPrompt:
         changes = patch.model_dump(exclude_none=True)
-        if "prompt_text" in changes:
-            changes["prompt_text"] = self._scrubber.scrub(changes["prompt_text"])
+        for field in ("name", "prompt_text"):  # every free-text field
+            if field in changes:
+                changes[field] = self._scrubber.scrub(changes[field])
         return self._store.put(self.get(project_id, prompt_id).changed(changes, self._clock.now()))
 
     def delete(self, project_id: str, prompt_id: str) -> None:

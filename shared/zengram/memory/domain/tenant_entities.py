@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import combinations
 
-from zengram.memory.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, GraphEdge, RelatedEntity
+from zengram.memory.domain.entities import (
+    EntityRecord,
+    EntityRef,
+    EntityStats,
+    EntityType,
+    GraphEdge,
+    RelatedEntity,
+    entity_key,
+)
 from zengram.memory.domain.models import Memory
 
 
@@ -32,16 +40,18 @@ class EntityTally:
     _edges: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     @classmethod
-    def of(cls, memories: Iterable[Memory]) -> EntityTally:
-        """Deleted memories do not count (the registry unlinks them too)."""
-        tally = cls()
+    def of(cls, memories: Iterable[Memory], clients: Iterable[str] | None = None) -> EntityTally:
+        """Deleted memories do not count (the registry unlinks them too). With `clients` (the scope's), client
+        entities other than those are left out: an admin's write into the scope may name another tenant."""
+        tally, shown = cls(), None if clients is None else frozenset(entity_key(client) for client in clients)
         for memory in memories:
             if not memory.is_deleted:
-                tally._add(memory)
+                tally._add(memory, shown)
         return tally
 
-    def _add(self, memory: Memory) -> None:
-        refs = {ref.key: ref for ref in memory.entities}
+    def _add(self, memory: Memory, shown_clients: frozenset[str] | None) -> None:
+        refs = {ref.key: ref for ref in memory.entities
+                if shown_clients is None or ref.type is not EntityType.CLIENT or ref.key in shown_clients}
         for key, ref in refs.items():
             seen = self._seen.get(key)
             if seen is None:

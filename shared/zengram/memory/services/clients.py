@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable
 
 from zengram.kernel.content import Scrubber
-from zengram.kernel.errors import InvalidInput, NotFound
+from zengram.kernel.errors import Conflict, InvalidInput, NotFound
 from zengram.kernel.keys import TenantScope
 from zengram.kernel.ports import Clock
-from zengram.memory.domain.client_resolution import ClientTerms, resolve_client
+from zengram.memory.domain.client_resolution import ClientTerms, normalise, resolve_client
 from zengram.memory.domain.clients import ClientDraft, ClientFingerprint
 from zengram.memory.domain.models import GLOBAL_CLIENT
 from zengram.memory.ports import ClientStore
@@ -46,6 +46,8 @@ class ClientService:
             raise InvalidInput("client_id", f"'{GLOBAL_CLIENT}' is the default tenant, not a client to describe")
         now = self._clock.now()
         words = self._scrubber.scrub_value(draft.model_dump())
+        if scope.is_restricted:
+            self._refuse_claimed_terms(client_id, words)
         stored = self._store.put(ClientFingerprint(client_id=client_id, **words, created_at=now, updated_at=now))
         self.invalidate()
         return stored
@@ -79,6 +81,22 @@ class ClientService:
         if among is not None:
             candidates = [client for client in candidates if client.client_id in among]
         return resolve_client(text, candidates)
+
+    def _refuse_claimed_terms(self, client_id: str, words: dict[str, object]) -> None:
+        """A scoped key may not give its client a term (any list, or its name) that another client's fingerprint
+        already holds: the older claim stands, so a tenant's fingerprint never changes where another tenant's
+        memories resolve (docs/keys.md). The answer does not say which client holds the term."""
+        mine = ClientTerms.of(ClientFingerprint(client_id=client_id, created_at=self._clock.now(),
+                                                updated_at=self._clock.now(), **words))
+        phrases = set(mine.weights) | ({normalise(str(words["name"]))} if words.get("name") else set())
+        for other in self._store.list_all():
+            if other.client_id == client_id:
+                continue
+            theirs = set(ClientTerms.of(other).weights) | ({normalise(other.name)} if other.name else set())
+            taken = sorted(phrases & theirs - {""})
+            if taken:
+                raise Conflict(f"client: '{taken[0]}' already points at another client; "
+                               "a scoped key can only claim terms no other client uses")
 
     def invalidate(self) -> None:
         self._known.invalidate()

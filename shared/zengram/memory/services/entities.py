@@ -112,7 +112,7 @@ class EntityService:
 
     def detail(self, name: str, scope: TenantScope = TenantScope.EVERYONE) -> EntityDetail:
         if scope.is_restricted:
-            key, tally = self._links.resolve_key(name), self._tally(scope)
+            key, tally = self._links.resolve_key(name, scope.clients), self._tally(scope)
             entity = tally.get(key)
             if entity is None:
                 raise NotFound(f"entity: no entity named '{name}'")
@@ -121,8 +121,8 @@ class EntityService:
             key, entity = self._require(name)
             related = self._entities.related(key, RELATED_LIMIT)
         aliases = aliases_of(entity.name)
-        client = next((c for c in self._links.known_clients() if entity_key(c.client_id) == key), None)
-        if client is not None and scope.allows(client.client_id):  # another tenant's fingerprint stays its own
+        client = next((c for c in self._links.clients_among(scope.clients) if entity_key(c.client_id) == key), None)
+        if client is not None:  # another tenant's fingerprint stays its own
             aliases += [term for term in [client.name, *client.aliases] if term and entity_key(term) != key]
         return EntityDetail(entity, sorted(set(aliases), key=str.casefold), related)
 
@@ -146,7 +146,8 @@ class EntityService:
         return EntityGraph(nodes=nodes, edges=sorted(edges, key=lambda e: (-e.strength, e.source, e.target)))
 
     def _tally(self, scope: TenantScope) -> EntityTally:
-        return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()))
+        """The scope's own memories; client entities other than the scope's clients are left out."""
+        return EntityTally.of(self._records.iter_all(client_ids=scope.sorted_clients()), scope.clients)
 
     def memories(self, name: str, limit: int, client_id: str | None = None,
                  scope: TenantScope = TenantScope.EVERYONE) -> tuple[EntityRecord, list[Memory]]:
@@ -155,7 +156,7 @@ class EntityService:
         lazily, newest first, and the records in batches, `limit` ids first and twice as many each round up to
         100, until `limit` of the tenant's are found: a popular entity is not read whole)."""
         tenants = scope.narrow(client_id)
-        key, entity = self._require(name)
+        key, entity = self._require(name, among=scope.clients)
         wanted = {tenants.client_id} if tenants.client_id is not None else tenants.client_ids
         if wanted is None:
             ids = self._entities.memory_ids(key, limit)
@@ -285,8 +286,9 @@ class EntityService:
 
     # -- helpers --------------------------------------------------------------------------------------
 
-    def _require(self, name: str, role: str | None = None) -> tuple[str, EntityRecord]:
-        key = self._links.resolve_key(name)
+    def _require(self, name: str, role: str | None = None,
+                 among: frozenset[str] | None = None) -> tuple[str, EntityRecord]:
+        key = self._links.resolve_key(name, among)
         entity = self._entities.get(key)
         if entity is None:
             raise NotFound(f'{role} "{name}" not found' if role else f"entity: no entity named '{name}'")

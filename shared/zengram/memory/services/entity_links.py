@@ -39,10 +39,13 @@ class EntityLinker:
         self.known_clients = known_clients
         self._agents = Expiring(self._registered_agents, cache_seconds, monotonic)
 
-    def extract(self, text: str, source_agent: str, client_id: str | None = None) -> list[EntityRef]:
+    def extract(self, text: str, source_agent: str, client_id: str | None = None,
+                among: frozenset[str] | None = None) -> list[EntityRef]:
         """The entities `text` names, and (`writer_entities`) the memory's own client and agent; an entity the
-        registry knows keeps the registry's name and type (so a reclassification sticks for later memories)."""
-        found = extract_entities(text, self.known_clients(), [*self._agents.get(), source_agent])
+        registry knows keeps the registry's name and type (so a reclassification sticks for later memories).
+        `among`: the writer's clients (None: every client); only their fingerprints name client entities, so a
+        scoped key's memory never links to another tenant's client (docs/keys.md)."""
+        found = extract_entities(text, self.clients_among(among), [*self._agents.get(), source_agent])
         if self._writer_entities:
             found = with_writers(found, client_id, source_agent)
         registered = self._entities.get_many([ref.key for ref in found]) if found else {}
@@ -56,18 +59,23 @@ class EntityLinker:
         if self._may_change_agents(entities):
             self._agents.invalidate()
 
-    def resolve_key(self, name: str) -> str:
-        """The entity key a caller means: aliases and dictionary spellings, then client names and aliases."""
+    def resolve_key(self, name: str, among: frozenset[str] | None = None) -> str:
+        """The entity key a caller means: aliases and dictionary spellings, then the names and aliases of the
+        clients `among` (None: every client)."""
         key = entity_key(canonical_entity_name(name))
         if self._entities.get(key) is None:
-            client = self.client_named(name)
+            client = self.client_named(name, among)
             if client is not None:
                 return entity_key(client.client_id)
         return key
 
-    def client_named(self, name: str) -> ClientFingerprint | None:
+    def clients_among(self, among: frozenset[str] | None) -> list[ClientFingerprint]:
+        """The known fingerprints of the clients `among` (None: all of them)."""
+        return [client for client in self.known_clients() if among is None or client.client_id in among]
+
+    def client_named(self, name: str, among: frozenset[str] | None = None) -> ClientFingerprint | None:
         wanted = entity_key(name)
-        for client in self.known_clients():
+        for client in self.clients_among(among):
             if wanted in {entity_key(term) for term in [client.client_id, client.name or "", *client.aliases]}:
                 return client
         return None

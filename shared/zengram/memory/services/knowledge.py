@@ -16,7 +16,7 @@ from zengram.kernel.keys import TenantScope
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock
 from zengram.kernel.validation import describe_validation_errors
-from zengram.memory.domain.entities import EntityRef, MentionCount, most_mentioned
+from zengram.memory.domain.entities import EntityRef, EntityType, MentionCount, entity_key, most_mentioned
 from zengram.memory.domain.lifecycle import memory_from_draft
 from zengram.memory.domain.models import (
     GLOBAL_CLIENT,
@@ -175,7 +175,7 @@ class KnowledgeService:
         for index, record in records:
             scope.require(record.client_id or GLOBAL_CLIENT, field=f"data[{index}].client_id")
         report = ImportReport()
-        chunks = [self._prepared(chunk) for chunk in _chunked(records, self._import_chunk)]
+        chunks = [self._prepared(chunk, scope.clients) for chunk in _chunked(records, self._import_chunk)]
         stored = [self._store_all(chunk.memories, report) for chunk in chunks]
         self._link_entities([memory for chunk_stored in stored for memory in chunk_stored])
         for chunk, chunk_stored in zip(chunks, stored, strict=True):
@@ -183,10 +183,10 @@ class KnowledgeService:
             report.indexed = self._index_sync.refresh(chunk_stored, _vectors_of(chunk.ahead)) and report.indexed
         return report
 
-    def _prepared(self, records: Sequence[tuple[int, ImportRecord]]) -> _PreparedChunk:
+    def _prepared(self, records: Sequence[tuple[int, ImportRecord]], among: frozenset[str] | None) -> _PreparedChunk:
         """The chunk's memories, their embedding already started: the first passes run while later chunks are
         still being scrubbed and extracted, and the whole batch's records are written."""
-        memories = [(index, self._memory_of(record)) for index, record in records]
+        memories = [(index, self._memory_of(record, among)) for index, record in records]
         return _PreparedChunk(memories, self._embed_ahead([memory for _, memory in memories]))
 
     def _store_all(self, memories: Sequence[tuple[int, Memory]], report: ImportReport) -> list[Memory]:
@@ -232,18 +232,21 @@ class KnowledgeService:
             except Exception:
                 logger.exception("entity registry update failed for imported memory %s", memory.id)
 
-    def _entities_of(self, record: ImportRecord, content: str) -> list[EntityRef]:
+    def _entities_of(self, record: ImportRecord, content: str, among: frozenset[str] | None) -> list[EntityRef]:
         """The record's own entities (an export carries them; a name holding a credential is no entity and is
-        dropped); extracted anew when it has none listed."""
+        dropped, and for a scoped key, so is a client entity outside its clients); extracted anew, with the
+        fingerprints of the key's clients only, when it has none listed."""
         if record.entities is not None or self._entities is None:
-            return [ref for ref in record.entities or [] if self._scrubber.scrub(ref.name) == ref.name]
-        return self._entities.extract(content, record.source_agent, record.resolved_client_id)
+            shown = None if among is None else {entity_key(client) for client in among}
+            return [ref for ref in record.entities or [] if self._scrubber.scrub(ref.name) == ref.name
+                    and (shown is None or ref.type is not EntityType.CLIENT or ref.key in shown)]
+        return self._entities.extract(content, record.source_agent, record.resolved_client_id, among)
 
-    def _memory_of(self, record: ImportRecord) -> Memory:
+    def _memory_of(self, record: ImportRecord, among: frozenset[str] | None) -> Memory:
         now = self._clock.now()
         content = self._scrubber.scrub(record.content)
         return memory_from_draft(record, self._scrubber, content=content, client_id=record.client_id or GLOBAL_CLIENT,
-                                 now=now, entities=self._entities_of(record, content))
+                                 now=now, entities=self._entities_of(record, content, among))
 
 
 @dataclass(frozen=True)

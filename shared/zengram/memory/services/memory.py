@@ -135,7 +135,7 @@ class MemoryService:
         memories = [self._new_memory(draft, scope) for draft in drafts]
         fresh = self._not_known_duplicates(memories)
         embedding = self._embed_beside(self.index_sync.embedding_texts(fresh))
-        memories = [self._with_entities(memory) for memory in memories]
+        memories = [self._with_entities(memory, scope) for memory in memories]
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
         created = [o.memory for o in outcomes if o.kind is WriteKind.CREATED]
         self._link_entities(created)
@@ -211,10 +211,12 @@ class MemoryService:
         client_id = self._client_of(draft, content, scope)
         return memory_from_draft(draft, self.scrubber, content=content, client_id=client_id, now=now)
 
-    def _with_entities(self, memory: Memory) -> Memory:
+    def _with_entities(self, memory: Memory, scope: TenantScope) -> Memory:
+        """Only the fingerprints of `scope`'s clients name client entities (a scoped key's memory never links
+        to another tenant's client)."""
         if self._entities is None:
             return memory
-        entities = self._entities.extract(memory.content, memory.source_agent, memory.client_id)
+        entities = self._entities.extract(memory.content, memory.source_agent, memory.client_id, scope.clients)
         return memory.model_copy(update={"entities": entities}) if entities else memory
 
     def _client_of(self, draft: MemoryDraft, content: str, scope: TenantScope) -> str:
@@ -247,7 +249,7 @@ class MemoryService:
             changes = changes.model_copy(update={"content": content, "content_hash": content_hash(content)})
             if self._entities is not None:  # new content, new entities (the memory's own agent is known)
                 current = self.get(memory_id)
-                entities = self._entities.extract(content, current.source_agent, current.client_id)
+                entities = self._entities.extract(content, current.source_agent, current.client_id, scope.clients)
                 changes = changes.model_copy(update={"entities": entities})
         updated = self._store.update(memory_id, changes, self._clock.now(), expected_revision=expected_revision)
         self.after_change([updated], relink=changes.entities is not None, content_changed=patch.content is not None)

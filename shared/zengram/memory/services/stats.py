@@ -128,4 +128,5 @@ class StatsService:
         return Dashboard(records=records, index=IndexStatus(count=max(0, indexed)), decay_factor=factor,
                          decaying_types=[type_ for type_ in MemoryType if type_ in DECAYING_TYPES],
                          multi_path=paths == "hybrid", keyword_search=paths != "vector",
-                         entities=EntityTally.of(memories).stats(TOP_MENTIONED) if self._entities else None)
+                         entities=EntityTally.of(memories, scope.clients).stats(TOP_MENTIONED) if self._entities
+                         else None)
