@@ -33,15 +33,15 @@ from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import CORPUS_VERSION, Corpus
+from bench.paths import MODEL_CACHE
 from bench.stats import format_duration
 
 API_KEY = "bench-key"
 SEED_BATCH = 256
 MARKER = "complete.json"
 PROGRESS_EVERY_SECONDS = 15.0
-DATA = Path(__file__).resolve().parent / ".data"
-# Built MiniLM graphs, shared by every store (not copied with them, not counted in their size on disk).
-MODEL_CACHE = DATA / "models"
+# DATA: the stores; MODEL_CACHE: built MiniLM graphs, shared by every store (not copied with them, not counted
+# in their size on disk). Both in bench/paths.py.
 THREAD_CLIENT, THREAD_AGENT = "thread-bench", "chat"
 # Bump when the stores' contents change in a way the corpus version does not (e.g. the thread kind's drafts).
 STORES_VERSION = 2
