@@ -5,7 +5,8 @@ would, and must print its figures and, where the benchmark judges any, its targe
 tiny stores on a shared machine say nothing about speed (bench/ measures that at full size).
 
 The smokes run one after another on one xdist worker (each starts servers and loads the model in child
-processes); together they add about a minute and a half to `make test` on a quiet 2-core machine.
+processes). On 2026-12-07 the eight took 418 s of wall time at a load average of 13-19 on 2 cores, but only 71 CPU
+seconds (every child included): most of the wall time was waiting for a core, a server start alone taking 15 s.
 """
 
 from __future__ import annotations
