@@ -35,7 +35,7 @@ KEEP ?= 2
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak \
 	bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock \
 	route-map deploy prune-versions delete localstack reindex backfill-entities clean podman lambda-image \
-	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub
+	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub bench-smoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -143,6 +143,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Every benchmark at a tiny size in a temporary data folder: proves each still runs (tests/bench/test_smokes.py).
+bench-smoke: $(STAMP)
+	$(BIN)/python -m bench.smoke $(ARGS)
 
 # Write cost at 1k/10k/100k (one thread, across clients), concurrent clients, import; #18's targets.
 bench-writes: $(STAMP)

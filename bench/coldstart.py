@@ -103,12 +103,14 @@ def runtime_site() -> Path:
     return folder
 
 
-def interpreter() -> tuple[str, list[str], str]:
+def interpreter(dev_venv: bool = False) -> tuple[str, list[str], str]:
     """The interpreter, the path entries after the code root, and a description of what is measured."""
-    python = runtime_interpreter()
+    python = None if dev_venv else runtime_interpreter()
     if LAYER_SITE.is_dir() and python:
         return python, [str(LAYER_SITE), str(runtime_site())], "python3.13 + the packaged layer, as on Lambda"
-    return str(ROOT / ".venv" / "bin" / "python"), [], "dev venv python (run `make package` for the layer)"
+    # This checkout's package first (a worktree may share a venv installed from another checkout).
+    return (str(ROOT / ".venv" / "bin" / "python"), [str(ROOT / "shared")],
+            "dev venv python (run `make package` for the layer)")
 
 
 @contextmanager
@@ -161,13 +163,23 @@ def median(runs: list[dict[str, float]], name: str) -> float:
     return statistics.median(run[name] for run in runs)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="rounds (fresh processes per subject and mode)")
-    args = parser.parse_args()
-    python, path, description = interpreter()
+    parser.add_argument("--functions", default=",".join(FUNCTIONS), help="the functions measured, comma-separated")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a check that the run works (python -m bench.smoke coldstart): one round of the health "
+                             "function against the bare handler on the dev venv, no `make package` needed")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs, args.functions = 1, "health"
+    names = [name.strip() for name in args.functions.split(",") if name.strip()]
+    if not names or set(names) - set(FUNCTIONS):
+        parser.error(f"--functions takes names from {', '.join(FUNCTIONS)}")
+    python, path, description = interpreter(dev_venv=args.smoke)
     subjects = [Subject(name, ROOT / "functions" / name, ROOT / "events" / FIRST_REQUESTS[name]
-                        if name in FIRST_REQUESTS else None) for name in FUNCTIONS]
+                        if name in FIRST_REQUESTS else None) for name in names]
     baseline = Subject("bare FastAPI + Mangum", BASELINE)
     load_before = os.getloadavg()
     print(f"cold start, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC: {description}; median of {args.runs} rounds; "

@@ -29,9 +29,10 @@ from zengram.documents.domain.query import DocumentQuery, QueryMode
 from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
+from bench.paths import DATA
 from bench.stats import Latency, format_load, load_average
 
-DATA_DIR = Path(__file__).resolve().parent / ".data"
+DATA_DIR = DATA
 # Packages of our own install, in this order, until the corpus holds enough indexable files.
 PACKAGES = ("starlette", "fastapi", "httpx", "httpcore", "anyio", "click", "typer", "rich", "pydantic",
             "pydantic_settings", "uvicorn", "h11", "idna", "certifi", "sniffio", "annotated_types", "typing_inspection",
@@ -149,7 +150,12 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000, help="least files in the corpus (default 1000)")
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument("--rounds", type=int, default=3, help="times each question is asked per mode")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check that the run works (python -m bench.smoke documents): 3 files, "
+                             "each question asked once per mode")
     arguments = parser.parse_args()
+    if arguments.smoke:
+        arguments.files, arguments.rounds = 3, 1
     results = run(arguments)
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     out = DATA_DIR / f"documents-{results['date'][:10]}-{arguments.embedder}.json"

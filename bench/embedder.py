@@ -29,9 +29,10 @@ from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from bench.corpus import Corpus, word_count
+from bench.paths import DATA, MODEL_CACHE
 from bench.stats import format_load, load_average
 
-DATA_DIR = Path(__file__).resolve().parent / ".data"
+DATA_DIR = DATA
 REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "all-MiniLM-L6-v2.reference.json"
 RUNTIMES: tuple[Runtime, ...] = ("numpy", "onnx", "onnx-int8")
 BATCH_SIZES = (8, 32)
@@ -55,12 +56,17 @@ class RuntimeFigures:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.embedder", description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=192, help="memory texts per series and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--callers", type=int, default=4, help="threads in the concurrent series")
     parser.add_argument("--runtimes", default=",".join(RUNTIMES))
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check that the run works (python -m bench.smoke embedder): 16 texts, one "
+                             "round, 2 callers, the numpy and onnx-int8 runtimes")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.texts, args.rounds, args.callers, args.runtimes = 16, 1, 2, "numpy,onnx-int8"
     runtimes: list[Runtime] = [name.strip() for name in args.runtimes.split(",")]  # type: ignore[misc]
 
     started = _now()
@@ -77,13 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     one_thread: dict[str, Embedder] = {}  # the same runtime with every pass on one thread, for comparison
     figures: dict[str, RuntimeFigures] = {}
     for runtime in runtimes:
-        embedder = build_minilm_embedder(runtime, cache_dir=DATA_DIR / "models",
+        embedder = build_minilm_embedder(runtime, cache_dir=MODEL_CACHE,
                                          lone_pass_threads=settings.minilm_lone_pass_threads)
         began = time.perf_counter()
         embedder.load()
         embedders[runtime] = embedder
         load_seconds = round(time.perf_counter() - began, 2)
-        one_thread[runtime] = build_minilm_embedder(runtime, cache_dir=DATA_DIR / "models")
+        one_thread[runtime] = build_minilm_embedder(runtime, cache_dir=MODEL_CACHE)
         one_thread[runtime].embed(texts[:8])  # loaded and warm, outside the load time above
         figures[runtime] = RuntimeFigures(runtime, load_seconds, _min_reference_cosine(embedder))
         embedder.embed(texts[:32])  # warm-up: first-run allocations
@@ -102,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     load_after = load_average()
     print(render(figures, started, load_before, load_after, args, settings))
-    DATA_DIR.mkdir(exist_ok=True)
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
     out = DATA_DIR / f"embedder-{started[:10]}.json"
     out.write_text(json.dumps({"started_at": started, "load_before": load_before, "load_after": load_after,
                                "texts": len(texts), "mean_tokens": float(np.mean(tokens)), "rounds": args.rounds,

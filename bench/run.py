@@ -33,6 +33,7 @@ from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import AGENTS, Corpus, Query, word_count
+from bench.paths import DATA, MODEL_CACHE
 from bench.recall.data import LocomoDataMissing
 from bench.stats import Latency, format_duration, format_load, load_average
 from bench.stores import (
@@ -48,7 +49,7 @@ from bench.stores import (
 )
 from bench.targets import Target, render_targets
 
-DATA_DIR = Path(__file__).resolve().parent / ".data"
+DATA_DIR = DATA
 SEARCH_P50_TARGET_MS = 15.0
 SEARCH_P95_TARGET_MS = 40.0
 SEARCH_TARGET_SIZE = 100_000
@@ -132,10 +133,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=20, help="unmeasured searches/writes before each series")
     parser.add_argument("--writes", type=int, default=500, help="measured writes per concurrency level")
     parser.add_argument("--quick", action="store_true", help="smoke run: one 2,000 store, 100 queries, 100 writes")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check that the run works (python -m bench.smoke run): a 100 store, "
+                             "8 queries, 8 writes; its figures say nothing about speed")
     parser.add_argument("--seed-only", action="store_true", help="build the cached stores and stop")
     args = parser.parse_args(argv)
+    args.embed_batch, args.embed_batches = EMBED_BATCH, EMBED_BATCHES
     if args.quick:
         args.sizes, args.queries, args.writes = "2000", 100, 100
+    if args.smoke:
+        args.sizes, args.queries, args.warmup, args.writes = "100", 8, 2, 8
+        args.embed_batch, args.embed_batches = 16, 2
     args.size_list = sorted({int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()})
     if not args.size_list or min(args.size_list) <= 0 or args.queries <= 0 or args.writes <= 0:
         parser.error("sizes, queries and writes must be positive")
@@ -176,8 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed_only:
         return 0
 
-    batch_texts = [d.content for d in corpus.drafts(EMBED_BATCH * EMBED_BATCHES, start=max(sizes))]
-    fresh = corpus.drafts(write_drafts_needed, start=max(sizes) + EMBED_BATCH * EMBED_BATCHES)
+    embed_texts = args.embed_batch * args.embed_batches
+    batch_texts = [d.content for d in corpus.drafts(embed_texts, start=max(sizes))]
+    fresh = corpus.drafts(write_drafts_needed, start=max(sizes) + embed_texts)
     # The client shares the server's process: a resident 100k-draft corpus would make each full garbage
     # collection in the server ~150 ms slower (seen as lone search outliers), so drop it before measuring.
     del corpus
@@ -185,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("\n[2/4] Embedding throughput (MiniLM, in-process)")
     results.load["embedding"] = load_average()
-    results.embedding = bench_embedding([q.text for q in queries[: args.queries]], batch_texts, args.warmup)
+    results.embedding = bench_embedding([q.text for q in queries[: args.queries]], batch_texts, args.warmup,
+                                        args.embed_batch)
 
     print("\n[3/4] Search latency over HTTP (GET /memory/search, default limit 10)")
     for size in sizes:
@@ -215,21 +225,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- embedding -------------------------------------------------------------------------------------------
 
 
-def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int) -> EmbeddingFigures:
+def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int,
+                    batch_size: int = EMBED_BATCH) -> EmbeddingFigures:
     """The embedder the server runs by default (`minilm_runtime`); `python -m bench.embedder` compares them all."""
     settings = Settings()
-    embedder = build_minilm_embedder(settings.minilm_runtime, cache_dir=DATA_DIR / "models",
+    embedder = build_minilm_embedder(settings.minilm_runtime, cache_dir=MODEL_CACHE,
                                      lone_pass_threads=settings.minilm_lone_pass_threads)
     began = time.perf_counter()
     embedder.load()
     load_seconds = time.perf_counter() - began
     for text in queries[:warmup]:
         embedder.embed([text + " (warm-up)"])
-    embedder.embed(list(memories[:EMBED_BATCH]))
+    embedder.embed(list(memories[:batch_size]))
 
     singles = _timed_each(queries, lambda text: embedder.embed([text]))
     single_memories = _timed_each(memories[: len(queries)], lambda text: embedder.embed([text]))
-    batches = [list(memories[i:i + EMBED_BATCH]) for i in range(0, len(memories), EMBED_BATCH)]
+    batches = [list(memories[i:i + batch_size]) for i in range(0, len(memories), batch_size)]
     batch_times = _timed_each(batches, embedder.embed)
     figures = EmbeddingFigures(
         runtime=embedder.runtime,
@@ -237,13 +248,13 @@ def bench_embedding(queries: Sequence[str], memories: Sequence[str], warmup: int
         single_query=Latency.of(singles),
         single_query_mean_words=round(float(np.mean([word_count(q) for q in queries])), 1),
         single_memory=Latency.of(single_memories),
-        batch_size=EMBED_BATCH,
+        batch_size=batch_size,
         batches=len(batches),
         batch_latency=Latency.of(batch_times),
         batch_texts_per_s=round(sum(map(len, batches)) / sum(batch_times), 1),
         batch_mean_words=round(float(np.mean([word_count(t) for t in memories])), 1),
     )
-    print(f"  single query p50 {figures.single_query.p50_ms:.1f} ms · batches of {EMBED_BATCH}: "
+    print(f"  single query p50 {figures.single_query.p50_ms:.1f} ms · batches of {batch_size}: "
           f"{figures.batch_texts_per_s:.0f} texts/s")
     return figures
 

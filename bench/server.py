@@ -15,7 +15,8 @@ from types import TracebackType
 import httpx
 from zengram.adapters.sqlite.ann import GATHER_SECONDS as GRAPH_GATHER_SECONDS
 
-from bench.stores import API_KEY, MODEL_CACHE
+from bench.paths import MODEL_CACHE
+from bench.stores import API_KEY
 
 START_TIMEOUT_SECONDS = 900.0  # a 100k store loads its vector matrix and builds its thread index on first open
 SETTLE_TIMEOUT_SECONDS = 600.0  # a 100k store's background builds (HNSW graph, keyword postings) take tens of seconds

@@ -35,9 +35,10 @@ from typing import Any
 import httpx
 
 from bench.corpus import Corpus
+from bench.paths import DATA
 from bench.server import ServerProcess, client
 from bench.stats import format_load, load_average
-from bench.stores import DATA, drafts_of, ensure_stores, store_path, working_copy
+from bench.stores import drafts_of, ensure_stores, store_path, working_copy
 
 MIN_OVERLAP = 0.98  # mean top-k overlap with the exact scan and FTS5 (the graph's recall is ~0.995)
 SEARCH_LIMIT = 10
@@ -89,7 +90,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kill-after", type=float, default=0.0,
                         help="seconds into the load to SIGKILL the server, then restart it and look for every "
                              "acknowledged write (0: no kill)")
-    return parser.parse_args(argv)
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check that the soak works (python -m bench.smoke soak): a thread-60 store, "
+                             "30 writes from 2 writers beside 1 searcher, 10 queries compared")
+    args = parser.parse_args(argv)
+    args.first_write = 200_000  # past every seeded store's texts
+    if args.smoke:
+        args.size, args.writes, args.writers, args.searchers, args.queries = 60, 30, 2, 1, 10
+        args.first_write = args.size
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ensure_stores(DATA, [args.size], corpus, kind=args.kind)
     work = working_copy(store_path(DATA, args.size, args.kind), DATA / "work-soak")
     bodies = [d.model_dump(mode="json", exclude_none=True)
-              for d in drafts_of(args.kind, corpus, args.writes, start=200_000)]
+              for d in drafts_of(args.kind, corpus, args.writes, start=args.first_write)]
     queries = [query.text for query in corpus.queries(args.queries)]
     try:
         print(f"soak: {args.writes} writes from {args.writers} writers beside {args.searchers} searchers into "

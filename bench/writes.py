@@ -40,9 +40,10 @@ from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import Corpus
+from bench.paths import DATA, MODEL_CACHE
 from bench.server import ServerProcess, client
 from bench.stats import Latency, format_load, load_average
-from bench.stores import DATA, MODEL_CACHE, Kind, drafts_of, ensure_stores, store_path, working_copy
+from bench.stores import Kind, drafts_of, ensure_stores, store_path, working_copy
 from bench.targets import Target, render_targets
 
 T = TypeVar("T")
@@ -131,9 +132,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smoke run: 1k and 2k stores, 60 writes, 500 imports")
     parser.add_argument("--import-only", action="store_true",
                         help="only the raw embedder and the import series (into the smallest size's store)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="seconds-long check that the run works (python -m bench.smoke writes): a 60 store, "
+                             "6 writes, 2 clients, 40 imports; its figures say nothing about speed")
     args = parser.parse_args(argv)
     if args.quick:
         args.sizes, args.writes, args.warmup, args.import_records = "1000,2000", 60, 10, 500
+    if args.smoke:
+        args.sizes, args.writes, args.warmup, args.rounds, args.clients = "60", 6, 2, 1, 2
+        args.import_records, args.import_batch = 40, 20
+    args.kinds = ("store",) if args.smoke else KINDS  # the smoke: one kind, two servers fewer
     args.size_list = sorted({int(size.replace("_", "")) for size in args.sizes.split(",") if size.strip()})
     return args
 
@@ -142,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     results = measure(args.size_list, writes=args.writes, warmup=args.warmup, rounds=args.rounds, clients=args.clients,
                       import_records=args.import_records, import_batch=args.import_batch,
-                      import_only=args.import_only)
+                      import_only=args.import_only, kinds=args.kinds)
     print()
     print(render(results))
     print()
@@ -154,17 +162,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def measure(sizes: Sequence[int], *, writes: int, warmup: int, rounds: int, clients: int, import_records: int,
-            import_batch: int, import_only: bool = False) -> WriteResults:
+            import_batch: int, import_only: bool = False, kinds: Sequence[Kind] = KINDS) -> WriteResults:
     results = WriteResults(started_at=_now())
     results.machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     results.load["start"] = load_average()
     print(f"Zengram write benchmark · {results.started_at} · load {format_load(results.load['start'])}")
     corpus = Corpus()
     print("\n[1/4] Seeded stores (cached under bench/.data)")
-    for kind in KINDS:
+    for kind in kinds:
         ensure_stores(DATA, [min(sizes)] if import_only else sizes, corpus, kind)
     fresh = max(sizes)  # the measured texts come after every seeded one
-    drafts = {kind: drafts_of(kind, corpus, warmup + writes, start=fresh) for kind in KINDS}
+    drafts = {kind: drafts_of(kind, corpus, warmup + writes, start=fresh) for kind in kinds}
     import_drafts = corpus.drafts(import_records, start=fresh + warmup + writes)
 
     print("\n[2/4] Raw embedder (in process, one text per call)")
@@ -174,7 +182,7 @@ def measure(sizes: Sequence[int], *, writes: int, warmup: int, rounds: int, clie
 
     if not import_only:
         print(f"\n[3/4] POST /memory, one client, the same texts at each size, in {rounds} interleaved rounds")
-        for kind in KINDS:
+        for kind in kinds:
             results.series += bench_sizes(kind, sizes, drafts[kind], warmup=warmup, rounds=rounds)
         print(f"\n      … and {clients} concurrent clients at store-{max(sizes)}")
         results.series.append(bench_series("store", max(sizes), drafts["store"], warmup=warmup, clients=clients))

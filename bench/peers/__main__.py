@@ -18,6 +18,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.paths import DATA, MODEL_CACHE
 from bench.peers.figures import figures_of, machine_now, ratios, render
 from bench.peers.systems import ROOT, Floor, Mem0, System, mem0, ours, project_embedder, rotated
 from bench.peers.workload import selected
@@ -25,8 +26,7 @@ from bench.recall.data import LocomoDataMissing, default_data, load
 from bench.recall.metrics import Outcome
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-RAW_DIR = ROOT / "bench" / ".data"
-MODEL_CACHE = RAW_DIR / "models"
+RAW_DIR = DATA
 SYSTEMS = ("floor", "ours", "mem0")
 
 
@@ -64,7 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="a zengram Settings field for our server (repeatable)")
     parser.add_argument("--record", action="store_true", help="append the report to bench/peers/RESULTS.md")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a check that the harness works (python -m bench.smoke peers, on a tiny LoCoMo-shaped "
+                             "file): the floor and our server only, mem0 needing the peers' own venv")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.systems, args.record = "floor,ours", False
     systems = [name.strip() for name in args.systems.split(",") if name.strip()]
     if not systems or set(systems) - set(SYSTEMS) or len(set(systems)) != len(systems):
         raise SystemExit(f"--systems takes names from {', '.join(SYSTEMS)}")

@@ -18,13 +18,14 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.paths import DATA
 from bench.recall.data import CATEGORY_NAMES, DATA_ENV, LocomoDataMissing, default_data, load
 from bench.recall.metrics import render, table
 from bench.recall.rerank_server import minilm_rerank_server
 from bench.recall.runner import MODEL_CACHE, ask, prepared_store
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-RAW_DIR = Path(__file__).resolve().parents[1] / ".data"
+RAW_DIR = DATA
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
@@ -58,7 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speakers-as-people", action="store_true",
                         help="register each conversation's speakers as its client's people before ingest, so "
                              "entity extraction finds them (a store of its own; for the graph path)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a check that the run works (python -m bench.smoke recall, on a tiny LoCoMo-shaped "
+                             "file): not recorded in RESULTS.md")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.no_record, args.label = True, args.label or "smoke"
     overrides = _overrides(args.set)
 
     def progress(message: str) -> None:

@@ -18,14 +18,14 @@ from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
 
+from bench.paths import DATA, MODEL_CACHE
 from bench.recall.data import Conversation
 from bench.recall.metrics import Outcome
 from bench.stores import wait_for_keyword_postings, wait_for_vector_graph
 
 API_KEY = "recall-key"
 SOURCE_AGENT = "locomo"
-CACHE_DIR = Path(__file__).resolve().parents[1] / ".data" / "recall-cache"
-MODEL_CACHE = Path(__file__).resolve().parents[1] / ".data" / "models"  # built MiniLM graphs
+CACHE_DIR = DATA / "recall-cache"
 ROOT = Path(__file__).resolve().parents[2]
 # Settings read when a memory is indexed; any other setting only changes searches, so a store built
 # under the same index-time settings (and the same indexing code) can be reused.
