@@ -566,6 +566,10 @@ chat_route("GET", "/claims/subject/{subject_id}/graph", f"{CLAIMS_OF_ALICE}/grap
 by_id_in_globex("GET", "/claims/{id}", globex_claim, key="/claims/{claim_id}")
 by_id_in_globex("POST", "/claims/{id}/retract", globex_claim, key="/claims/{claim_id}/retract")
 by_id_in_globex("GET", "/memories/{id}/claims", globex_memory, key="/memories/{memory_id}/claims")
+chat_route("GET", "/profiles", "/profiles", 200, shows=lambda r: {r.json()["claims"]["project"]}, params=ALICE)
+chat_route("PATCH", "/profiles", "/profiles", 200, json={"subject_id": "bob", "updates": [
+    {"field_key": "timezone", "value": "UTC"}]})
+chat_route("DELETE", "/profiles", "/profiles", 404, params={**ALICE, "field_key": "no_such_field"})
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

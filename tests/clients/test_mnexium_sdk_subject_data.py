@@ -1,6 +1,6 @@
-"""Every claims and state method of the official `mnexium` SDK 0.2.2 (unchanged), against the embedded server on
-SQLite (the stores' contract runs on DynamoDB too: tests/contract/chat). `COVERED` lists the methods driven here;
-a method the SDK has and this list lacks fails the first test, so a missing one is visible."""
+"""Every claims, profile and state method of the official `mnexium` SDK 0.2.2 (unchanged), against the embedded
+server on SQLite (the stores' contract runs on DynamoDB too: tests/contract/chat). `COVERED` lists the methods
+driven here; a method the SDK has and this list lacks fails the first test, so a missing one is visible."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ COVERED = {
     "Subject.claims": {"get", "set", "list", "truth", "history", "retract"},
     "Mnexium.state": {"get", "set", "delete"},
     "Subject.state": {"get", "set", "delete"},
+    "Subject.profile": {"get", "update", "delete_field"},
 }
 
 
@@ -55,7 +56,8 @@ def test_the_covered_list_is_every_method_of_those_sdk_resources() -> None:
     client = Mnexium(api_key="listing-only", base_url="http://127.0.0.1:9/api/v1", max_retries=0)
     subject = client.subject("alice")
     found = {"Mnexium.claims": sdk_methods(client.claims), "Subject.claims": sdk_methods(subject.claims),
-             "Mnexium.state": sdk_methods(client.state), "Subject.state": sdk_methods(subject.state)}
+             "Mnexium.state": sdk_methods(client.state), "Subject.state": sdk_methods(subject.state),
+             "Subject.profile": sdk_methods(subject.profile)}
     assert found == COVERED
 
 
@@ -112,3 +114,28 @@ def test_the_sdk_drives_every_state_method_and_ttl_expires(mnx: Mnexium, clock: 
     assert mnx.state.get("cart", subject_id="alice") is None
     mnx.state.delete("cart", subject_id="bob")
     assert mnx.state.get("cart", subject_id="bob") is None
+
+
+def test_the_sdk_drives_every_profile_method_and_recall_loads_the_fields(
+        mnx: Mnexium, llm_server: ScriptedLLMServer) -> None:
+    from mnexium import ProcessOptions
+
+    alice = mnx.subject("alice")
+    # Subject.profile: update, get, delete_field
+    updated = alice.profile.update([{"field_key": "timezone", "value": "Europe/Lisbon"},
+                                    {"field_key": "name", "value": "Alice"}])
+    assert updated["claims"] == {"name": "Alice", "timezone": "Europe/Lisbon"}
+    alice.profile.update([{"field_key": "timezone", "value": "Europe/Porto"}])
+    profile = alice.profile.get()
+    assert (profile["subject_id"], profile["claims"]) == ("alice", {"name": "Alice", "timezone": "Europe/Porto"})
+    assert {f["field_key"]: f["source"] for f in profile["fields"]} == {"name": "profile", "timezone": "profile"}
+    assert [c["value"] for c in alice.claims.history() if c["slot"] == "timezone"] == [
+        "Europe/Porto", "Europe/Lisbon"]  # a field's earlier values are kept, as a claim's
+    assert alice.profile.delete_field("name") is None
+    assert alice.profile.get()["claims"] == {"timezone": "Europe/Porto"}
+
+    llm_server.script("It is morning in Porto.", route="openai")
+    mnx.process(ProcessOptions(content="What time zone am I in?", subject_id="alice", recall=True, learn=False,
+                               history=False, system_prompt=False))
+    assert llm_server.calls_to("openai")[-1].messages[0] == {
+        "role": "system", "content": "Known facts about the user:\n- timezone: Europe/Porto"}

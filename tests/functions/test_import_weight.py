@@ -48,7 +48,7 @@ SERVED: dict[str, frozenset[str] | None] = {
     "chat": CHAT_SHARED | {C + "completions", C + "schemas.completions", C + "history", C + "schemas.history",
                            C + "state", C + "schemas.state", C + "prompts", C + "schemas.prompts"},
     "chat_data": CHAT_SHARED | {C + "memories", C + "schemas.memories", C + "records", C + "schemas.records",
-                                C + "claims", C + "schemas.claims", C + "unsupported"},
+                                C + "claims", C + "schemas.claims", C + "profiles", C + "unsupported"},
     "clients": frozenset({M + "clients", M + "schemas.clients"}),
     "consolidate": frozenset({M + "consolidate", M + "schemas.consolidation"}),
     "documents": frozenset({"documents.api.app", "documents.api.routes", "documents.api.schemas"}),

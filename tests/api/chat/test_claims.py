@@ -127,3 +127,20 @@ def test_recall_injects_the_truth_of_the_subjects_claims(api: TestClient, llm_se
     llm_server.script("Hello.", route="openai")
     complete(api, "Hi", subject_id="alice", recall=False, learn=False, history=False, system_prompt=False)
     assert llm_server.calls_to("openai")[-1].messages == [{"role": "user", "content": "Hi"}]  # recall off: none
+
+
+def test_profile_fields_are_claims_of_the_subject(api: TestClient) -> None:
+    updated = api.patch(f"{V1}/profiles", json={"subject_id": "alice", "updates": [
+        {"field_key": "timezone", "value": "UTC"}, {"field_key": "plan", "value": {"tier": "pro"}, "confidence": 0.5}]})
+    assert updated.status_code == 200 and updated.json()["claims"] == {"plan": {"tier": "pro"}, "timezone": "UTC"}
+    claim(api, "alice", "timezone", "Europe/Lisbon")  # a claim of the same slot is the same field
+    assert api.get(f"{V1}/profiles", params={"subject_id": "alice"}).json()["data"]["timezone"] == "Europe/Lisbon"
+    deleted = api.delete(f"{V1}/profiles", params={"subject_id": "alice", "field_key": "timezone"}).json()
+    assert (deleted["deleted"], deleted["retracted_claims"]) == (True, 2)
+    assert api.get(f"{V1}/profiles", params={"subject_id": "alice"}).json()["claims"] == {"plan": {"tier": "pro"}}
+    assert_error(api.delete(f"{V1}/profiles", params={"subject_id": "alice", "field_key": "timezone"}), 404)
+    for body, field in [({"subject_id": "alice", "updates": []}, "updates"),
+                        ({"subject_id": "alice", "updates": [{"field_key": "bad key", "value": 1}]}, "updates"),
+                        ({"updates": [{"field_key": "x", "value": 1}]}, "subject_id")]:
+        assert assert_error(api.patch(f"{V1}/profiles", json=body), 400).startswith(field), body
+    assert_error(api.get(f"{V1}/profiles"), 400)

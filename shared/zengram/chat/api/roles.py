@@ -52,10 +52,13 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("GET", "/claims/subject/{subject_id}/history", READ),
     ("GET", "/claims/subject/{subject_id}/graph", READ),
     ("GET", "/memories/{memory_id}/claims", READ),
+    ("GET", "/profiles", READ),
+    ("PATCH", "/profiles", WRITE),
+    ("DELETE", "/profiles", WRITE),
 ]}
 
 # What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
-UNSUPPORTED_PATHS = ("/profiles", "/integrations", "/integrations/{rest:path}", "/events/memories")
+UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}", "/events/memories")
 UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
     (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}

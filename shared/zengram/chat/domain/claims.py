@@ -200,3 +200,32 @@ class ClaimRetract(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     reason: Label = "manual_retraction"
+
+
+# -- profiles: a subject's profile fields are claims (docs/chat.md, "Profiles") ---------------------------------
+
+PROFILE_SOURCE = "profile"
+MAX_PROFILE_UPDATES = 100
+
+
+class ProfileFieldUpdate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    field_key: Slot
+    value: JsonValue
+    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    source: Label | None = None
+
+
+class ProfileUpdate(BaseModel):
+    """PATCH /profiles: `{"subject_id", "updates": [{"field_key", "value"}, …]}`, as the SDK sends it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    subject_id: SubjectId
+    updates: Annotated[list[ProfileFieldUpdate], Field(min_length=1, max_length=MAX_PROFILE_UPDATES)]
+
+    def claims(self) -> list[ClaimCreate]:
+        return [ClaimCreate(subject_id=self.subject_id, slot=update.field_key, value=update.value,
+                            confidence=update.confidence, source=update.source or PROFILE_SOURCE,
+                            claim_type=PROFILE_SOURCE) for update in self.updates]

@@ -97,6 +97,17 @@ class ClaimService:
             return retracted, after, was_truth and after is not None
         raise StaleRevision(f"claim {claim_id} kept changing; try again")
 
+    def delete_slot(self, project_id: str, subject_id: str, slot: str, reason: str) -> int:
+        """Retracts every claim of the slot still retained (a deleted profile field), keeping the records; returns
+        how many (NotFound when the slot has no truth)."""
+        history = self.slot(project_id, subject_id, slot)
+        if history.active is None:
+            raise NotFound(f"field '{slot}' of subject {subject_id} not found")
+        retained = [view.claim.id for view in history.views if not view.claim.is_retracted]
+        for claim_id in reversed(retained):
+            self.retract(project_id, claim_id, reason)
+        return len(retained)
+
     def injected(self, project_id: str, subject_id: str) -> Mapping[str, Any]:
         """What a completion with recall on injects: the truth of every slot, slot → value."""
         return {view.claim.slot: view.claim.value for view in self.truth(project_id, subject_id)}

@@ -142,3 +142,38 @@ class RetractedBody(BaseModel):
 class MemoryClaimsBody(BaseModel):
     data: list[ClaimOut]
     count: int
+
+
+class ProfileFieldOut(BaseModel):
+    field_key: str
+    value: Any
+    confidence: float
+    source: str | None
+    claim_id: str
+    updated_at: str
+
+
+class ProfileOut(BaseModel):
+    """A subject's profile: the truth of its claim slots (`claims`, as the SDK's `Profile` names it; `data` the
+    same map), and each field with where it came from."""
+
+    subject_id: str
+    project_id: str
+    claims: dict[str, Any]
+    data: dict[str, Any]
+    fields: list[ProfileFieldOut]
+
+    @classmethod
+    def of(cls, project_id: str, subject_id: str, truth: list[ClaimView]) -> ProfileOut:
+        fields = [ProfileFieldOut(field_key=view.claim.slot, value=view.claim.value,
+                                  confidence=view.claim.confidence, source=view.claim.source, claim_id=view.claim.id,
+                                  updated_at=ClaimOut.of(view).created_at) for view in truth]
+        values = {field.field_key: field.value for field in fields}
+        return cls(subject_id=subject_id, project_id=project_id, claims=values, data=dict(values), fields=fields)
+
+
+class FieldDeletedBody(BaseModel):
+    ok: bool
+    deleted: bool
+    field_key: str
+    retracted_claims: int
