@@ -100,11 +100,12 @@ def test_the_sdk_drives_every_state_method_and_ttl_expires(mnx: Mnexium, clock: 
     alice = mnx.subject("alice")
     # Subject.state: set (with ttl_seconds), get, delete
     stored = alice.state.set("task", {"step": 1}, ttl_seconds=60)
-    assert stored["value"] == {"step": 1} and stored["expires_at"] is not None
+    assert (stored["value"], stored["ttl_seconds"]) == ({"step": 1}, 60) and stored["expires_at"] is not None
+    assert alice.state.get("task")["ttl_seconds"] == 60
     assert alice.state.get("task")["value"] == {"step": 1}
     clock.advance(seconds=61)
     assert alice.state.get("task") is None  # expired state reads as absent
-    alice.state.set("notes", ["a"])
+    assert alice.state.set("notes", ["a"])["ttl_seconds"] is None  # no TTL: kept until deleted
     alice.state.delete("notes")
     assert alice.state.get("notes") is None
 
