@@ -1,6 +1,7 @@
 """Every claims, profile and state method of the official `mnexium` SDK 0.2.2 (unchanged), against the embedded
-server on SQLite (the stores' contract runs on DynamoDB too: tests/contract/chat). `COVERED` lists the methods
-driven here; a method the SDK has and this list lacks fails the first test, so a missing one is visible."""
+server on SQLite and on the DynamoDB host (moto), the fixtures of tests/clients/test_mnexium_sdk.py. `COVERED`
+lists the methods driven here; a method the SDK has and this list lacks fails the first test, so a missing one is
+visible."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from zengram.embedded.background import BackgroundServer
 from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
-from tests.api.chat.conftest import NO_LEARNING, OPENAI_KEY, ChatClock, chat_settings_for
+from tests.api.chat.conftest import OPENAI_KEY, ChatClock
+from tests.clients.test_mnexium_sdk import host_settings  # noqa: F401  (a fixture: SQLite and DynamoDB on moto)
 from tests.llm_server import ScriptedLLMServer
 from tests.support import API_KEY
 
@@ -38,13 +40,10 @@ def clock() -> ChatClock:
 
 
 @pytest.fixture
-def mnx(llm_settings: Settings, llm_server: ScriptedLLMServer, minilm: Embedder,
-        clock: ChatClock) -> Iterator[Mnexium]:
-    llm_server.default(NO_LEARNING)
-    settings = chat_settings_for(llm_settings, llm_server)
-    container = build_container(settings, embedder=minilm, clock=clock)
+def mnx(host_settings: Settings, minilm: Embedder, clock: ChatClock) -> Iterator[Mnexium]:  # noqa: F811
+    container = build_container(host_settings, embedder=minilm, clock=clock)
     try:
-        with (BackgroundServer(build_embedded_app(settings, container)) as server,
+        with (BackgroundServer(build_embedded_app(host_settings, container)) as server,
               Mnexium(api_key=API_KEY, base_url=f"{server.url}/api/v1", openai=ProviderConfig(api_key=OPENAI_KEY),
                       max_retries=0) as client):
             yield client
