@@ -334,8 +334,15 @@ SAMPLES.update({
                                             query={"subject_id": "user_123"}),
     "chat/get_trace.json": mnx_event("GET", "/chat/trace", request_id="sample-chat-trace-1",
                                      query={"chat_id": "chat_sample"}),
-    "chat_data/get_claims_unsupported.json": mnx_event("GET", "/claims/subject/user_123/truth",
-                                                  route="/{proxy+}", request_id="sample-chat-claims-1"),
+    "chat_data/post_claim.json": mnx_event("POST", "/claims", request_id="sample-chat-claims-1", body={
+        "subject_id": "user_123", "slot": "diet", "value": "vegetarian", "confidence": 0.9, "source": "chat"}),
+    "chat_data/get_claims_truth.json": mnx_event("GET", "/claims/subject/user_123/truth",
+                                                 route="/claims/subject/{subject_id}/truth",
+                                                 request_id="sample-chat-claims-2"),
+    "chat_data/patch_profile.json": mnx_event("PATCH", "/profiles", request_id="sample-chat-profiles-1", body={
+        "subject_id": "user_123", "updates": [{"field_key": "timezone", "value": "Europe/Lisbon"}]}),
+    "chat_data/get_integrations_unsupported.json": mnx_event("GET", "/integrations", route="/{proxy+}",
+                                                             request_id="sample-chat-integrations-1"),
     "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
     "chat_learning/scheduled_sweep.json": {
         "version": "0", "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "detail-type": "Scheduled Event",

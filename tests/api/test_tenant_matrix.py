@@ -396,8 +396,8 @@ def chat_call(world: World, caller: str, method: str, path: str, project: str | 
 
 
 def seed_chat_projects(world: World) -> None:
-    """In every project: alice's memory naming the project, an `account` schema and record, a prompt, state and a
-    chat's history."""
+    """In every project: alice's memory naming the project, an `account` schema and record, a prompt, state, a
+    claim and a chat's history."""
     from zengram.chat.domain.history import NewMessage, Role
     from zengram.kernel.timestamps import utc_now
 
@@ -412,6 +412,8 @@ def seed_chat_projects(world: World) -> None:
             "name": project, "prompt_text": f"You serve {project}.", "is_default": True}).status_code == 201
         assert chat_call(world, "admin", "PUT", "/state/task", project, headers={"x-subject-id": CHAT_SUBJECT},
                          json={"value": {"project": project}}).is_success
+        assert chat_call(world, "admin", "POST", "/claims", project, json={
+            "subject_id": CHAT_SUBJECT, "slot": "project", "value": project}).status_code == 201
         world.chat_layer.history.append(project, CHAT_SUBJECT, "chat-1", [
             NewMessage(role=Role.USER, content=f"hello from {project}")], utc_now())
 
@@ -489,6 +491,13 @@ def globex_record(world: World) -> str:
     return record_id
 
 
+def globex_claim(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/claims", "globex", json={
+        "subject_id": CHAT_SUBJECT, "slot": "note", "value": str(uuid.uuid4())})
+    claim_id: str = response.json()["id"]
+    return claim_id
+
+
 def texts_name(response: httpx.Response) -> set[str]:
     """The projects alice's memories name (each names its own)."""
     return {row["text"].removeprefix("Alice's project is ") for row in response.json()["data"]
@@ -542,6 +551,25 @@ chat_route("GET", "/prompts/resolve", "/prompts/resolve", 200, shows=lambda r: p
 by_id_in_globex("GET", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}")
 by_id_in_globex("PATCH", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}", json={"priority": 5})
 by_id_in_globex("DELETE", "/prompts/{id}", globex_prompt, key="/prompts/{prompt_id}")
+CLAIMS_OF_ALICE = f"/claims/subject/{CHAT_SUBJECT}"
+chat_route("POST", "/claims", "/claims", 201, json={"subject_id": "bob", "slot": "drink", "value": "tea"})
+chat_route("GET", "/claims/subject/{subject_id}/truth", f"{CLAIMS_OF_ALICE}/truth", 200,
+           shows=lambda r: {slot["value"] for slot in r.json()["slots"] if slot["slot"] == "project"})
+chat_route("GET", "/claims/subject/{subject_id}/slot/{slot}", f"{CLAIMS_OF_ALICE}/slot/project", 200,
+           shows=lambda r: {r.json()["value"]})
+chat_route("GET", "/claims/subject/{subject_id}/slots", f"{CLAIMS_OF_ALICE}/slots", 200,
+           shows=lambda r: projects_in(r.json()["slots"]["active"]))
+chat_route("GET", "/claims/subject/{subject_id}/history", f"{CLAIMS_OF_ALICE}/history", 200,
+           shows=lambda r: projects_in(r.json()["data"]))
+chat_route("GET", "/claims/subject/{subject_id}/graph", f"{CLAIMS_OF_ALICE}/graph", 200,
+           shows=lambda r: projects_in(r.json()["claims"]))
+by_id_in_globex("GET", "/claims/{id}", globex_claim, key="/claims/{claim_id}")
+by_id_in_globex("POST", "/claims/{id}/retract", globex_claim, key="/claims/{claim_id}/retract")
+by_id_in_globex("GET", "/memories/{id}/claims", globex_memory, key="/memories/{memory_id}/claims")
+chat_route("GET", "/profiles", "/profiles", 200, shows=lambda r: {r.json()["claims"]["project"]}, params=ALICE)
+chat_route("PATCH", "/profiles", "/profiles", 200, json={"subject_id": "bob", "updates": [
+    {"field_key": "timezone", "value": "UTC"}]})
+chat_route("DELETE", "/profiles", "/profiles", 404, params={**ALICE, "field_key": "no_such_field"})
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

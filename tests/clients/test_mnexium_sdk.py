@@ -253,7 +253,7 @@ def test_the_mnexium_sdk_drives_the_whole_layer(mnx: Mnexium, http: httpx.Client
 
     # What the layer does not offer is a clear error, not a crash; the rest of the SDK's memory calls work.
     with pytest.raises(APIError) as unsupported:
-        alice.claims.get("favorite_color")
+        mnx.integrations.list()
     assert unsupported.value.status == 501
     alice.memories.update(coffee["id"], text="User loves coffee")
     assert alice.memories.get(coffee["id"])["text"] == "User loves coffee"

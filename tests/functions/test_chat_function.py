@@ -101,8 +101,17 @@ def test_completion_events_through_api_gateway(provider: ContainerProvider, llm_
 def test_refusals(provider: ContainerProvider) -> None:
     status, body, _ = call("chat_data/post_memory_invalid.json")
     assert status == 400 and body["error"].startswith("text:")
-    status, body, _ = call("chat_data/get_claims_unsupported.json")
-    assert status == 501 and "claims: not supported" in body["error"]
+    status, body, _ = call("chat_data/get_integrations_unsupported.json")
+    assert status == 501 and "integrations: not supported" in body["error"]
+
+
+def test_claims_are_served_by_the_data_function(provider: ContainerProvider) -> None:
+    status, made, _ = call("chat_data/post_claim.json")
+    assert status == 201 and (made["slot"], made["value"], made["status"]) == ("diet", "vegetarian", "active")
+    status, truth, _ = call("chat_data/get_claims_truth.json")
+    assert status == 200 and [(s["slot"], s["value"]) for s in truth["slots"]] == [("diet", "vegetarian")]
+    status, profile, _ = call("chat_data/patch_profile.json")
+    assert status == 200 and profile["claims"] == {"diet": "vegetarian", "timezone": "Europe/Lisbon"}
 
 
 def test_learning_runs_in_the_learning_function(provider: ContainerProvider, llm_server: ScriptedLLMServer,

@@ -48,7 +48,7 @@ SERVED: dict[str, frozenset[str] | None] = {
     "chat": CHAT_SHARED | {C + "completions", C + "schemas.completions", C + "history", C + "schemas.history",
                            C + "state", C + "schemas.state", C + "prompts", C + "schemas.prompts"},
     "chat_data": CHAT_SHARED | {C + "memories", C + "schemas.memories", C + "records", C + "schemas.records",
-                                C + "unsupported"},
+                                C + "claims", C + "schemas.claims", C + "profiles", C + "unsupported"},
     "clients": frozenset({M + "clients", M + "schemas.clients"}),
     "consolidate": frozenset({M + "consolidate", M + "schemas.consolidation"}),
     "documents": frozenset({"documents.api.app", "documents.api.routes", "documents.api.schemas"}),
@@ -109,7 +109,7 @@ def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
 CHAT_TURN_MODELS = ("zengram.chat.domain.requests", "zengram.chat.domain.history", "zengram.chat.domain.prompts",
                     "zengram.chat.domain.state", "zengram.chat.domain.providers")
 CHAT_DATA_MODELS = ("zengram.chat.domain.data_requests", "zengram.chat.domain.memories",
-                    "zengram.chat.domain.records")
+                    "zengram.chat.domain.records", "zengram.chat.domain.claims")
 CHAT_SERVICE_MODELS = ("zengram.chat.domain.learning", "zengram.chat.domain.recalls")
 NOT_AT_INIT = {"chat": CHAT_DATA_MODELS + CHAT_SERVICE_MODELS, "chat_data": CHAT_TURN_MODELS + CHAT_SERVICE_MODELS}
 

@@ -1,4 +1,4 @@
-"""Scrubbing is linear in the text: 4x the text costs at most 5x the CPU time (this thread's CPU time, not wall clock, so
+"""Scrubbing is linear in the text: 4x the text costs at most 5x the CPU time (this thread's, not wall clock, so
 other work on the machine does not count), on the texts that were quadratic and on ordinary ones. bench/scrub.py
 measures the time per MB."""
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from zengram.chat.domain.claims import Claim
 from zengram.chat.domain.history import ChatSummary, NewMessage, StoredMessage
 from zengram.chat.domain.learning import JobStatus, LearningJob
 from zengram.chat.domain.memories import MemoryWrite, SubjectMemory
@@ -109,6 +110,28 @@ class AgentStateStore(Protocol):
     def list_live(self, project_id: str, subject_id: str, now: datetime) -> list[AgentState]: ...
 
     def delete(self, project_id: str, subject_id: str, key: str, now: datetime) -> bool: ...
+
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """A subject's claims (zengram/chat/domain/claims.py derives what each slot holds from them).
+
+    Contract:
+    - `add(claim)` stores a new claim (Conflict when its id exists).
+    - `get(project, claim_id)` reads one (None when unknown or of another project).
+    - `of_subject(project, subject)` is every claim of the subject, retracted ones too, oldest first (`created_at`,
+      then id).
+    - `save(claim, expected_revision)` replaces a claim only if it is still at `expected_revision` (else
+      StaleRevision, nothing written).
+    """
+
+    def add(self, claim: Claim) -> Claim: ...
+
+    def get(self, project_id: str, claim_id: str) -> Claim | None: ...
+
+    def of_subject(self, project_id: str, subject_id: str) -> list[Claim]: ...
+
+    def save(self, claim: Claim, expected_revision: int) -> Claim: ...
 
 
 @runtime_checkable

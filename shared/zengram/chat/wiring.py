@@ -20,6 +20,7 @@ from zengram.chat.ports import (
     AgentStateStore,
     ChatHistoryStore,
     ChatModel,
+    ClaimStore,
     LearningDispatch,
     LearningJobStore,
     PromptStore,
@@ -27,9 +28,11 @@ from zengram.chat.ports import (
     RecordBase,
     SubjectMemoryStore,
 )
+from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.completions import CompletionService, ContextSources
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
+from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import SubjectMemoryService
 from zengram.chat.services.prompts import PromptService
@@ -49,6 +52,7 @@ class ChatStores:
     prompts: PromptStore
     recalls: RecallEventStore
     learning: LearningJobStore
+    claims: ClaimStore
 
 
 @dataclass
@@ -63,6 +67,7 @@ class ChatLayer:
     recalls: RecallService
     learning: LearningService
     completions: CompletionService
+    claims: ClaimService
     memory_index: ChatIndexSync
     record_index: ChatIndexSync
     dispatch: LearningDispatch
@@ -92,6 +97,7 @@ class ChatLayer:
 
 def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
+    from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
@@ -103,11 +109,12 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
+    from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
@@ -122,7 +129,7 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
-                      DynamoDBLearningJobStore(table, client=client))
+                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -181,6 +188,7 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
+    claims = ClaimService(stores.claims, clock, scrubber)
     learning = LearningService(
         stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
@@ -195,13 +203,14 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     else:
         model_closer = None
     completions = CompletionService(
-        model, provider_endpoints(settings), ContextSources(memories, history, state, records, prompts, recalls),
+        model, provider_endpoints(settings),
+        ContextSources(memories, history, state, records, prompts, recalls, SubjectKnowledge(claims)),
         learning=learning, clock=clock, scrubber=scrubber,
         config=RecallConfig(memories=settings.chat_recall_limit, memory_relevance=settings.chat_recall_min_relevance,
                             records=settings.chat_records_limit,
                             record_similarity=settings.chat_records_min_similarity))
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
     closers += [close for close in (model_closer, runner.stop) if close is not None]
-    return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, memory_index,
-                     record_index, runner.dispatch, closers=closers,
+    return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
+                     memory_index, record_index, runner.dispatch, closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

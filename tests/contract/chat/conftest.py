@@ -14,6 +14,7 @@ import pytest
 from zengram.chat.ports import (
     AgentStateStore,
     ChatHistoryStore,
+    ClaimStore,
     LearningJobStore,
     PromptStore,
     RecallEventStore,
@@ -31,10 +32,12 @@ class ChatStores:
     prompts: PromptStore
     recalls: RecallEventStore
     learning: LearningJobStore
+    claims: ClaimStore
 
 
 @contextmanager
 def _sqlite(folder: Path) -> Iterator[ChatStores]:
+    from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
@@ -46,7 +49,7 @@ def _sqlite(folder: Path) -> Iterator[ChatStores]:
     path = folder / "records.sqlite3"
     stores = ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                         SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                        SQLiteLearningJobStore(path))
+                        SQLiteLearningJobStore(path), SQLiteClaimStore(path))
     yield stores
     for store in vars(stores).values():
         store.close()
@@ -56,6 +59,7 @@ def _sqlite(folder: Path) -> Iterator[ChatStores]:
 def _dynamodb(_: Path) -> Iterator[ChatStores]:
     if not all(importlib.util.find_spec(name) for name in ("boto3", "moto")):
         pytest.skip("boto3 and moto[server] are needed: pip install -e '.[dev]'")
+    from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
@@ -71,7 +75,7 @@ def _dynamodb(_: Path) -> Iterator[ChatStores]:
         yield ChatStores(DynamoDBSubjectMemoryStore(name, client=client), DynamoDBChatHistoryStore(name, client=client),
                          DynamoDBAgentStateStore(name, client=client), DynamoDBRecordBase(name, client=client),
                          DynamoDBPromptStore(name, client=client), DynamoDBRecallEventStore(name, client=client),
-                         DynamoDBLearningJobStore(name, client=client))
+                         DynamoDBLearningJobStore(name, client=client), DynamoDBClaimStore(name, client=client))
 
 
 BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Any]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb}

@@ -43,11 +43,22 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("GET", "/prompts/{prompt_id}", READ),
     ("PATCH", "/prompts/{prompt_id}", WRITE),
     ("DELETE", "/prompts/{prompt_id}", WRITE),
+    ("POST", "/claims", WRITE),
+    ("GET", "/claims/{claim_id}", READ),
+    ("POST", "/claims/{claim_id}/retract", WRITE),
+    ("GET", "/claims/subject/{subject_id}/truth", READ),
+    ("GET", "/claims/subject/{subject_id}/slot/{slot}", READ),
+    ("GET", "/claims/subject/{subject_id}/slots", READ),
+    ("GET", "/claims/subject/{subject_id}/history", READ),
+    ("GET", "/claims/subject/{subject_id}/graph", READ),
+    ("GET", "/memories/{memory_id}/claims", READ),
+    ("GET", "/profiles", READ),
+    ("PATCH", "/profiles", WRITE),
+    ("DELETE", "/profiles", WRITE),
 ]}
 
 # What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
-UNSUPPORTED_PATHS = ("/claims", "/claims/{rest:path}", "/memories/{memory_id}/claims", "/profiles", "/integrations",
-                     "/integrations/{rest:path}", "/events/memories")
+UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}", "/events/memories")
 UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
     (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}

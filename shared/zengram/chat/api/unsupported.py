@@ -1,5 +1,5 @@
-"""What the Mnexium SDK can call but this layer does not offer (yet): claims, profiles, integrations and the memory
-event stream. Each answers 501 with `{"error": …}` to any valid key. Outside the OpenAPI document: not API.
+"""What the Mnexium SDK can call but this layer does not offer (yet): integrations and the memory event
+stream. Each answers 501 with `{"error": …}` to any valid key. Outside the OpenAPI document: not API.
 The role table (roles.py, UNSUPPORTED_PATHS) lists the same paths: any key may be told 501."""
 
 from __future__ import annotations
@@ -16,27 +16,6 @@ router = APIRouter(prefix="/api/v1", include_in_schema=False)
 def _refusal(feature: str) -> JSONResponse:
     return error_response(501, f"{feature}: not supported by this server (docs/chat.md lists what the chat layer "
                                "offers)")
-
-
-@router.api_route("/claims", methods=UNSUPPORTED_METHODS, name="unsupported /claims")
-def claims() -> JSONResponse:
-    return _refusal("claims")
-
-
-@router.api_route("/claims/{rest:path}", methods=UNSUPPORTED_METHODS, name="unsupported /claims/{rest:path}")
-def claims_below() -> JSONResponse:
-    return _refusal("claims")
-
-
-@router.api_route("/memories/{memory_id}/claims", methods=UNSUPPORTED_METHODS,
-                  name="unsupported /memories/{memory_id}/claims")
-def memory_claims() -> JSONResponse:
-    return _refusal("claims")
-
-
-@router.api_route("/profiles", methods=UNSUPPORTED_METHODS, name="unsupported /profiles")
-def profiles() -> JSONResponse:
-    return _refusal("profiles")
 
 
 @router.api_route("/integrations", methods=UNSUPPORTED_METHODS, name="unsupported /integrations")

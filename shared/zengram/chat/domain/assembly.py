@@ -1,6 +1,7 @@
 """The message list a model receives, in the order mnexium-concepts.md fixes ("Message Assembly Order"):
 
-1. the resolved system prompt, 2. agent state as JSON, 3. memories, 4. records, appended (in that order) to the
+1. the resolved system prompt, 2. agent state as JSON, 3. what the layer knows of the subject: the truth of its
+claims, then its memories, 4. records, appended (in that order) to the
 system message: the caller's own leading system message when there is one, else a new one at the top;
 5. the chat history, after the system message; 6. the caller's messages, as sent.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 STATE_HEADER = "Agent state (JSON):"
+FACTS_HEADER = "Known facts about the user:"
 MEMORIES_HEADER = "Relevant memories about the user:"
 RECORDS_HEADER = "Relevant records:"
 SECTION_BREAK = "\n\n"
@@ -31,6 +33,7 @@ class Injected:
 
     prompt: str = ""
     state: Mapping[str, Any] | None = None  # key → value
+    facts: Mapping[str, Any] | None = None  # claim slot → its current value
     memories: Sequence[str] = ()
     records: Sequence[InjectedRecord] = ()
     history: Sequence[Mapping[str, Any]] = ()
@@ -41,6 +44,8 @@ def system_sections(injected: Injected) -> list[str]:
     sections = [injected.prompt] if injected.prompt else []
     if injected.state:
         sections.append(f"{STATE_HEADER}\n{state_json(injected.state)}")
+    if injected.facts:
+        sections.append(FACTS_HEADER + "".join(f"\n- {slot}: {_fact(value)}" for slot, value in injected.facts.items()))
     if injected.memories:
         sections.append(MEMORIES_HEADER + "".join(f"\n- {text}" for text in injected.memories))
     if injected.records:
@@ -48,6 +53,11 @@ def system_sections(injected: Injected) -> list[str]:
             f"\n- {record.type_name} {record.record_id}: {json.dumps(record.data, ensure_ascii=False, sort_keys=True)}"
             for record in injected.records))
     return sections
+
+
+def _fact(value: Any) -> str:
+    """A fact's value as the model reads it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def state_json(state: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from zengram.chat.domain.tenancy import new_id, new_subject_id
 from zengram.chat.domain.tokens import estimate_tokens, message_tokens
 from zengram.chat.ports import ChatModel
 from zengram.chat.services.history import ChatHistoryService
+from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import RecallHit, SubjectMemoryService
 from zengram.chat.services.prompts import PromptService
@@ -95,6 +96,7 @@ class Gathered:
 
     prompts: list[SystemPrompt]
     states: list[AgentState]
+    facts: dict[str, Any]  # claim slot → current value
     memories: list[RecallHit]
     records: list[RecordHit]
     history: list[StoredMessage]
@@ -105,6 +107,7 @@ class Gathered:
         return Injected(
             prompt=combined_text(self.prompts),
             state={state.key: state.value for state in self.states} or None,
+            facts=self.facts or None,
             memories=[hit.memory.text for hit in self.memories],
             records=[InjectedRecord(hit.record.type_name, hit.record.record_id, hit.record.data)
                      for hit in self.records],
@@ -140,6 +143,7 @@ class ContextSources:
     records: RecordService
     prompts: PromptService
     recalls: RecallService
+    knowledge: SubjectKnowledge | None = None  # the subject's claims and profile, when the host has them
 
 
 class CompletionService:
@@ -157,6 +161,7 @@ class CompletionService:
         self._clock = clock
         self._scrubber = scrubber
         self._config = config
+        self._knowledge = sources.knowledge
 
     # -- before the model ------------------------------------------------------------------------------------
 
@@ -176,20 +181,21 @@ class CompletionService:
                         [hit.memory.id for hit in gathered.memories])
 
     def _gather(self, request: ChatCompletionRequest, project: str, subject_id: str, chat_id: str) -> Gathered:
-        """The context the `mnx` switches ask for, in this order: the system prompts, the agent state, the
-        memories and records recalled by the last user message, the chat's history. Recall that fails (the index
-        down) is noted, and the completion goes on without it."""
+        """The context the `mnx` switches ask for, in this order: the system prompts, the agent state, with recall
+        on the truth of the subject's claims and the memories and records recalled by the last user message, the
+        chat's history. Recall that fails (the index down) is noted, and the completion goes on without it."""
         options = request.options
         notes: dict[str, Any] = {}
         query = _query_of(request.messages)
         prompts = self._prompts_for(project, subject_id, chat_id, options)
         states = self._state.load(project, subject_id, options.state_options.key) \
             if options.state_options.load else []
+        facts = self._knowledge.facts(project, subject_id) if options.recall and self._knowledge else {}
         memories = self._recall(project, subject_id, query, notes) if options.recall else []
         records = self._records_for(project, subject_id, query, options, notes) \
             if options.records_options.recall else []
         history = self._history.replay(project, subject_id, chat_id) if options.history else []
-        return Gathered(prompts, states, memories, records, history, notes)
+        return Gathered(prompts, states, facts, memories, records, history, notes)
 
     def _event(self, request: ChatCompletionRequest, caller: Caller, turn: Turn, gathered: Gathered) -> RecallEvent:
         """The recall event of this completion: what was injected and what it cost in tokens, and the options

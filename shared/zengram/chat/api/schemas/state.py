@@ -14,6 +14,7 @@ class StateOut(BaseModel):
     value: Any
     subject_id: str
     ttl: str | None  # Mnexium's name for the expiry
+    ttl_seconds: int | None  # the TTL the last `PUT` set (the SDK's `AgentState.ttl_seconds`)
     expires_at: str | None
     created_at: str
     updated_at: str
@@ -21,6 +22,8 @@ class StateOut(BaseModel):
     @classmethod
     def of(cls, state: AgentState) -> StateOut:
         shown = state.model_dump(mode="json")
+        ttl_seconds = round((state.expires_at - state.updated_at).total_seconds()) if state.expires_at else None
         return cls(key=state.key, value=state.value, subject_id=state.subject_id, ttl=shown["expires_at"],
-                   expires_at=shown["expires_at"], created_at=shown["created_at"], updated_at=shown["updated_at"])
+                   ttl_seconds=ttl_seconds, expires_at=shown["expires_at"], created_at=shown["created_at"],
+                   updated_at=shown["updated_at"])
 
