@@ -86,6 +86,10 @@ def _start(state: dict[str, Any], state_dir: Path, logs: Path, timings: dict[str
     built = sam.build(logs / "sam-build.log")
     timings["sam_build_seconds"] = round(built if built is not None else 0.0, 1)
     timings["sam_build_skipped"] = built is None
+    mark = time.monotonic()
+    state["invoke_image"] = sam.layer_image(host)
+    state["template"] = str(sam.local_template())
+    timings["layer_image_seconds"] = round(time.monotonic() - mark, 1)
 
     ports = {name: processes.free_port() for name in ("moto", "opensearch", "embeddings", "lambda")}
     ports["api"] = int(os.environ.get("ZENGRAM_LOCAL_CLOUD_API_PORT") or processes.free_port())
@@ -130,8 +134,9 @@ def _start(state: dict[str, Any], state_dir: Path, logs: Path, timings: dict[str
     sam_env = sam.sam_env(state["docker_host"])
     servers = (("start-lambda", "start_lambda", ports["lambda"]), ("start-api", "start_api", ports["api"]))
     for kind, name, port in servers:
-        pids[name] = processes.start(name, sam.local_command(kind, port, env_vars=env_vars, overrides=overrides,
-                                                             warm=warm), logs, env=sam_env, cwd=ROOT)
+        command = sam.local_command(kind, port, env_vars=env_vars, overrides=overrides, image=state["invoke_image"],
+                                    warm=warm)
+        pids[name] = processes.start(name, command, logs, env=sam_env, cwd=ROOT)
     processes.wait_until(lambda: processes.answers(local["lambda"]), what="sam local start-lambda", timeout=120,
                          pid=pids["start_lambda"], log=logs / "start_lambda.log")
     _save(state_dir, state)

@@ -88,9 +88,8 @@ def prepare(event: dict[str, Any], state: dict[str, Any], *, authorized: bool = 
 def sam_invoke(function: str, event: dict[str, Any], state: dict[str, Any], *, timeout: float = 300.0
                ) -> tuple[Any, float, str]:
     """`sam local invoke FUNCTION` with the event on stdin: (the function's answer, seconds, SAM's log)."""
-    command = [str(sam.SAM), "local", "invoke", function, "--template", str(sam.BUILT_TEMPLATE), "--event", "-",
-               "--skip-pull-image", "--env-vars", state["env_vars_file"], "--parameter-overrides",
-               " ".join(state["parameter_overrides"]), "--region", provision.REGION]
+    command = [str(sam.SAM), "local", "invoke", function, "--template", state["template"], "--event", "-",
+               *sam.invoke_options(Path(state["env_vars_file"]), state["parameter_overrides"], state["invoke_image"])]
     started = time.monotonic()
     result = subprocess.run(command, input=json.dumps(event), capture_output=True, text=True, timeout=timeout,
                             env=sam.sam_env(state["docker_host"]), cwd=sam.ROOT, check=False)

@@ -18,6 +18,9 @@ SAM = ROOT / ".venv-sam" / "bin" / "sam"
 BUILD_DIR = ROOT / ".aws-sam" / "build"
 BUILT_TEMPLATE = BUILD_DIR / "template.yaml"
 BUILD_STAMP = ROOT / ".aws-sam" / "local-cloud-inputs.sha256"
+LOCAL_TEMPLATE = BUILD_DIR / "template.local.json"  # beside the built one: its CodeUri paths stay valid
+LAYER_DIR = BUILD_DIR / "DomainLayer"
+LAYER_IMAGE_REPOSITORY = "localhost/zengram-lambda"
 BASE_IMAGE = "public.ecr.aws/lambda/python:3.13-x86_64"
 PODMAN_SOCKET = Path("/run/zengram-podman/podman.sock")
 # What `sam build` reads: a change to any of these rebuilds.
@@ -99,6 +102,52 @@ def build(log: Path) -> float | None:
     return time.monotonic() - started
 
 
+def layer_image(host: str) -> str:
+    """The base image with the built layer in /opt, tagged by the layer's and the base's content.
+
+    SAM bakes a layer defined in the template into an image tagged by the layer's *name* and rebuilds it on every
+    invocation (copying the 138 MB layer each time); every checkout on the machine shares that one tag, so a
+    container could start with another checkout's layer. The local template (`local_template`) runs the functions
+    without the layer on this image instead (`--invoke-image`): built once per content, its RIE variant (SAM's
+    `…:rapid-x86_64`) too, and the repository name carries the digest, so checkouts never share one."""
+    digest = hashlib.sha256()
+    digest.update(_image_id(host, BASE_IMAGE).encode())
+    for file in sorted(p for p in LAYER_DIR.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(LAYER_DIR)).encode() + b"\0" + str(file.stat().st_size).encode())
+        if file.suffix != ".pyc":
+            digest.update(file.read_bytes())
+    image = f"{LAYER_IMAGE_REPOSITORY}-{digest.hexdigest()[:16]}:latest"
+    if not image_exists(host, image):
+        containerfile = f"FROM {BASE_IMAGE}\nCOPY . /opt\n"
+        subprocess.run(["podman", "build", "--quiet", "--tag", image, "--file", "-", str(LAYER_DIR)],
+                       input=containerfile, text=True, capture_output=True, check=True)
+    return image
+
+
+def _image_id(host: str, image: str) -> str:
+    path = host.removeprefix("unix://")
+    import urllib.parse
+
+    result = subprocess.run(["curl", "-s", "--unix-socket", path,
+                             f"http://d/images/{urllib.parse.quote(image, safe='')}/json"],
+                            capture_output=True, text=True, check=True)
+    identifier: str = json.loads(result.stdout)["Id"]
+    return identifier
+
+
+def local_template() -> Path:
+    """The built template without the layer references (the layer is in the invoke image: `layer_image`)."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    template = yaml_parse(BUILT_TEMPLATE.read_text())
+    template.get("Globals", {}).get("Function", {}).pop("Layers", None)
+    for resource in template["Resources"].values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            resource["Properties"].pop("Layers", None)
+    LOCAL_TEMPLATE.write_text(json.dumps(template, indent=1))
+    return LOCAL_TEMPLATE
+
+
 def parameter_overrides(moto_url: str, lambda_url: str, *, embeddings_url: str) -> list[str]:
     return [f"EndpointUrl={moto_url}", f"LambdaEndpointUrl={lambda_url}", "Embedder=openai",
             f"OpenAIBaseUrl={embeddings_url}", "OpenAIEmbeddingModel=all-MiniLM-L6-v2", "Stage=local"]
@@ -110,10 +159,15 @@ def write_env_vars(path: Path, variables: dict[str, str]) -> None:
     path.write_text(json.dumps({"Parameters": variables}, indent=2) + "\n")
 
 
-def local_command(kind: str, port: int, *, env_vars: Path, overrides: list[str], warm: str = "LAZY") -> list[str]:
-    """`sam local start-api` or `start-lambda` on 127.0.0.1:port, on the built template, with the local image."""
-    return [str(SAM), "local", kind, "--template", str(BUILT_TEMPLATE), "--host", "127.0.0.1", "--port", str(port),
-            "--skip-pull-image", "--env-vars", str(env_vars), "--warm-containers", warm,
+def local_command(kind: str, port: int, *, env_vars: Path, overrides: list[str], image: str,
+                  warm: str = "LAZY") -> list[str]:
+    """`sam local start-api` or `start-lambda` on 127.0.0.1:port, on the local template, with the layer image."""
+    return [str(SAM), "local", kind, "--template", str(LOCAL_TEMPLATE), "--host", "127.0.0.1", "--port", str(port),
+            *invoke_options(env_vars, overrides, image), "--warm-containers", warm]
+
+
+def invoke_options(env_vars: Path, overrides: list[str], image: str) -> list[str]:
+    return ["--skip-pull-image", "--invoke-image", image, "--env-vars", str(env_vars),
             "--parameter-overrides", " ".join(overrides), "--region", "us-east-1"]
 
 
