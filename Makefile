@@ -32,7 +32,7 @@ STAGE ?= dev
 # Published function versions no alias routes to that `make deploy` (and `make prune-versions`) keep, for rollback.
 KEEP ?= 2
 
-.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-recall bench-peers package lock deploy prune-versions delete \
+.PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock deploy prune-versions delete \
 	localstack reindex backfill-entities clean local-cloud local-cloud-down local-cloud-status sam-build invoke
 
 $(STAMP): pyproject.toml
@@ -145,6 +145,12 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 
 bench-coldstart: package
 	$(BIN)/python -m bench.coldstart
+
+# Each function's first and warm (p50/p95) latency in the local cloud, through start-api (start-lambda for the
+# functions no route reaches), beside the embedded server's, and the time the cloud takes to come up
+# (docs/local-cloud.md). ARGS='--from-nothing' removes the stack's build first; '--reuse' measures a running cloud.
+bench-local-cloud: $(STAMP) $(SAM_STAMP)
+	$(BIN)/python -m bench.local_cloud $(ARGS)
 
 # The Lambda layer from infra/layer/requirements.lock (the same build `sam build` runs): build/layer(.zip).
 package: $(STAMP)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zengram.domain.models import Category, Importance, KnowledgeCategory, MemoryType
-from zengram.domain.requests import MemoryDraft
+from zengram.memory.domain.models import Category, Importance, KnowledgeCategory, MemoryType
+from zengram.memory.domain.requests import MemoryDraft
 
 from bench.recall.data import locomo_file
 

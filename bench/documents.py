@@ -22,11 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zengram.bootstrap import build_documents_container
-from zengram.domain.documents.files import kind_of
-from zengram.domain.documents.models import IndexJobStatus, IndexOperation, IndexOptions
-from zengram.domain.documents.query import DocumentQuery, QueryMode
-from zengram.ports import Embedder
+from zengram.assembly.wiring import build_documents_container
+from zengram.documents.domain.files import kind_of
+from zengram.documents.domain.models import IndexJobStatus, IndexOperation, IndexOptions
+from zengram.documents.domain.query import DocumentQuery, QueryMode
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from bench.stats import Latency, format_load, load_average

@@ -25,7 +25,7 @@ import numpy as np
 from zengram.adapters.minilm import Runtime, build_minilm_embedder
 from zengram.adapters.minilm.model_files import find_model_dir, load_tokenizer
 from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from bench.corpus import Corpus, word_count

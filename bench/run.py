@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 import httpx
 import numpy as np
 from zengram.adapters.minilm import build_minilm_embedder
-from zengram.domain.requests import MemoryDraft
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
+from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import AGENTS, Corpus, Query, word_count

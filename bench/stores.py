@@ -25,10 +25,10 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 from zengram.adapters.minilm import resolve_runtime
-from zengram.bootstrap import Container, build_container, build_embedder
-from zengram.domain.models import MemoryType, WriteKind
-from zengram.domain.requests import MemoryDraft
-from zengram.ports import Embedder
+from zengram.assembly.wiring import Container, build_container, build_embedder
+from zengram.kernel.ports import Embedder
+from zengram.memory.domain.models import MemoryType, WriteKind
+from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import CORPUS_VERSION, Corpus

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from zengram.adapters.minilm import build_minilm_embedder
-from zengram.domain.requests import MemoryDraft
+from zengram.memory.domain.requests import MemoryDraft
 from zengram.settings import Settings
 
 from bench.corpus import Corpus

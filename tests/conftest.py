@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer, settings_with_llm

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from zengram.domain.content import Scrubber, derive_digest_key
-from zengram.domain.text import words
+from zengram.kernel.content import Scrubber, derive_digest_key
+from zengram.kernel.text import words
 
 if TYPE_CHECKING:
-    from zengram.bootstrap import Container
-    from zengram.domain.models import Memory
+    from zengram.assembly.wiring import Container
+    from zengram.memory.domain.models import Memory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 API_KEY = "test-key-0123456789"

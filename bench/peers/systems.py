@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol, TypeVar
 import httpx
 import numpy as np
 import numpy.typing as npt
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 
 from bench.peers.figures import outcomes_of
 from bench.peers.workload import Answer, answers_from_json, conversation_json
@@ -61,7 +61,7 @@ def rotated(items: Sequence[T], turn: int) -> list[T]:
 
 def project_embedder() -> Embedder:
     """The embedder our server builds under the same environment (its default unless ZENGRAM_EMBEDDER says)."""
-    from zengram.bootstrap import build_embedder
+    from zengram.assembly.wiring import build_embedder
     from zengram.settings import Settings
 
     return build_embedder(Settings())

@@ -1,6 +1,6 @@
 """The chat layer's learning: one job per asynchronous invocation, and the scheduled sweep for due jobs."""
 
-from zengram.serverless import chat_learning_handler, function_container
+from zengram.serverless.handlers import chat_learning_handler, function_container
 
 provider = function_container()
 handler = chat_learning_handler(provider)

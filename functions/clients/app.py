@@ -1,7 +1,7 @@
 """Client fingerprints (PUT/GET/DELETE /clients/{client_id}, GET /clients) as one Lambda function."""
 
-from zengram.api.routers import clients
-from zengram.serverless import create_function_app, http_handler
+from zengram.memory.api import clients
+from zengram.serverless.handlers import create_function_app, http_handler
 
 app = create_function_app([clients.router])
 handler = http_handler(app)

@@ -21,12 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from infra import local_jobs
 from infra.local_cloud import processes, provision, sam
 
 ROOT = sam.ROOT
 DEFAULT_STATE_DIR = ROOT / ".local-cloud"
 CONTAINER_HOST = "host.containers.internal"  # the host, seen from a podman container
-STOP_ORDER = ("start_api", "start_lambda", "embeddings", "opensearch", "moto")
+STOP_ORDER = ("schedules", "stepfunctions", "start_api", "start_lambda", "embeddings", "opensearch", "moto")
 API_READY_TIMEOUT = 600.0  # the first /health starts a container and, on a cold machine, builds SAM's layer image
 
 
@@ -123,10 +124,16 @@ def _start(state: dict[str, Any], state_dir: Path, logs: Path, timings: dict[str
     state.update({"api_key": api_key, "admin_key": api_key, "stage": "local",
                   "tables": {"memory": provision.MEMORY_TABLE, "documents": provision.DOCUMENTS_TABLE},
                   "documents_bucket": provision.DOCUMENTS_BUCKET, "api_key_secret": provision.API_KEY_SECRET})
-    variables = {**function_environment(inside), **env}
+    # The template's schedules and state machines (infra/local_jobs): Step Functions with its Tasks sent to
+    # start-lambda, the machines created, the schedule clock; the functions that start executions learn where.
+    jobs = local_jobs.start(state_dir, local["lambda"], region=provision.REGION)
+    pids["stepfunctions"], pids["schedules"] = jobs.pop("sfn_pid"), jobs.pop("ticker_pid")
+    state.update(jobs)
+    variables = {**function_environment(inside), **local_jobs.variables(jobs), **env}
     env_vars = state_dir / "env-vars.json"
     sam.write_env_vars(env_vars, variables)
     overrides = sam.parameter_overrides(inside["moto"], inside["lambda"], embeddings_url=f"{inside['embeddings']}/v1")
+    overrides += [f"{name}={value}" for name, value in local_jobs.parameter_overrides(jobs).items()]
     state.update({"env_vars_file": str(env_vars), "parameter_overrides": overrides})
     _save(state_dir, state)
 

@@ -10,17 +10,17 @@ from typing import Annotated, Literal, Self
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from zengram.domain.chat.learning import LearningConfig
-from zengram.domain.chat.memories import RecallPolicy, VersioningPolicy
-from zengram.domain.chat.recalls import RecallConfig
-from zengram.domain.circuit import CircuitBreaker
-from zengram.domain.context import DEFAULT_CONTEXT, ContextPolicy
-from zengram.domain.graph import DEFAULT_GRAPH, GraphPolicy
-from zengram.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryExtras
-from zengram.domain.rerank import DEFAULT_RERANK, RerankPolicy
-from zengram.domain.retrieval import DEFAULT_PROFILE, PROFILES, ProfileName, RetrievalProfile
-from zengram.domain.scoring import DEFAULT_SCORING, Fusion, ScoringConfig
-from zengram.domain.temporal import TemporalMode
+from zengram.chat.domain.learning import LearningConfig
+from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.recalls import RecallConfig
+from zengram.memory.domain.circuit import CircuitBreaker
+from zengram.memory.domain.context import DEFAULT_CONTEXT, ContextPolicy
+from zengram.memory.domain.graph import DEFAULT_GRAPH, GraphPolicy
+from zengram.memory.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryExtras
+from zengram.memory.domain.rerank import DEFAULT_RERANK, RerankPolicy
+from zengram.memory.domain.retrieval import DEFAULT_PROFILE, PROFILES, ProfileName, RetrievalProfile
+from zengram.memory.domain.scoring import DEFAULT_SCORING, Fusion, ScoringConfig
+from zengram.memory.domain.temporal import TemporalMode
 
 
 class Settings(BaseSettings):

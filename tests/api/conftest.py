@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import build_container
+from zengram.assembly.wiring import build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.support import API_KEY, TickingClock

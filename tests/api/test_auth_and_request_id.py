@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.api.middleware import MISSING_KEY
-from zengram.bootstrap import Container
+from zengram.assembly.wiring import Container
+from zengram.web.middleware import MISSING_KEY
 
 from tests.api.helpers import TIMESTAMP, UUID, assert_error, memory, query, store
 from tests.support import API_KEY

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fastapi.testclient import TestClient
-from zengram.api.middleware import MAX_BODY_BYTES
+from zengram.web.middleware import MAX_BODY_BYTES
 
 from tests.api.helpers import assert_error, memory
 

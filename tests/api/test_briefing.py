@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container
-from zengram.domain.models import Memory, RecordQuery
-from zengram.services import knowledge
+from zengram.assembly.wiring import Container
+from zengram.memory.domain.models import Memory, RecordQuery
+from zengram.memory.services import knowledge
 
 from tests.api.helpers import assert_error, store
 from tests.support import TickingClock

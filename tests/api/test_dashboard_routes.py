@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.api.middleware import ApiKeyMiddleware
-from zengram.bootstrap import Container
+from zengram.assembly.wiring import Container
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
+from zengram.web.middleware import ApiKeyMiddleware
 
 from tests.api.helpers import TIMESTAMP, assert_error, get, store
 from tests.support import API_KEY

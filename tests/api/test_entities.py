@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
-from zengram.domain.entities import EntityRef
-from zengram.domain.models import Memory, MemoryChanges
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import EntityStore
-from zengram.services.indexing import IndexSync
+from zengram.memory.domain.entities import EntityRef
+from zengram.memory.domain.models import Memory, MemoryChanges
+from zengram.memory.ports import EntityStore
+from zengram.memory.services.indexing import IndexSync
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, get, search_ids, store

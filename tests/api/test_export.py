@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
-from zengram.domain.models import ImportOutcome, Memory
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
+from zengram.memory.domain.models import ImportOutcome, Memory
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, expected_hash, get, search_ids, store

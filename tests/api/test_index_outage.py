@@ -10,10 +10,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
-from zengram.domain.errors import IndexRejected
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.services.index_guard import GuardedIndex
+from zengram.kernel.errors import IndexRejected
+from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
 
 from tests.api.helpers import get, query, search, store

@@ -35,7 +35,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 from schemathesis.python.asgi import shutdown_lifespans
-from zengram.api.chat.roles import CHAT_ROUTE_ROLES
+from zengram.chat.api.roles import CHAT_ROUTE_ROLES
 
 from tests.fuzz.rules import accepted_reason
 from tests.support import API_KEY

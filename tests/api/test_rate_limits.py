@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
-from zengram.api.app import create_app
-from zengram.api.rate_limits import limit_for
-from zengram.api.routers import health, memory
-from zengram.bootstrap import Container, ContainerProvider, build_container
+from zengram.assembly.wiring import Container, ContainerProvider, build_container
 from zengram.embedded.app import build_embedded_app
+from zengram.memory.api import health, memory
 from zengram.settings import Settings
+from zengram.web.app import create_app
+from zengram.web.rate_limits import limit_for
 
 from tests.api.helpers import assert_error
 from tests.api.helpers import memory as memory_body

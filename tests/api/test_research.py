@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import build_container
-from zengram.domain.llm import MAX_CHARS_PER_MEMORY
-from zengram.domain.requests import MAX_CONTENT_CHARS
+from zengram.assembly.wiring import build_container
 from zengram.embedded.app import build_embedded_app
+from zengram.memory.domain.llm import MAX_CHARS_PER_MEMORY
+from zengram.memory.domain.requests import MAX_CONTENT_CHARS
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, store

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
-from zengram.bootstrap import build_container
+from zengram.assembly.wiring import build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
-from zengram.services.graph import GraphPath
+from zengram.kernel.ports import Embedder
+from zengram.memory.services.graph import GraphPath
 from zengram.settings import Settings
 
 from tests.api.helpers import assert_error, search, store

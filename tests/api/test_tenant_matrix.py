@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from zengram.api.access import ROUTE_ROLES
-from zengram.bootstrap import build_container
-from zengram.domain.keys import Role
+from zengram.assembly.wiring import build_container
 from zengram.embedded.app import build_embedded_app
+from zengram.kernel.keys import Role
 from zengram.settings import Settings
+from zengram.web.access import ROUTE_ROLES
 
 from tests.api.helpers import assert_error, memory
 from tests.support import API_KEY, HashingEmbedder, TickingClock
@@ -398,8 +398,8 @@ def chat_call(world: World, caller: str, method: str, path: str, project: str | 
 def seed_chat_projects(world: World) -> None:
     """In every project: alice's memory naming the project, an `account` schema and record, a prompt, state and a
     chat's history."""
-    from zengram.domain.chat.history import NewMessage, Role
-    from zengram.domain.models import utc_now
+    from zengram.chat.domain.history import NewMessage, Role
+    from zengram.kernel.timestamps import utc_now
 
     for project in ALL:
         assert chat_call(world, "admin", "POST", "/memories", project, json={

@@ -249,7 +249,7 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
 
 def test_finds_the_local_key_file_like_the_readme_config(live_server: BackgroundServer, tmp_path: Path) -> None:
     """The .mcp.json of docs/clients.md gives only BRAIN_API_URL: started in the project folder, the key comes from
-    `.zengram/api-key`."""
+    `.zengram/web-key`."""
     (tmp_path / ".zengram").mkdir()
     (tmp_path / ".zengram" / "api-key").write_text(API_KEY + "\n")
 

@@ -27,10 +27,10 @@ from mnexium import (
     ProviderConfig,
     SystemPromptCreateOptions,
 )
-from zengram.bootstrap import build_container
+from zengram.assembly.wiring import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.api.chat.conftest import NO_LEARNING, OPENAI_KEY, ChatClock, chat_settings_for

@@ -17,8 +17,8 @@ from zengram.client import (
     NotFoundError,
 )
 from zengram.client.bodies import QueryBody, SearchBody, StoreBody
-from zengram.domain.models import Memory
 from zengram.embedded.background import BackgroundServer
+from zengram.memory.domain.models import Memory
 
 from tests.clients.conftest import SleepRecorder
 from tests.support import API_KEY

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from zengram.api.schemas.consolidation import ConsolidationStarted
-from zengram.bootstrap import build_container
+from zengram.assembly.wiring import build_container
 from zengram.client import BrainClient, NotFoundError, ServiceUnavailableError
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
+from zengram.memory.api.schemas.consolidation import ConsolidationStarted
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.ports import Clock, SearchIndex
+from zengram.kernel.ports import Clock, SearchIndex
 
 from tests.opensearch_node import opensearch_url
 

@@ -1,5 +1,5 @@
 """The embedded backend in the contract suites: the SQLite record backend, built whole as the embedded host builds it
-(`zengram.bootstrap.build_sqlite_backend`: one records file, the entity registry's own file), and the embedded search
+(`zengram.assembly.wiring.build_sqlite_backend`: one records file, the entity registry's own file), and the embedded search
 index."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.bootstrap import RecordBackend, build_embedded_index, build_sqlite_backend
-from zengram.ports import Clock
+from zengram.assembly.wiring import RecordBackend, build_embedded_index, build_sqlite_backend
+from zengram.kernel.ports import Clock
 from zengram.settings import Settings
 
 from tests.support import API_KEY

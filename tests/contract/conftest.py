@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from zengram.ports import Clock
+from zengram.kernel.ports import Clock
 
 import tests.contract as contract_package
 

@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.bootstrap import build_embedded_index
-from zengram.ports import Clock
+from zengram.assembly.wiring import build_embedded_index
+from zengram.kernel.ports import Clock
 from zengram.settings import Settings
 
 from tests.support import API_KEY

@@ -1,4 +1,4 @@
-"""The `ApiKeyStore` contract (see zengram.ports.ApiKeyStore), on SQLite and DynamoDB."""
+"""The `ApiKeyStore` contract (see zengram.memory.ports.ApiKeyStore), on SQLite and DynamoDB."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.errors import Conflict
-from zengram.domain.keys import ApiKey, KeyDraft, Role, mint_key, verify_key
-from zengram.ports import ApiKeyStore
+from zengram.kernel.errors import Conflict
+from zengram.kernel.keys import ApiKey, KeyDraft, Role, mint_key, verify_key
+from zengram.memory.ports import ApiKeyStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

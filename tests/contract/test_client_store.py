@@ -1,4 +1,4 @@
-"""The `ClientStore` contract (see zengram.ports.ClientStore), on SQLite and DynamoDB."""
+"""The `ClientStore` contract (see zengram.memory.ports.ClientStore), on SQLite and DynamoDB."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from zengram.domain.clients import ClientFingerprint
-from zengram.ports import ClientStore
+from zengram.memory.domain.clients import ClientFingerprint
+from zengram.memory.ports import ClientStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

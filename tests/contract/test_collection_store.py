@@ -1,11 +1,11 @@
-"""The `CollectionStore` contract (see zengram.ports.CollectionStore), on SQLite and on DynamoDB (moto server)."""
+"""The `CollectionStore` contract (see zengram.memory.ports.CollectionStore), on SQLite and on DynamoDB (moto server)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from zengram.domain.collections import Collection
-from zengram.ports import CollectionStore
+from zengram.memory.domain.collections import Collection
+from zengram.memory.ports import CollectionStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""The `ConsolidationWrites` contract (see zengram.ports.ConsolidationWrites) on every record backend:
+"""The `ConsolidationWrites` contract (see zengram.memory.ports.ConsolidationWrites) on every record backend:
 unconsolidated listing, mark consolidated, supersede by a merged memory, expiry of old unaccessed events; with
 counters that still agree with a recount."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-from zengram.domain.models import Importance, Memory, MemoryType
-from zengram.domain.stats import stats_from_counters, tally
-from zengram.ports import ConsolidationWrites, RecordStore
+from zengram.memory.domain.models import Importance, Memory, MemoryType
+from zengram.memory.domain.stats import stats_from_counters, tally
+from zengram.memory.ports import ConsolidationWrites, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 

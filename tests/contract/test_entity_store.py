@@ -1,12 +1,12 @@
-"""The `EntityStore` contract (see zengram.ports.EntityStore), on SQLite and on DynamoDB (moto server)."""
+"""The `EntityStore` contract (see zengram.memory.ports.EntityStore), on SQLite and on DynamoDB (moto server)."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
-from zengram.domain.entities import EntityRef, EntityType, RelatedEntity
-from zengram.ports import EntityStore
+from zengram.memory.domain.entities import EntityRef, EntityType, RelatedEntity
+from zengram.memory.ports import EntityStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 NEXT = EntityRef(name="Next.js", type=EntityType.TECHNOLOGY)

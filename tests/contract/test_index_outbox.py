@@ -1,13 +1,13 @@
-"""The `IndexOutbox` contract (see zengram.ports.IndexOutbox) for every record store: the queue of changes still to
+"""The `IndexOutbox` contract (see zengram.memory.ports.IndexOutbox) for every record store: the queue of changes still to
 reach the search index, failed attempts counted per record, and records parked after too many."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from zengram.domain.models import MemoryChanges
-from zengram.domain.outbox import IndexAttempts
-from zengram.ports import IndexOutbox, RecordStore
+from zengram.kernel.outbox import IndexAttempts
+from zengram.memory.domain.models import MemoryChanges
+from zengram.memory.ports import IndexOutbox, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 

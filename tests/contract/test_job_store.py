@@ -1,4 +1,4 @@
-"""The `JobStore` contract (see zengram.ports.JobStore), for the SQLite and DynamoDB adapters."""
+"""The `JobStore` contract (see zengram.memory.ports.JobStore), for the SQLite and DynamoDB adapters."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.jobs import Job, JobStatus
-from zengram.ports import JobStore
+from zengram.memory.domain.jobs import Job, JobStatus
+from zengram.memory.ports import JobStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 LOCK = "consolidation"

@@ -1,11 +1,11 @@
-"""The `RateLimiter` contract (see zengram.ports.RateLimiter), on SQLite and DynamoDB."""
+"""The `RateLimiter` contract (see zengram.memory.ports.RateLimiter), on SQLite and DynamoDB."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from zengram.ports import RateLimiter
+from zengram.memory.ports import RateLimiter
 
 from tests.support import ManualClock
 

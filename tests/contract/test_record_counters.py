@@ -1,4 +1,4 @@
-"""The `RecordCounters` contract (see zengram.ports.RecordCounters): `stats` (GET /stats) on every record backend,
+"""The `RecordCounters` contract (see zengram.memory.ports.RecordCounters): `stats` (GET /stats) on every record backend,
 equal to a recount of the records, whatever the workload (written through the backend's `RecordStore`)."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
-from zengram.domain.content import content_hash
-from zengram.domain.models import Importance, Memory, MemoryChanges, MemoryType
-from zengram.domain.scoring import effective_confidence
-from zengram.domain.stats import RecordStats, stats_of
-from zengram.ports import RecordCounters, RecordStore
+from zengram.kernel.content import content_hash
+from zengram.memory.domain.models import Importance, Memory, MemoryChanges, MemoryType
+from zengram.memory.domain.scoring import effective_confidence
+from zengram.memory.domain.stats import RecordStats, stats_of
+from zengram.memory.ports import RecordCounters, RecordStore
 
 from tests.contract.test_record_store import T0, make_memory
 

@@ -1,4 +1,4 @@
-"""The `RecordStore` contract (see zengram.ports.RecordStore), for every adapter."""
+"""The `RecordStore` contract (see zengram.memory.ports.RecordStore), for every adapter."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from zengram.domain.content import content_hash
-from zengram.domain.errors import Conflict, NotFound, StaleRevision
-from zengram.domain.models import (
+from zengram.kernel.content import content_hash
+from zengram.kernel.errors import Conflict, NotFound, StaleRevision
+from zengram.memory.domain.models import (
     Importance,
     ImportKind,
     ImportOutcome,
@@ -20,7 +20,7 @@ from zengram.domain.models import (
     RecordQuery,
     WriteKind,
 )
-from zengram.ports import RecordStore
+from zengram.memory.ports import RecordStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

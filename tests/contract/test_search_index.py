@@ -1,4 +1,4 @@
-"""The `SearchIndex` contract (see zengram.ports.SearchIndex), for every adapter."""
+"""The `SearchIndex` contract (see zengram.memory.ports.SearchIndex), for every adapter."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
-from zengram.ports import SearchIndex
+from zengram.kernel.ports import SearchIndex
+from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
 
 from tests.support import HashingEmbedder
 

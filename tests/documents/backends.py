@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from zengram.bootstrap import DocumentsContainer, build_documents_container
-from zengram.ports import Embedder
+from zengram.assembly.wiring import DocumentsContainer, build_documents_container
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.support import API_KEY, TickingClock

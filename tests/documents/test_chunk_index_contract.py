@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex
-from zengram.domain.documents.models import SourceType
-from zengram.ports_documents import ChunkFilters, ChunkIndex, IndexedChunk
+from zengram.documents.domain.models import SourceType
+from zengram.documents.ports import ChunkFilters, ChunkIndex, IndexedChunk
 
 
 def unit(*values: float) -> Any:

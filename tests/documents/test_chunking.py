@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from zengram.domain.documents.chunking import estimate_tokens, split_markdown, split_pages, split_plain
-from zengram.domain.documents.code import split_code
-from zengram.domain.documents.models import Definition, chunk_id_for, split_identifiers
+from zengram.documents.domain.chunking import estimate_tokens, split_markdown, split_pages, split_plain
+from zengram.documents.domain.code import split_code
+from zengram.documents.domain.models import Definition, chunk_id_for, split_identifiers
 
 GUIDE = """# Guide
 

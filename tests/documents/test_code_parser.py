@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from zengram.adapters.treesitter import TreeSitterCodeParser
-from zengram.domain.documents.models import CodeStructure
+from zengram.documents.domain.models import CodeStructure
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from zengram.domain.documents import fusion
-from zengram.domain.documents.fusion import LegHit
-from zengram.domain.documents.graph import GraphReader, candidate_names, query_intent, walk
-from zengram.domain.documents.models import CodeEntity, EntityKind, Relation, RelationType
+from zengram.documents.domain import fusion
+from zengram.documents.domain.fusion import LegHit
+from zengram.documents.domain.graph import GraphReader, candidate_names, query_intent, walk
+from zengram.documents.domain.models import CodeEntity, EntityKind, Relation, RelationType
 
 
 def test_hybrid_is_relative_score_fusion() -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
-from zengram.domain.documents.models import SourceType
-from zengram.ports_documents import ChunkFilters, IndexedChunk
+from zengram.documents.domain.models import SourceType
+from zengram.documents.ports import ChunkFilters, IndexedChunk
 
 from tests.opensearch_fake import FakeOpenSearch, iter_bulk, rejected
 

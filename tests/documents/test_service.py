@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from zengram.bootstrap import DocumentsContainer
-from zengram.domain.documents.models import (
+from zengram.assembly.wiring import DocumentsContainer
+from zengram.documents.domain.models import (
     FileRecord,
     IndexJobStatus,
     IndexOperation,
@@ -19,9 +19,9 @@ from zengram.domain.documents.models import (
     SourceType,
     chunk_id_for,
 )
-from zengram.domain.documents.query import DocumentQuery, QueryMode
-from zengram.domain.errors import Conflict, Forbidden, InvalidInput
-from zengram.services.documents.query import IndexNotReady
+from zengram.documents.domain.query import DocumentQuery, QueryMode
+from zengram.documents.services.query import IndexNotReady
+from zengram.kernel.errors import Conflict, Forbidden, InvalidInput
 
 from tests.documents.backends import BACKENDS, documents_container
 from tests.support import REPO_ROOT, HashingEmbedder
@@ -306,8 +306,8 @@ def test_jobs_listing_is_newest_first(kb: DocumentsContainer, root: Path) -> Non
 def test_a_restart_fails_running_jobs_and_resumes_queued_ones(kb: DocumentsContainer, root: Path) -> None:
     jobs = kb.indexing._jobs
     from zengram.adapters.system import SystemClock
-    from zengram.domain.documents.models import IndexJob
-    from zengram.services.documents.indexing import new_job_id
+    from zengram.documents.domain.models import IndexJob
+    from zengram.documents.services.indexing import new_job_id
 
     now = SystemClock().now()
     crashed = IndexJob(id=new_job_id(now), folder_path=str(root / "sample"), enqueued_at=now).start(now, 6)

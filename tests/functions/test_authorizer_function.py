@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram import serverless
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.keys import BOOTSTRAP_KEY_ID, KeyDraft, MintedKey, Principal, Role
+from zengram.assembly.wiring import ContainerProvider
+from zengram.kernel.keys import BOOTSTRAP_KEY_ID, KeyDraft, MintedKey, Principal, Role
+from zengram.serverless import handlers as serverless
 
 from tests.functions.conftest import SAMPLE_KEY, fresh_container_for
 from tests.functions.invoke import invoke, load_event

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.requests import MemoryDraft
+from zengram.assembly.wiring import ContainerProvider
+from zengram.memory.domain.requests import MemoryDraft
 
 from tests.functions.conftest import fresh_container_for
 from tests.functions.invoke import invoke, load_event

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from zengram.adapters.dynamodb.clients import client_key
-from zengram.bootstrap import ContainerProvider, build_container
+from zengram.assembly.wiring import ContainerProvider, build_container
 from zengram.settings import Settings
 
 from tests.functions.conftest import fresh_container_for

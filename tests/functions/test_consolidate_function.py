@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from zengram.adapters.aws_lambda import LambdaJobLauncher
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
+from zengram.assembly.wiring import ContainerProvider
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
 
 from tests.functions.conftest import fresh_container_for
 from tests.functions.invoke import invoke, load_event
@@ -166,9 +166,9 @@ def test_the_template_wires_schedule_self_invocation_and_routes() -> None:
 def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
     consolidation_environment: str, llm_server: ScriptedLLMServer,
 ) -> None:
-    from zengram.bootstrap import build_container
-    from zengram.domain.jobs import JobStatus
-    from zengram.services.consolidation import AlreadyRunning
+    from zengram.assembly.wiring import build_container
+    from zengram.memory.domain.jobs import JobStatus
+    from zengram.memory.services.consolidation import AlreadyRunning
     from zengram.settings import Settings
 
     from tests.support import HashingEmbedder, ManualClock

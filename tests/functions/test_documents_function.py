@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.api import kb
-from zengram.bootstrap import DocumentsContainer, build_documents_container
-from zengram.serverless_documents import documents_step_handler
+from zengram.assembly.wiring import DocumentsContainer, build_documents_container
+from zengram.documents import api as kb
+from zengram.serverless.documents import documents_step_handler
 from zengram.settings import Settings
 
 from tests.aws_support import REGION, unique_table_name

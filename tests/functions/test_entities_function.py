@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.entities import EntityType
-from zengram.domain.models import MemoryChanges, MemoryType
-from zengram.domain.requests import MemoryDraft
+from zengram.assembly.wiring import ContainerProvider
+from zengram.memory.domain.entities import EntityType
+from zengram.memory.domain.models import MemoryChanges, MemoryType
+from zengram.memory.domain.requests import MemoryDraft
 
 from tests.functions.conftest import fresh_container_for
 from tests.functions.invoke import invoke, load_event

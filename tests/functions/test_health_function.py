@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from zengram.api.middleware import MISSING_KEY
-from zengram.bootstrap import ContainerProvider
+from zengram.assembly.wiring import ContainerProvider
+from zengram.web.middleware import MISSING_KEY
 
 from tests.functions.conftest import fresh_container_for
 from tests.functions.invoke import invoke, load_event

@@ -27,10 +27,10 @@ HEAVY_PACKAGES = frozenset({
     "aws_lambda_powertools", "pydantic_settings", "pypdf",
 })
 # The container's wiring, settings and adapters: built with the container, on the first request.
-WIRING_MODULES = ("zengram.bootstrap", "zengram.bootstrap_chat", "zengram.settings", "zengram.ports",
-                  "zengram.chat_ports", "zengram.adapters", "zengram.services")
-# The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.api.` leaves them.
-GROUP_PREFIXES = ("zengram.api.routers.", "zengram.api.schemas.", "zengram.api.chat.", "zengram.api.kb.")
+WIRING_MODULES = ("zengram.assembly.wiring", "zengram.chat.wiring", "zengram.settings", "zengram.memory.ports",
+                  "zengram.chat.ports", "zengram.adapters", "zengram.memory.services")
+# The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.web.` leaves them.
+GROUP_PREFIXES = ("zengram.memory.api.", "zengram.memory.api.schemas.", "zengram.chat.api.", "zengram.documents.api.")
 SHARED_API = frozenset({"chat.roles"})  # the role table of every route, which each function's access check reads
 CHAT_SHARED = frozenset({"chat.deps", "chat.groups", "chat.schemas"})  # what both chat functions' routes use
 # What each HTTP function serves; None: not an HTTP function, so no FastAPI at all.
@@ -84,7 +84,7 @@ def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
 
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY_PACKAGES)
     wiring = sorted(name for name in loaded if within(name, WIRING_MODULES))
-    groups = {name.removeprefix("zengram.api.") for name in loaded if name.startswith(GROUP_PREFIXES)} - SHARED_API
+    groups = {name.removeprefix("zengram.web.") for name in loaded if name.startswith(GROUP_PREFIXES)} - SHARED_API
     served = SERVED[function]
 
     assert heavy == [], f"{function} imports at init: {heavy}"
@@ -99,11 +99,11 @@ def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
 # Each chat function's domain models: the other one's are not built at its init (a chat turn's requests, history,
 # prompts and state; a subject's memories, records and their requests; the learning and recall models load with
 # the services, on the first request).
-CHAT_TURN_MODELS = ("zengram.domain.chat.requests", "zengram.domain.chat.history", "zengram.domain.chat.prompts",
-                    "zengram.domain.chat.state", "zengram.domain.chat.providers")
-CHAT_DATA_MODELS = ("zengram.domain.chat.data_requests", "zengram.domain.chat.memories",
-                    "zengram.domain.chat.records")
-CHAT_SERVICE_MODELS = ("zengram.domain.chat.learning", "zengram.domain.chat.recalls")
+CHAT_TURN_MODELS = ("zengram.chat.domain.requests", "zengram.chat.domain.history", "zengram.chat.domain.prompts",
+                    "zengram.chat.domain.state", "zengram.chat.domain.providers")
+CHAT_DATA_MODELS = ("zengram.chat.domain.data_requests", "zengram.chat.domain.memories",
+                    "zengram.chat.domain.records")
+CHAT_SERVICE_MODELS = ("zengram.chat.domain.learning", "zengram.chat.domain.recalls")
 NOT_AT_INIT = {"chat": CHAT_DATA_MODELS + CHAT_SERVICE_MODELS, "chat_data": CHAT_TURN_MODELS + CHAT_SERVICE_MODELS}
 
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.bootstrap import ContainerProvider, build_container
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
-from zengram.serverless import repair_handler
+from zengram.assembly.wiring import ContainerProvider, build_container
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.serverless.handlers import repair_handler
 from zengram.settings import Settings
 
 from tests.functions.conftest import fresh_container_for

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.api.middleware import MISSING_KEY
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.keys import KeyDraft, Role
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
+from zengram.assembly.wiring import ContainerProvider
+from zengram.kernel.keys import KeyDraft, Role
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.web.middleware import MISSING_KEY
 
 from tests.functions.conftest import SAMPLE_KEY, fresh_container_for
 from tests.functions.invoke import invoke, load_event

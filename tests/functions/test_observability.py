@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram import serverless
-from zengram.api.routers import memory as memory_routes
-from zengram.domain.keys import TenantScope
-from zengram.domain.models import Memory
-from zengram.services.memory import MemoryService
+from zengram.kernel.keys import TenantScope
+from zengram.memory.api import memory as memory_routes
+from zengram.memory.domain.models import Memory
+from zengram.memory.services.memory import MemoryService
+from zengram.serverless import handlers as serverless
 
 from tests.functions.invoke import FakeLambdaContext, load_event
 from tests.support import REPO_ROOT
@@ -32,7 +32,7 @@ def handler(lambda_environment: str, monkeypatch: pytest.MonkeyPatch) -> serverl
     reading = MemoryService.get
 
     def logged_get(self: MemoryService, memory_id: str, scope: TenantScope = TenantScope.EVERYONE) -> Memory:
-        logging.getLogger("zengram.services.memory").info("reading memory %s", memory_id)
+        logging.getLogger("zengram.memory.services.memory").info("reading memory %s", memory_id)
         return reading(self, memory_id, scope)
 
     monkeypatch.setattr(MemoryService, "get", logged_get)

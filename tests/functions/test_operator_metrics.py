@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from zengram.adapters.aws_lambda.metrics import LLM_FAILURES, MeteredLanguageModel
-from zengram.bootstrap import ContainerProvider
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
-from zengram.domain.requests import MemoryDraft
-from zengram.serverless import lambda_container
+from zengram.assembly.wiring import ContainerProvider
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.serverless.handlers import lambda_container
 
 from tests.functions.invoke import invoke, load_event, load_function_module
 from tests.functions.test_repair_function import emitted_metrics

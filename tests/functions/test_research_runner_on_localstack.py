@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.bootstrap import build_research_runner
-from zengram.domain.errors import LLMUnavailable, ResearchTimedOut
-from zengram.domain.research import ResearchRequest, ResearchState
-from zengram.ports import ResearchRunner
+from zengram.assembly.wiring import build_research_runner
+from zengram.kernel.errors import LLMUnavailable, ResearchTimedOut
+from zengram.memory.domain.research import ResearchRequest, ResearchState
+from zengram.memory.ports import ResearchRunner
 from zengram.settings import Settings
 
 from tests.localstack_support import LocalStackUnavailable, localstack_url

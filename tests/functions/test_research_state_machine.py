@@ -10,13 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.api.routers.research import research_body
-from zengram.bootstrap import Container, ContainerProvider, build_container
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
-from zengram.domain.research import ResearchRequest
-from zengram.ports import Embedder
-from zengram.serverless import research_step_handler
+from zengram.assembly.wiring import Container, ContainerProvider, build_container
+from zengram.kernel.ports import Embedder
+from zengram.memory.api.research import research_body
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.memory.domain.research import ResearchRequest
+from zengram.serverless.handlers import research_step_handler
 from zengram.settings import Settings
 
 from tests.aws_support import REGION

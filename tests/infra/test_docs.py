@@ -13,8 +13,8 @@ import pytest
 from fastapi import FastAPI
 from pydantic import AliasChoices
 from starlette.routing import Mount
-from zengram.api import kb
-from zengram.bootstrap import Container
+from zengram.assembly.wiring import Container
+from zengram.documents import api as kb
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 

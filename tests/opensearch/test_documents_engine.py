@@ -20,9 +20,9 @@ import pytest
 from zengram.adapters.opensearch import BulkWriteError
 from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
 from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex
-from zengram.domain.documents.models import SourceType
-from zengram.domain.errors import IndexRejected, IndexUnavailable
-from zengram.ports_documents import ChunkFilters, IndexedChunk
+from zengram.documents.domain.models import SourceType
+from zengram.documents.ports import ChunkFilters, IndexedChunk
+from zengram.kernel.errors import IndexRejected, IndexUnavailable
 
 MODEL = "test:model"
 MAPPING_FILE = Path(__file__).resolve().parents[2] / "shared/zengram/adapters/opensearch/mappings/documents.v1.json"
@@ -218,8 +218,8 @@ def test_the_service_indexes_and_answers_on_the_engine_as_on_the_embedded_index(
     (same embedder, same BM25 analyzers' intent), and a reset leaves no index behind."""
     import shutil
 
-    from zengram.domain.documents.models import IndexJobStatus, IndexOperation, IndexOptions
-    from zengram.domain.documents.query import DocumentQuery, QueryMode
+    from zengram.documents.domain.models import IndexJobStatus, IndexOperation, IndexOptions
+    from zengram.documents.domain.query import DocumentQuery, QueryMode
 
     from tests.documents.backends import documents_container
     from tests.support import REPO_ROOT, HashingEmbedder

@@ -19,8 +19,8 @@ import numpy.typing as npt
 import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchIndexError
 from zengram.adapters.opensearch.mapping import Binding, index_body
-from zengram.domain.errors import IndexUnavailable
-from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
+from zengram.kernel.errors import IndexUnavailable
+from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
 
 MODEL = "test:model"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from starlette.types import Message, Receive, Scope, Send
-from zengram.api.middleware import ApiKeyMiddleware
-from zengram.domain.keys import BOOTSTRAP_PRINCIPAL, Principal
+from zengram.kernel.keys import BOOTSTRAP_PRINCIPAL, Principal
+from zengram.web.middleware import ApiKeyMiddleware
 
 SCOPED_KEY = "zgk_" + "0" * 32 + "_" + "a" * 43
 BOOTSTRAP_KEY = "the-bootstrap-key"

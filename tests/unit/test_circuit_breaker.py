@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex
-from zengram.domain.circuit import CircuitBreaker, CircuitState
-from zengram.domain.errors import IndexRejected, IndexUnavailable
-from zengram.services.index_guard import GuardedIndex
+from zengram.kernel.errors import IndexRejected, IndexUnavailable
+from zengram.memory.domain.circuit import CircuitBreaker, CircuitState
+from zengram.memory.services.index_guard import GuardedIndex
 
 from tests.support import ManualClock
 

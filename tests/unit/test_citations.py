@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zengram.domain.citations import CitationChecker, citations_in, strip_unknown_citations
+from zengram.memory.domain.citations import CitationChecker, citations_in, strip_unknown_citations
 
 A = "0b7c1f2e-1111-4a4a-9a9a-000000000001"
 B = "0b7c1f2e-2222-4a4a-9a9a-000000000002"

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from zengram.bootstrap import build_container
-from zengram.domain.errors import EmbeddingMismatch
-from zengram.domain.models import MemoryChanges, MemoryType
-from zengram.domain.requests import MemoryDraft, SearchRequest
+from zengram.assembly.wiring import build_container
 from zengram.embedded.cli import app
-from zengram.ports import Embedder
+from zengram.kernel.errors import EmbeddingMismatch
+from zengram.kernel.ports import Embedder
+from zengram.memory.domain.models import MemoryChanges, MemoryType
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

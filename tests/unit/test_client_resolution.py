@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from zengram.domain.client_resolution import ClientTerms, client_scores, normalise, resolve_client
-from zengram.domain.clients import ClientFingerprint
+from zengram.memory.domain.client_resolution import ClientTerms, client_scores, normalise, resolve_client
+from zengram.memory.domain.clients import ClientFingerprint
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 

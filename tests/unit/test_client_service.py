@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from zengram.adapters.sqlite.clients import SQLiteClientStore
-from zengram.domain.clients import ClientDraft, ClientFingerprint
-from zengram.domain.errors import InvalidInput, NotFound
-from zengram.services.clients import ClientService
+from zengram.kernel.errors import InvalidInput, NotFound
+from zengram.memory.domain.clients import ClientDraft, ClientFingerprint
+from zengram.memory.services.clients import ClientService
 
 from tests.support import TEST_SCRUBBER, ManualClock
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 
 from tests.support import HashingEmbedder
 

@@ -11,16 +11,16 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from zengram.bootstrap import Container, ContainerProvider, build_consolidation_service, build_container
-from zengram.domain.consolidation import ConsolidationPlan, MergedFact, keep_known_ids, schedule_interval
-from zengram.domain.errors import FeatureUnavailable, LLMUnavailable
-from zengram.domain.jobs import Job, JobStatus
-from zengram.domain.models import Importance, KnowledgeCategory, Memory, MemoryType, RecordQuery
-from zengram.domain.requests import MemoryDraft, MemoryPatch
+from zengram.assembly.wiring import Container, ContainerProvider, build_consolidation_service, build_container
 from zengram.embedded.app import consolidation_schedule
 from zengram.embedded.scheduler import PeriodicTask
-from zengram.ports import JsonModel, LanguageModel
-from zengram.services.consolidation import AlreadyRunning, ConsolidationService
+from zengram.kernel.errors import FeatureUnavailable, LLMUnavailable
+from zengram.kernel.ports import JsonModel, LanguageModel
+from zengram.memory.domain.consolidation import ConsolidationPlan, MergedFact, keep_known_ids, schedule_interval
+from zengram.memory.domain.jobs import Job, JobStatus
+from zengram.memory.domain.models import Importance, KnowledgeCategory, Memory, MemoryType, RecordQuery
+from zengram.memory.domain.requests import MemoryDraft, MemoryPatch
+from zengram.memory.services.consolidation import AlreadyRunning, ConsolidationService
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer
@@ -103,7 +103,7 @@ def test_a_merged_fact_replaces_its_sources(brain: Container, llm_server: Script
 
 
 def _search(q: str) -> Any:
-    from zengram.domain.requests import SearchRequest
+    from zengram.memory.domain.requests import SearchRequest
 
     return SearchRequest(q=q, client_id="acme")
 

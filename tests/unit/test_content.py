@@ -7,8 +7,8 @@ import hashlib
 import re
 
 import pytest
-from zengram.domain.content import PLACEHOLDER, Scrubber, content_hash, derive_digest_key
-from zengram.domain.json_limits import json_depth
+from zengram.kernel.content import PLACEHOLDER, Scrubber, content_hash, derive_digest_key
+from zengram.kernel.json_limits import json_depth
 
 SCRUBBER = Scrubber(derive_digest_key("unit-test-key"))
 PLACEHOLDER_SHAPE = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9a-f]{12}\]")

@@ -9,8 +9,8 @@ import itertools
 import random
 
 import pytest
-from zengram.domain.content import PLACEHOLDER, Scrubber, derive_digest_key
-from zengram.domain.credentials import DETECTORS, Detector
+from zengram.kernel.content import PLACEHOLDER, Scrubber, derive_digest_key
+from zengram.kernel.credentials import DETECTORS, Detector
 
 from tests.data.credential_corpus import NEAR_MISSES, ORDINARY, POSITIVES, Credential
 

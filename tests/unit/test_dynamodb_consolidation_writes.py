@@ -14,9 +14,9 @@ pytest.importorskip("moto")
 
 from zengram.adapters.dynamodb import DynamoDBRecordStore
 from zengram.adapters.dynamodb.jobs import DynamoDBJobStore
-from zengram.domain.content import content_hash
-from zengram.domain.jobs import Job, JobStatus
-from zengram.domain.models import Importance, Memory, MemoryType, RecordQuery
+from zengram.kernel.content import content_hash
+from zengram.memory.domain.jobs import Job, JobStatus
+from zengram.memory.domain.models import Importance, Memory, MemoryType, RecordQuery
 
 from tests.aws_support import fresh_dynamodb_store
 

@@ -22,9 +22,9 @@ import yaml
 from botocore.exceptions import ClientError
 from zengram.adapters.dynamodb import TABLE_DEFINITION, DynamoDBRecordStore, records
 from zengram.adapters.dynamodb.items import content_guard_key, label_guard_key, memory_key
-from zengram.domain.content import content_hash
-from zengram.domain.errors import Conflict
-from zengram.domain.models import Memory, MemoryChanges, MemoryType, WriteKind
+from zengram.kernel.content import content_hash
+from zengram.kernel.errors import Conflict
+from zengram.memory.domain.models import Memory, MemoryChanges, MemoryType, WriteKind
 
 from tests.aws_support import dynamodb_client, dynamodb_endpoint, fresh_dynamodb_store, unique_table_name
 

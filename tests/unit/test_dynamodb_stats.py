@@ -15,7 +15,7 @@ pytest.importorskip("moto")
 
 from zengram.adapters.dynamodb import DynamoDBRecordStore, records
 from zengram.adapters.dynamodb.items import STATS_SHARDS
-from zengram.domain.models import MemoryType
+from zengram.memory.domain.models import MemoryType
 
 from tests.aws_support import fresh_dynamodb_store
 from tests.contract.test_record_store import T0, make_memory

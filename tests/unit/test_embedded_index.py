@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex
-from zengram.domain.search import SearchFilters
+from zengram.kernel.search import SearchFilters
 
 from tests.contract.test_search_index import EMBEDDER, T0, document
 

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex, ann
 from zengram.adapters.sqlite.ann import GraphRows, HnswGraph
-from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.kernel.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
 
 DIMENSION = 48
 ROWS = 3000

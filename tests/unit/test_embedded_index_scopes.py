@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite import EmbeddedSearchIndex
-from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
+from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
 
 from tests.support import HashingEmbedder
 

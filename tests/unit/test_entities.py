@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
-from zengram.domain import entities as entities_module
-from zengram.domain.clients import ClientFingerprint
-from zengram.domain.entities import (
+from zengram.memory.domain import entities as entities_module
+from zengram.memory.domain.clients import ClientFingerprint
+from zengram.memory.domain.entities import (
     MAX_ENTITIES_PER_MEMORY,
     EntityRef,
     EntityType,

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from zengram.adapters.sqlite.entities import SQLiteEntityStore
-from zengram.domain.content import content_hash
-from zengram.domain.entities import EntityRecord, EntityType
-from zengram.domain.models import Importance, Memory, MemoryType
-from zengram.services.entity_links import EntityLinker
+from zengram.kernel.content import content_hash
+from zengram.memory.domain.entities import EntityRecord, EntityType
+from zengram.memory.domain.models import Importance, Memory, MemoryType
+from zengram.memory.services.entity_links import EntityLinker
 
 T0 = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 

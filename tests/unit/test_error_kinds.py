@@ -6,9 +6,9 @@ import inspect
 from pathlib import Path
 
 import pytest
-from zengram.api.errors import STATUS_OF_KIND, status_of
-from zengram.domain import errors
-from zengram.domain.errors import ErrorKind, ZengramError
+from zengram.kernel import errors
+from zengram.kernel.errors import ErrorKind, ZengramError
+from zengram.web.errors import STATUS_OF_KIND, status_of
 
 from tests.support import REPO_ROOT
 

@@ -1,9 +1,9 @@
-"""Query expansion for vague queries (zengram.domain.expansion)."""
+"""Query expansion for vague queries (zengram.memory.domain.expansion)."""
 
 from __future__ import annotations
 
 import pytest
-from zengram.domain.expansion import TOPICS, analyze_query
+from zengram.memory.domain.expansion import TOPICS, analyze_query
 
 
 @pytest.mark.parametrize(("query", "domain"), [

@@ -1,10 +1,10 @@
-"""The graph path's ranking (zengram.domain.graph): named entities, one hop, memories by summed scores."""
+"""The graph path's ranking (zengram.memory.domain.graph): named entities, one hop, memories by summed scores."""
 
 from __future__ import annotations
 
 import pytest
-from zengram.domain.entities import RelatedEntity
-from zengram.domain.graph import GraphPolicy, entity_scores, rank_memories
+from zengram.memory.domain.entities import RelatedEntity
+from zengram.memory.domain.graph import GraphPolicy, entity_scores, rank_memories
 
 WEIGHTS = GraphPolicy(hop_decay=0.5, neighbour_limit=3)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.history import (
+from zengram.memory.domain.history import (
     MAX_CHAIN,
     PROJECTION_DAYS,
     EventKind,
@@ -14,8 +14,8 @@ from zengram.domain.history import (
     supersede_chain,
     timeline,
 )
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.scoring import effective_confidence
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.scoring import effective_confidence
 
 from tests.contract.test_record_store import make_memory
 

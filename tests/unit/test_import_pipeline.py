@@ -10,12 +10,12 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.models import ImportStatus, MemoryType
-from zengram.domain.requests import ImportRecord
-from zengram.domain.search import IndexDocument
-from zengram.ports import Embedder
-from zengram.services.index_guard import GuardedIndex
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.ports import Embedder
+from zengram.kernel.search import IndexDocument
+from zengram.memory.domain.models import ImportStatus, MemoryType
+from zengram.memory.domain.requests import ImportRecord
+from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

@@ -8,13 +8,13 @@ from typing import Any, Literal
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
-from zengram.domain.errors import IndexRejected
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.requests import MemoryDraft, SearchRequest
-from zengram.domain.search import IndexDocument
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.services.index_guard import GuardedIndex
+from zengram.kernel.errors import IndexRejected
+from zengram.kernel.search import IndexDocument
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
+from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
 
 from tests.support import API_KEY, HashingEmbedder, TickingClock

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.api.errors import status_of
-from zengram.bootstrap import Container, build_container
-from zengram.domain.errors import EmbeddingMismatch
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft, SearchRequest
-from zengram.domain.search import IndexDocument
-from zengram.services.index_guard import GuardedIndex
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.errors import EmbeddingMismatch
+from zengram.kernel.search import IndexDocument
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
+from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
+from zengram.web.errors import status_of
 
 from tests.support import HashingEmbedder, ManualClock, TickingClock
 

@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from zengram.api.json_guard import MAX_JSON_DEPTH, nesting_problem
-from zengram.domain.json_limits import json_depth, non_finite_number_at, within_limits
-from zengram.domain.models import as_utc, shifted
-from zengram.domain.text_rules import SOME_TEXT_PATTERN, not_blank
+from zengram.kernel.json_limits import json_depth, non_finite_number_at, within_limits
+from zengram.kernel.text_rules import SOME_TEXT_PATTERN, not_blank
+from zengram.memory.domain.models import as_utc, shifted
+from zengram.web.json_guard import MAX_JSON_DEPTH, nesting_problem
 
 
 def deeply_nested(depth: int) -> dict[str, Any]:

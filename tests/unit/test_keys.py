@@ -1,4 +1,4 @@
-"""The key model (zengram.domain.keys): minting, salted hashes, verification in constant time, tenant scopes."""
+"""The key model (zengram.kernel.keys): minting, salted hashes, verification in constant time, tenant scopes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from zengram.domain.errors import Forbidden
-from zengram.domain.keys import (
+from zengram.kernel.errors import Forbidden
+from zengram.kernel.keys import (
     BOOTSTRAP_PRINCIPAL,
     ApiKey,
     ClientFilter,
@@ -26,8 +26,8 @@ from zengram.domain.keys import (
     verify_bootstrap_key,
     verify_key,
 )
-from zengram.domain.models import Memory
-from zengram.domain.tenant_entities import EntityTally
+from zengram.memory.domain.models import Memory
+from zengram.memory.domain.tenant_entities import EntityTally
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ import pytest
 from zengram.adapters.sqlite import EmbeddedSearchIndex, keyword_postings
 from zengram.adapters.sqlite.keyword_postings import FtsTokenizer, KeywordPostings
 from zengram.adapters.sqlite.search_index import TOKENIZE
-from zengram.domain.search import IndexHit, SearchFilters
+from zengram.kernel.search import IndexHit, SearchFilters
 
 from tests.contract.test_search_index import EMBEDDER, T0, document
 

@@ -1,4 +1,4 @@
-"""The memory state transitions (zengram.domain.lifecycle and the `Memory` methods), over an in-memory lookup: the
+"""The memory state transitions (zengram.memory.domain.lifecycle and the `Memory` methods), over an in-memory lookup: the
 rules every record store inherits, checked without any store. The contract suites check that each adapter persists
 what these return."""
 
@@ -7,17 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from zengram.domain import lifecycle
-from zengram.domain.content import content_hash
-from zengram.domain.errors import Conflict, StaleRevision
-from zengram.domain.models import (
-    ImportKind,
-    Memory,
-    MemoryChanges,
-    MemoryNotFound,
-    MemoryType,
-    WriteKind,
-)
+from zengram.kernel.content import content_hash
+from zengram.kernel.errors import Conflict, StaleRevision
+from zengram.memory.domain import lifecycle
+from zengram.memory.domain.models import ImportKind, Memory, MemoryChanges, MemoryNotFound, MemoryType, WriteKind
 
 from tests.contract.test_record_store import T0, make_memory
 

@@ -20,7 +20,7 @@ from zengram.adapters.minilm import (
 )
 from zengram.adapters.minilm import onnx_embedder as onnx_module
 from zengram.adapters.minilm.onnx_embedder import Variant
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 
 pytestmark = pytest.mark.slow
 

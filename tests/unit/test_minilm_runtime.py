@@ -20,7 +20,7 @@ from zengram.adapters.minilm import (
 )
 from zengram.adapters.minilm import onnx_embedder as onnx_module
 from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
-from zengram.bootstrap import build_embedder
+from zengram.assembly.wiring import build_embedder
 from zengram.settings import Settings
 
 pytestmark = pytest.mark.slow

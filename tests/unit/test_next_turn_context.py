@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.context import with_context
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
-from zengram.domain.search import SearchFilters
-from zengram.ports import Embedder
-from zengram.services.indexing import EMBED_BATCH
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.ports import Embedder
+from zengram.kernel.search import SearchFilters
+from zengram.memory.domain.context import with_context
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
+from zengram.memory.services.indexing import EMBED_BATCH
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

@@ -11,11 +11,11 @@ import pytest
 from pydantic import BaseModel, SecretStr
 from zengram.adapters.openai.chat import NO_KEY_PLACEHOLDER, OpenAIChatModel
 from zengram.adapters.system.language_model import NoLanguageModel
-from zengram.api.errors import status_of
-from zengram.bootstrap import build_language_model
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
-from zengram.ports import LanguageModel
+from zengram.assembly.wiring import build_language_model
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
+from zengram.kernel.ports import LanguageModel
 from zengram.settings import Settings
+from zengram.web.errors import status_of
 
 from tests.llm_server import TEST_LLM_KEY, TEST_LLM_MODEL, Delayed, HttpFailure, ScriptedLLMServer
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from zengram.adapters.openai import MAX_INPUTS_PER_REQUEST, OpenAIEmbedder
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 
 API_KEY = "sk-test-not-a-real-key"
 

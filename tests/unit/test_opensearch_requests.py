@@ -26,12 +26,12 @@ import numpy.typing as npt
 import pytest
 from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
-from zengram.bootstrap import Container
-from zengram.domain.errors import IndexRejected, IndexUnavailable
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
-from zengram.domain.search import IndexAttributes, IndexDocument, SearchFilters
-from zengram.services.indexing import IndexSync
+from zengram.assembly.wiring import Container
+from zengram.kernel.errors import IndexRejected, IndexUnavailable
+from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.memory.services.indexing import IndexSync
 from zengram.settings import Settings
 
 from tests.opensearch_fake import FakeOpenSearch, Recorded, internal_error, iter_bulk, rejected, unavailable

@@ -7,11 +7,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.models import Importance, MemoryType
-from zengram.domain.query import QueryBoosts, asks_when, candidate_boosts, mentions_time, names_speaker, speaker_of
-from zengram.domain.requests import MemoryDraft, SearchRequest
-from zengram.domain.scoring import ScoringConfig, fuse, score_candidates
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.fusion import fuse
+from zengram.memory.domain.models import Importance, MemoryType
+from zengram.memory.domain.query import (
+    QueryBoosts,
+    asks_when,
+    candidate_boosts,
+    mentions_time,
+    names_speaker,
+    speaker_of,
+)
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
+from zengram.memory.domain.scoring import ScoringConfig, score_candidates
 from zengram.settings import Settings
 
 from tests.contract.test_record_store import make_memory

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.entities import EntityType, ReclassifyRequest
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.requests import MemoryDraft, MemoryPatch
+from zengram.assembly.wiring import Container, build_container
+from zengram.memory.domain.entities import EntityType, ReclassifyRequest
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.requests import MemoryDraft, MemoryPatch
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

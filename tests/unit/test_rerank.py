@@ -1,5 +1,5 @@
-"""The rerank hook: relevance mapping and re-sorting (zengram.domain.rerank), the stage's fallback and circuit
-(zengram.services.rerank), and the HTTP adapter against a small local re-ranker (tests/rerank_server.py)."""
+"""The rerank hook: relevance mapping and re-sorting (zengram.memory.domain.rerank), the stage's fallback and circuit
+(zengram.memory.services.rerank), and the HTTP adapter against a small local re-ranker (tests/rerank_server.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from zengram.adapters.http import HttpReranker, RerankAnswerError, RerankError, parse_rerank_answer
-from zengram.domain.circuit import CircuitBreaker
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.rerank import apply_rerank, relevance
-from zengram.domain.scoring import ScoredMemory
-from zengram.services.rerank import RerankStage
+from zengram.memory.domain.circuit import CircuitBreaker
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.rerank import apply_rerank, relevance
+from zengram.memory.domain.scoring import ScoredMemory
+from zengram.memory.services.rerank import RerankStage
 
 from tests.rerank_server import RerankServer
 from tests.support import ManualClock

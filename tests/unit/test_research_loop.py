@@ -8,13 +8,13 @@ import re
 from typing import Any
 
 import pytest
-from zengram.bootstrap import Container
-from zengram.domain.errors import FeatureUnavailable, LLMInvalidResponse
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
-from zengram.domain.research import Judgement, ResearchRequest, ResearchState, loop_is_done, next_query
-from zengram.ports import JsonModel, LanguageModel
-from zengram.services.research import InProcessResearchRunner, ResearchService, ResearchSteps
+from zengram.assembly.wiring import Container
+from zengram.kernel.errors import FeatureUnavailable, LLMInvalidResponse
+from zengram.kernel.ports import JsonModel, LanguageModel
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
+from zengram.memory.domain.research import Judgement, ResearchRequest, ResearchState, loop_is_done, next_query
+from zengram.memory.services.research import InProcessResearchRunner, ResearchService, ResearchSteps
 
 MEMORY_LINE = re.compile(r"^\[mem:([^\]]+)\]", re.MULTILINE)
 

@@ -7,13 +7,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from zengram.domain.context import ContextPolicy
-from zengram.domain.graph import GraphPolicy
-from zengram.domain.query_plan import QueryExtras
-from zengram.domain.rerank import RerankPolicy
-from zengram.domain.retrieval import CONVERSATION, DEFAULT_PROFILE, PLAIN, PROFILES
-from zengram.domain.scoring import ScoringConfig
-from zengram.domain.temporal import TemporalMode
+from zengram.memory.domain.context import ContextPolicy
+from zengram.memory.domain.graph import GraphPolicy
+from zengram.memory.domain.query_plan import QueryExtras
+from zengram.memory.domain.rerank import RerankPolicy
+from zengram.memory.domain.retrieval import CONVERSATION, DEFAULT_PROFILE, PLAIN, PROFILES
+from zengram.memory.domain.scoring import ScoringConfig
+from zengram.memory.domain.temporal import TemporalMode
 from zengram.settings import Settings
 
 

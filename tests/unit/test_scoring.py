@@ -6,12 +6,12 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.models import Importance, MemoryType
-from zengram.domain.scoring import (
+from zengram.kernel.fusion import fuse
+from zengram.memory.domain.models import Importance, MemoryType
+from zengram.memory.domain.scoring import (
     ScoringConfig,
     access_boost,
     effective_confidence,
-    fuse,
     score_candidates,
     similarity,
 )

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from zengram.bootstrap import build_scrubber
-from zengram.domain.content import Scrubber, derive_digest_key
-from zengram.domain.errors import FeatureUnavailable
+from zengram.assembly.wiring import build_scrubber
 from zengram.embedded.keys import resolve_api_key
+from zengram.kernel.content import Scrubber, derive_digest_key
+from zengram.kernel.errors import FeatureUnavailable
 from zengram.settings import Settings
 
 SECRET_TEXT = "the db password is hunter2hunter2"
@@ -47,14 +47,14 @@ def test_the_lambda_host_reads_the_api_key_secret_on_the_first_scrub_only(
         return "from-secrets-manager"
 
     monkeypatch.setattr("zengram.adapters.aws_parameters.fetch_api_key", fetch_api_key)
-    settings = Settings(data_dir=tmp_path, record_store="dynamodb", api_key_secret_id="zengram/api-key")
+    settings = Settings(data_dir=tmp_path, record_store="dynamodb", api_key_secret_id="zengram/web-key")
 
     scrubber = build_scrubber(settings)
     assert calls == []  # built without touching Secrets Manager (read-only functions never need it)
     assert scrubber.scrub("nothing to hide") == "nothing to hide" and calls == []
     assert scrubber.scrub(SECRET_TEXT) == scrubbed_with("from-secrets-manager")
     scrubber.scrub("password: another-one-42")
-    assert calls == ["zengram/api-key"]
+    assert calls == ["zengram/web-key"]
 
 
 def test_the_embedded_host_without_an_api_key_uses_its_key_file(tmp_path: Path) -> None:

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from zengram.bootstrap import Container, build_container
-from zengram.domain.context import ContextPolicy, own_text, same_thread, with_context
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.requests import MemoryDraft, SearchRequest
+from zengram.assembly.wiring import Container, build_container
+from zengram.memory.domain.context import ContextPolicy, own_text, same_thread, with_context
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import snapshot_restore_py
-from zengram import serverless
+from zengram.serverless import handlers as serverless
 
 from tests.support import REPO_ROOT
 
@@ -109,7 +109,7 @@ def test_priming_an_http_function_builds_its_container_and_answers_nothing(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     from zengram.adapters.aws_lambda import metrics
-    from zengram.api.routers import memory
+    from zengram.memory.api import memory
 
     # A fresh execution environment: priming builds its Powertools objects, which later tests must not inherit.
     monkeypatch.setattr(serverless, "OBSERVABILITY", serverless.LambdaObservability())

@@ -19,7 +19,7 @@ def test_overlap_is_the_share_of_each_reference_answer_found_averaged() -> None:
 def test_tracebacks_and_error_records_in_the_server_log_are_failures() -> None:
     log = "\n".join([
         "INFO:     Started server process [12]",
-        "2026-12-04 04:03:01,132 WARNING zengram.api: slow request",
+        "2026-12-04 04:03:01,132 WARNING zengram.web: slow request",
         "2026-12-04 04:03:02,411 ERROR zengram.adapters.sqlite.keyword_postings: applying written texts failed",
         "Traceback (most recent call last):",
         "KeyError: 'x'",

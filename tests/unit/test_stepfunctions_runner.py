@@ -12,9 +12,9 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from zengram.adapters.stepfunctions import StepFunctionsResearchRunner, client_config
-from zengram.api.errors import STATUS_OF_KIND
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable, ResearchFailed, ResearchTimedOut
-from zengram.domain.research import ResearchRequest, ResearchState
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable, ResearchFailed, ResearchTimedOut
+from zengram.memory.domain.research import ResearchRequest, ResearchState
+from zengram.web.errors import STATUS_OF_KIND
 
 ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:zengram-research"
 EXECUTION = "arn:aws:states:us-east-1:123456789012:express:zengram-research:run-1:1"

@@ -1,11 +1,11 @@
-"""The temporal resolver (zengram.domain.temporal), against a fixed reference moment."""
+"""The temporal resolver (zengram.memory.domain.temporal), against a fixed reference moment."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from zengram.domain.temporal import TemporalMode, TemporalPattern, proximity_boost, resolve_temporal, within
+from zengram.memory.domain.temporal import TemporalMode, TemporalPattern, proximity_boost, resolve_temporal, within
 
 REFERENCE = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)  # a Wednesday
 

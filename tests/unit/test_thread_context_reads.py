@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.context import ContextPolicy, Neighbours, context_of
-from zengram.domain.models import Memory, MemoryType
-from zengram.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
+from zengram.assembly.wiring import Container, build_container
+from zengram.memory.domain.context import ContextPolicy, Neighbours, context_of
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
 
 
 @pytest.mark.parametrize("moment", [

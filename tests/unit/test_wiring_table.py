@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from zengram import bootstrap
+from zengram.assembly import wiring as bootstrap
 from zengram.settings import Settings
 
 

@@ -11,13 +11,13 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.errors import IndexUnavailable
-from zengram.domain.models import MemoryType, WriteKind
-from zengram.domain.requests import MemoryDraft, SearchRequest
-from zengram.domain.search import IndexDocument, SearchFilters
-from zengram.services.stats import Dashboard
-from zengram.services.write_behind import IndexWriteBehind
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.errors import IndexUnavailable
+from zengram.kernel.search import IndexDocument, SearchFilters
+from zengram.memory.domain.models import MemoryType, WriteKind
+from zengram.memory.domain.requests import MemoryDraft, SearchRequest
+from zengram.memory.services.stats import Dashboard
+from zengram.memory.services.write_behind import IndexWriteBehind
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

@@ -10,11 +10,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.bootstrap import Container, build_container
-from zengram.domain.models import MemoryType, WriteKind
-from zengram.domain.requests import ImportRecord, MemoryDraft, SearchRequest
-from zengram.domain.search import IndexDocument
-from zengram.services.index_guard import GuardedIndex
+from zengram.assembly.wiring import Container, build_container
+from zengram.kernel.search import IndexDocument
+from zengram.memory.domain.models import MemoryType, WriteKind
+from zengram.memory.domain.requests import ImportRecord, MemoryDraft, SearchRequest
+from zengram.memory.services.index_guard import GuardedIndex
 from zengram.settings import Settings
 
 from tests.support import HashingEmbedder, TickingClock

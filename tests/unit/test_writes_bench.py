@@ -5,9 +5,9 @@ write path alone (the in-memory indexes off) beside the growth target it does no
 from __future__ import annotations
 
 import pytest
-from zengram.bootstrap import Container
-from zengram.domain.models import MemoryType
-from zengram.domain.requests import MemoryDraft
+from zengram.assembly.wiring import Container
+from zengram.memory.domain.models import MemoryType
+from zengram.memory.domain.requests import MemoryDraft
 
 from bench import writes
 from bench.targets import Target

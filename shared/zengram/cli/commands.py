@@ -22,7 +22,7 @@ from zengram.cli.common import (
     reporting_errors,
 )
 from zengram.client.calls import StoreOptions
-from zengram.domain.models import format_timestamp
+from zengram.kernel.timestamps import format_timestamp
 
 
 def register(app: typer.Typer) -> None:

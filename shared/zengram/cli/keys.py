@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from zengram.api.schemas.keys import ApiKeyBody
 from zengram.cli.common import (
     EXIT_USAGE,
     JsonOption,
@@ -20,6 +19,7 @@ from zengram.cli.common import (
     print_json,
     reporting_errors,
 )
+from zengram.memory.api.schemas.keys import ApiKeyBody
 
 
 def register(keys_app: typer.Typer) -> None:

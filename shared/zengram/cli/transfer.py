@@ -28,7 +28,7 @@ from zengram.cli.common import (
     stderr,
 )
 from zengram.client import BrainClient
-from zengram.domain.requests import MAX_EXPORT_LIMIT, MAX_IMPORT_RECORDS
+from zengram.memory.domain.requests import MAX_EXPORT_LIMIT, MAX_IMPORT_RECORDS
 
 MAX_SHOWN_FAILURES = 10
 

@@ -1,6 +1,6 @@
 """Python SDK for the Zengram API: `BrainClient` (sync) and `AsyncBrainClient` (asyncio) on httpx.
 
-Answers are the server's own pydantic models (`zengram.api.schemas`); failures raise `BrainError` subclasses
+Answers are the server's own pydantic models (`zengram.memory.api.schemas`); failures raise `BrainError` subclasses
 carrying the server's `error` text. Method names follow Zengram's Python `BrainClient`.
 """
 

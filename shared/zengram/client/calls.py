@@ -13,15 +13,6 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from zengram.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
-from zengram.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
-from zengram.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
-from zengram.api.schemas.export import ImportBody
-from zengram.api.schemas.health import HealthBody
-from zengram.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
-from zengram.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
-from zengram.api.schemas.research import ResearchBody
-from zengram.api.schemas.stats import StatsBody
 from zengram.client.bodies import (
     BriefingBody,
     EntityMemoriesBody,
@@ -33,9 +24,19 @@ from zengram.client.bodies import (
 )
 from zengram.client.errors import ERRORS_BY_STATUS, BrainError, RateLimitError
 from zengram.client.retry import retry_after_seconds
-from zengram.domain.documents.query import DocumentQuery, QueryResponse
-from zengram.domain.models import Memory, format_timestamp
-from zengram.domain.reflect import ReflectResult
+from zengram.documents.domain.query import DocumentQuery, QueryResponse
+from zengram.kernel.timestamps import format_timestamp
+from zengram.memory.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
+from zengram.memory.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
+from zengram.memory.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
+from zengram.memory.api.schemas.export import ImportBody
+from zengram.memory.api.schemas.health import HealthBody
+from zengram.memory.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
+from zengram.memory.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
+from zengram.memory.api.schemas.research import ResearchBody
+from zengram.memory.api.schemas.stats import StatsBody
+from zengram.memory.domain.models import Memory
+from zengram.memory.domain.reflect import ReflectResult
 
 T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -10,15 +10,6 @@ from typing import Any, TypeVar, Unpack
 
 import httpx
 
-from zengram.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
-from zengram.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
-from zengram.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
-from zengram.api.schemas.export import ImportBody
-from zengram.api.schemas.health import HealthBody
-from zengram.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
-from zengram.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
-from zengram.api.schemas.research import ResearchBody
-from zengram.api.schemas.stats import StatsBody
 from zengram.client import calls
 from zengram.client.base import DEFAULT_TIMEOUT, EXPORT_PAGE, SLOW_TIMEOUT, ClientConfig
 from zengram.client.bodies import (
@@ -44,9 +35,18 @@ from zengram.client.calls import (
     UpdateOptions,
 )
 from zengram.client.retry import RetryPolicy
-from zengram.domain.documents.query import DocumentQuery, QueryResponse
-from zengram.domain.models import Memory
-from zengram.domain.reflect import ReflectResult
+from zengram.documents.domain.query import DocumentQuery, QueryResponse
+from zengram.memory.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
+from zengram.memory.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
+from zengram.memory.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
+from zengram.memory.api.schemas.export import ImportBody
+from zengram.memory.api.schemas.health import HealthBody
+from zengram.memory.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
+from zengram.memory.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
+from zengram.memory.api.schemas.research import ResearchBody
+from zengram.memory.api.schemas.stats import StatsBody
+from zengram.memory.domain.models import Memory
+from zengram.memory.domain.reflect import ReflectResult
 
 T = TypeVar("T")
 

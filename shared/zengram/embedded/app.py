@@ -8,11 +8,20 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from zengram.api import kb
-from zengram.api.app import create_app
-from zengram.api.chat.routers import CHAT_ROUTERS
-from zengram.api.middleware import OPEN_PATHS
-from zengram.api.routers import (
+from zengram.assembly.wiring import (
+    Container,
+    ContainerProvider,
+    DocumentsContainer,
+    build_container,
+    build_documents_container,
+)
+from zengram.chat.api.routers import CHAT_ROUTERS
+from zengram.documents import api as kb
+from zengram.embedded.dashboard import DASHBOARD_PREFIX, mount_dashboard
+from zengram.embedded.keys import resolve_api_key
+from zengram.embedded.scheduler import PeriodicTask
+from zengram.kernel.errors import IndexUnavailable
+from zengram.memory.api import (
     admin,
     briefing,
     clients,
@@ -25,20 +34,11 @@ from zengram.api.routers import (
     research,
     stats,
 )
-from zengram.api.routers import entities as entity_routes
-from zengram.bootstrap import (
-    Container,
-    ContainerProvider,
-    DocumentsContainer,
-    build_container,
-    build_documents_container,
-)
-from zengram.domain.consolidation import schedule_interval
-from zengram.domain.errors import IndexUnavailable
-from zengram.embedded.dashboard import DASHBOARD_PREFIX, mount_dashboard
-from zengram.embedded.keys import resolve_api_key
-from zengram.embedded.scheduler import PeriodicTask
+from zengram.memory.api import entities as entity_routes
+from zengram.memory.domain.consolidation import schedule_interval
 from zengram.settings import Settings
+from zengram.web.app import create_app
+from zengram.web.middleware import OPEN_PATHS
 
 logger = logging.getLogger(__name__)
 ROUTERS = [health.router, memory.router, briefing.router, export.router, research.router, reflect.router,

@@ -11,12 +11,12 @@ from typing import Annotated
 import typer
 
 from zengram import cli as client_commands
-from zengram.bootstrap import build_container
+from zengram.assembly.wiring import build_container
 from zengram.cli import kb as kb_commands
 from zengram.cli import keys as key_commands
-from zengram.domain.errors import EmbeddingMismatch
-from zengram.domain.models import utc_now
 from zengram.embedded.keys import resolve_api_key
+from zengram.kernel.errors import EmbeddingMismatch
+from zengram.kernel.timestamps import utc_now
 from zengram.settings import Settings
 
 app = typer.Typer(help="Zengram: shared long-term memory for AI agents.", no_args_is_help=True)

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError
 
 from zengram.client import AsyncBrainClient, BrainError
 from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, StoreOptions, UpdateOptions
-from zengram.domain.documents.query import DocumentQuery
-from zengram.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
-from zengram.domain.reflect import ReflectRequest
-from zengram.domain.requests import (
+from zengram.documents.domain.query import DocumentQuery
+from zengram.memory.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
+from zengram.memory.domain.reflect import ReflectRequest
+from zengram.memory.domain.requests import (
     CLIENT_PATTERN,
     BriefingRequest,
     DeleteRequest,
@@ -30,7 +30,7 @@ from zengram.domain.requests import (
     SearchRequest,
     StructuredQuery,
 )
-from zengram.domain.research import ResearchRequest
+from zengram.memory.domain.research import ResearchRequest
 
 DEFAULT_AGENT = "claude-code"  # Zengram's MCP default identity
 DEFAULT_EXPORT_LIMIT = 500  # keeps one answer within MCP message sizes

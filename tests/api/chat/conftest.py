@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
+from zengram.assembly.wiring import Container, build_container
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer

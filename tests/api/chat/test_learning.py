@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container, build_container
-from zengram.domain.chat.learning import LearningJob, LearnMode
+from zengram.assembly.wiring import Container, build_container
+from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.embedded.app import build_embedded_app
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
 from tests.api.chat.conftest import ChatClock, complete, wait_for_learning

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from zengram.bootstrap import Container
+from zengram.assembly.wiring import Container
 
 from tests.api.chat.conftest import ChatClock
 from tests.api.helpers import assert_error
@@ -127,7 +127,7 @@ def test_another_projects_memory_does_not_exist_here(api: TestClient) -> None:
 
 def test_versioning_and_writes_go_on_while_the_index_is_down(api: TestClient, chat_container: Container,
                                                              monkeypatch: Any) -> None:
-    from zengram.domain.errors import IndexUnavailable
+    from zengram.kernel.errors import IndexUnavailable
 
     add(api, "User likes coffee")
 

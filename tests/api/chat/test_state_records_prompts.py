@@ -106,7 +106,7 @@ def test_prompts_resolve_project_then_subject_then_chat(api: TestClient) -> None
 
 
 def test_what_the_layer_does_not_offer_is_a_501(api: TestClient) -> None:
-    from zengram.domain.keys import Role
+    from zengram.kernel.keys import Role
 
     reader = api.post("/admin/keys", headers={"x-api-key": API_KEY}, json={
         "name": "reader", "role": Role.READ.value, "clients": ["global"]}).json()["key"]

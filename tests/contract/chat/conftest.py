@@ -1,4 +1,4 @@
-"""The chat layer's contract suites (zengram/chat_ports.py) run against every adapter: SQLite (one records file) and
+"""The chat layer's contract suites (zengram/chat/ports.py) run against every adapter: SQLite (one records file) and
 DynamoDB (one table, on moto or the emulator AWS_ENDPOINT_URL names)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.chat_ports import (
+from zengram.chat.ports import (
     AgentStateStore,
     ChatHistoryStore,
     LearningJobStore,

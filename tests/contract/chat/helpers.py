@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from zengram.domain.chat.memories import SubjectMemory
-from zengram.domain.chat.tenancy import new_id
-from zengram.domain.content import content_hash
+from zengram.chat.domain.memories import SubjectMemory
+from zengram.chat.domain.tenancy import new_id
+from zengram.kernel.content import content_hash
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -1,11 +1,11 @@
-"""The `AgentStateStore` contract (zengram/chat_ports.py), for every adapter."""
+"""The `AgentStateStore` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from zengram.domain.chat.state import AgentState
+from zengram.chat.domain.state import AgentState
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at

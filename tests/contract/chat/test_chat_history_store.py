@@ -1,10 +1,10 @@
-"""The `ChatHistoryStore` contract (zengram/chat_ports.py), for every adapter."""
+"""The `ChatHistoryStore` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from zengram.domain.chat.history import NewMessage, Role
+from zengram.chat.domain.history import NewMessage, Role
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at

@@ -1,13 +1,13 @@
-"""The `LearningJobStore` contract (zengram/chat_ports.py), for every adapter."""
+"""The `LearningJobStore` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from zengram.domain.chat.learning import JobStatus, LearningJob, LearnMode
-from zengram.domain.chat.recalls import LearningOutcome
-from zengram.domain.chat.tenancy import new_id
+from zengram.chat.domain.learning import JobStatus, LearningJob, LearnMode
+from zengram.chat.domain.recalls import LearningOutcome
+from zengram.chat.domain.tenancy import new_id
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at

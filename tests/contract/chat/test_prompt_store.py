@@ -1,9 +1,9 @@
-"""The `PromptStore` contract (zengram/chat_ports.py), for every adapter."""
+"""The `PromptStore` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
-from zengram.domain.chat.prompts import PromptScope, SystemPrompt
-from zengram.domain.chat.tenancy import new_id
+from zengram.chat.domain.prompts import PromptScope, SystemPrompt
+from zengram.chat.domain.tenancy import new_id
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at

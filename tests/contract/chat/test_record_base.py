@@ -1,11 +1,11 @@
-"""The `RecordBase` contract (zengram/chat_ports.py), for every adapter."""
+"""The `RecordBase` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
 import pytest
-from zengram.domain.chat.records import DataRecord, FieldDef, RecordSchema
-from zengram.domain.chat.tenancy import new_id
-from zengram.domain.errors import StaleRevision
+from zengram.chat.domain.records import DataRecord, FieldDef, RecordSchema
+from zengram.chat.domain.tenancy import new_id
+from zengram.kernel.errors import StaleRevision
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at

@@ -1,12 +1,12 @@
-"""The `SubjectMemoryStore` contract (zengram/chat_ports.py), for every adapter."""
+"""The `SubjectMemoryStore` contract (zengram/chat/ports.py), for every adapter."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from zengram.domain.chat.memories import MemoryStatus
-from zengram.domain.errors import Conflict, StaleRevision
+from zengram.chat.domain.memories import MemoryStatus
+from zengram.kernel.errors import Conflict, StaleRevision
 
 from tests.contract.chat.conftest import ChatStores
 from tests.contract.chat.helpers import at, memory

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from zengram.domain.chat.assembly import (
+from zengram.chat.domain.assembly import (
     MEMORIES_HEADER,
     RECORDS_HEADER,
     STATE_HEADER,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from zengram.domain.chat.memories import (
+from zengram.chat.domain.memories import (
     MemoryKind,
     MemoryStatus,
     Neighbour,
@@ -17,7 +17,7 @@ from zengram.domain.chat.memories import (
     recall_score,
     similarity_of,
 )
-from zengram.domain.errors import Conflict
+from zengram.kernel.errors import Conflict
 
 from tests.contract.chat.helpers import T0, memory
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from zengram.domain.chat.records import DataRecord, FieldDef, RecordQuerySpec, RecordSchema, check_fields
-from zengram.domain.errors import InvalidInput
+from zengram.chat.domain.records import DataRecord, FieldDef, RecordQuerySpec, RecordSchema, check_fields
+from zengram.kernel.errors import InvalidInput
 
 from tests.contract.chat.helpers import T0
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from zengram.api.errors import status_of
-from zengram.domain.chat.history import Role, StoredMessage, within_budget
-from zengram.domain.chat.learning import JobStatus, LearningJob, LearnMode
-from zengram.domain.chat.prompts import PromptScope, SystemPrompt, resolve
-from zengram.domain.chat.providers import Provider, ProviderEndpoints, choose_provider, provider_refusal
-from zengram.domain.chat.recalls import LearningOutcome
-from zengram.domain.chat.tenancy import resolve_project
-from zengram.domain.errors import FeatureUnavailable, Forbidden, InvalidInput
-from zengram.domain.keys import TenantScope
+from zengram.chat.domain.history import Role, StoredMessage, within_budget
+from zengram.chat.domain.learning import JobStatus, LearningJob, LearnMode
+from zengram.chat.domain.prompts import PromptScope, SystemPrompt, resolve
+from zengram.chat.domain.providers import Provider, ProviderEndpoints, choose_provider, provider_refusal
+from zengram.chat.domain.recalls import LearningOutcome
+from zengram.chat.domain.tenancy import resolve_project
+from zengram.kernel.errors import FeatureUnavailable, Forbidden, InvalidInput
+from zengram.kernel.keys import TenantScope
+from zengram.web.errors import status_of
 
 from tests.contract.chat.helpers import T0
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Metrics
 
-    from zengram.ports import JsonModel, LanguageModel
+    from zengram.kernel.ports import JsonModel, LanguageModel
 
 MEMORY_WRITES = "MemoryWrites"
 SEARCHES = "Searches"

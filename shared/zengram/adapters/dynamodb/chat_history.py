@@ -14,8 +14,8 @@ from zengram.adapters.dynamodb.items import Item, number, string, timestamp
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import make_client
 from zengram.adapters.dynamodb.writes import Expression
-from zengram.domain.chat.history import ChatSummary, NewMessage, Role, StoredMessage
-from zengram.domain.models import parse_timestamp
+from zengram.chat.domain.history import ChatSummary, NewMessage, Role, StoredMessage
+from zengram.kernel.timestamps import parse_timestamp
 
 INDEX_DIGITS = 12
 

@@ -33,8 +33,8 @@ from zengram.adapters.dynamodb.schema import (
 )
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.errors import Conflict
-from zengram.domain.models import format_timestamp
+from zengram.kernel.errors import Conflict
+from zengram.kernel.timestamps import format_timestamp
 
 __all__ = ["WriteConflict"]  # the chat stores take it from here, with the rest
 T = TypeVar("T")

@@ -12,8 +12,8 @@ from zengram.adapters.dynamodb.items import Item, number, string
 from zengram.adapters.dynamodb.schema import PENDING_PK, PENDING_SK
 from zengram.adapters.dynamodb.table import make_client
 from zengram.adapters.dynamodb.writes import Expression
-from zengram.domain.chat.learning import JobStatus, LearningJob
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.learning import JobStatus, LearningJob
+from zengram.kernel.timestamps import format_timestamp
 
 DUE_MARK = "CHAT_LEARN"
 VERSION = "version"

@@ -7,7 +7,7 @@ from typing import Any
 from zengram.adapters.dynamodb.chat_items import BODY, ChatTable, key, part
 from zengram.adapters.dynamodb.items import string
 from zengram.adapters.dynamodb.table import make_client
-from zengram.domain.chat.prompts import SystemPrompt
+from zengram.chat.domain.prompts import SystemPrompt
 
 
 def prompts_partition(project_id: str) -> str:

@@ -13,7 +13,7 @@ from zengram.adapters.dynamodb.items import Item, string
 from zengram.adapters.dynamodb.schema import PK
 from zengram.adapters.dynamodb.table import make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.chat.recalls import LearningOutcome, RecallEvent
+from zengram.chat.domain.recalls import LearningOutcome, RecallEvent
 
 LEARNING = "learning"
 EVENT_ID = "event_id"

@@ -22,9 +22,9 @@ from zengram.adapters.dynamodb.items import Item, number, string, timestamp
 from zengram.adapters.dynamodb.schema import PENDING_PK, PENDING_SK
 from zengram.adapters.dynamodb.table import make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.chat.records import DataRecord, RecordSchema
-from zengram.domain.errors import Conflict, StaleRevision
-from zengram.domain.models import parse_timestamp
+from zengram.chat.domain.records import DataRecord, RecordSchema
+from zengram.kernel.errors import Conflict, StaleRevision
+from zengram.kernel.timestamps import parse_timestamp
 
 PENDING_MARK = "CHAT_PENDING_RECORD"
 ALL_MARK = "DATA_RECORD"

@@ -11,8 +11,8 @@ from zengram.adapters.dynamodb.chat_items import BODY, ChatTable, key, part
 from zengram.adapters.dynamodb.items import Item, number, string, timestamp
 from zengram.adapters.dynamodb.table import make_client
 from zengram.adapters.dynamodb.writes import Expression
-from zengram.domain.chat.state import AgentState
-from zengram.domain.models import parse_timestamp
+from zengram.chat.domain.state import AgentState
+from zengram.kernel.timestamps import parse_timestamp
 
 TTL_ATTRIBUTE = "ttl"
 

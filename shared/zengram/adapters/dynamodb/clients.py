@@ -9,8 +9,8 @@ from zengram.adapters.dynamodb.items import AttributeValue, Item, string, timest
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import DynamoTable, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.clients import ClientFingerprint
-from zengram.domain.models import parse_timestamp
+from zengram.kernel.timestamps import parse_timestamp
+from zengram.memory.domain.clients import ClientFingerprint
 
 CLIENTS_PARTITION = "CLIENTS"
 CLIENT_KIND = "CLIENT"

@@ -9,8 +9,8 @@ from zengram.adapters.dynamodb.items import Item, number, string, timestamp
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import WriteOp
-from zengram.domain.collections import Collection
-from zengram.domain.models import parse_timestamp
+from zengram.kernel.timestamps import parse_timestamp
+from zengram.memory.domain.collections import Collection
 
 COLLECTIONS_PARTITION = "COLLECTIONS"
 _PAGE = 100

@@ -24,7 +24,7 @@ from typing import Any
 from zengram.adapters.dynamodb.schema import error_code
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import WriteOp
-from zengram.domain.documents.models import (
+from zengram.documents.domain.models import (
     Chunk,
     CodeEntity,
     CodeGraph,
@@ -35,7 +35,7 @@ from zengram.domain.documents.models import (
     IndexJobStatus,
     Relation,
 )
-from zengram.domain.models import parse_timestamp
+from zengram.kernel.timestamps import parse_timestamp
 
 Item = dict[str, dict[str, Any]]
 PK, SK = "pk", "sk"

@@ -28,9 +28,9 @@ from zengram.adapters.dynamodb.items import AttributeValue, Item, number, string
 from zengram.adapters.dynamodb.schema import ALL_PK, BY_CLIENT, BY_CREATED, CLIENT_PK, CREATED_SK, PK, SK
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
-from zengram.domain.errors import Conflict
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.errors import Conflict
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 
 T = TypeVar("T")
 ENTITY_KIND = "ENTITY"

@@ -23,8 +23,9 @@ from zengram.adapters.dynamodb.schema import (
     SK,
     THREAD_PK,
 )
-from zengram.domain.models import Memory, MemoryType, format_timestamp, parse_timestamp
-from zengram.domain.stats import decay_reference, decays
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.models import Memory, MemoryType
+from zengram.memory.domain.stats import decay_reference, decays
 
 AttributeValue = dict[str, Any]
 Item = dict[str, AttributeValue]

@@ -18,8 +18,8 @@ from zengram.adapters.dynamodb.items import Item, string, timestamp
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
-from zengram.domain.models import parse_timestamp
+from zengram.kernel.timestamps import parse_timestamp
+from zengram.memory.domain.jobs import Job, JobStatus, JobTrigger, LockState
 
 JOB_KIND = "JOB"
 LOCK_KIND = "LOCK"

@@ -10,9 +10,9 @@ from typing import Any
 from zengram.adapters.dynamodb.items import Item, string, timestamp
 from zengram.adapters.dynamodb.schema import PK, SK, error_code
 from zengram.adapters.dynamodb.table import DynamoTable, make_client
-from zengram.domain.errors import Conflict
-from zengram.domain.keys import ApiKey, Role
-from zengram.domain.models import parse_timestamp
+from zengram.kernel.errors import Conflict
+from zengram.kernel.keys import ApiKey, Role
+from zengram.kernel.timestamps import parse_timestamp
 
 KEYS_PARTITION = "KEYS"
 KEY_KIND = "APIKEY"

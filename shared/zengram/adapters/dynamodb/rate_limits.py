@@ -10,7 +10,7 @@ from typing import Any
 from zengram.adapters.dynamodb.items import Item, number, string
 from zengram.adapters.dynamodb.schema import PK, SK
 from zengram.adapters.dynamodb.table import make_client
-from zengram.ports import Clock
+from zengram.kernel.ports import Clock
 
 RATE_KIND = "RATE"
 TTL_ATTRIBUTE = "ttl"  # epoch seconds; template.yaml enables the table's TTL on it

@@ -71,11 +71,12 @@ from zengram.adapters.dynamodb.schema import (
 )
 from zengram.adapters.dynamodb.table import DynamoTable, WriteConflict, make_client
 from zengram.adapters.dynamodb.writes import Expression, WriteOp
-from zengram.domain import lifecycle
-from zengram.domain.context import Neighbours
-from zengram.domain.errors import Conflict
-from zengram.domain.lifecycle import Change
-from zengram.domain.models import (
+from zengram.kernel.errors import Conflict
+from zengram.kernel.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
+from zengram.memory.domain import lifecycle
+from zengram.memory.domain.context import Neighbours
+from zengram.memory.domain.lifecycle import Change
+from zengram.memory.domain.models import (
     Importance,
     ImportKind,
     ImportOutcome,
@@ -85,8 +86,7 @@ from zengram.domain.models import (
     WriteKind,
     WriteOutcome,
 )
-from zengram.domain.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
-from zengram.domain.stats import RecordStats, decayed_before, decays, stats_from_counters, tally_change
+from zengram.memory.domain.stats import RecordStats, decayed_before, decays, stats_from_counters, tally_change
 
 T = TypeVar("T")
 
@@ -360,7 +360,7 @@ class DynamoDBRecordStore:
         condition = expression.params(KeyConditionExpression=expression.equals(PENDING_PK, string(mark)))
         return self._table.count({"IndexName": PENDING_INDEX, **condition})
 
-    # -- one attempt of each write: a domain transition (zengram.domain.lifecycle) over fresh reads -----------
+    # -- one attempt of each write: a domain transition (zengram.memory.domain.lifecycle) over fresh reads -----------
 
     def _create_or_corroborate_once(self, memory: Memory, max_observers: int) -> WriteOutcome:
         reads = _Reads(self)
@@ -458,7 +458,7 @@ class DynamoDBRecordStore:
     def _commit(self, ops: list[WriteOp], changes: Sequence[tuple[Memory | None, Memory | None]]) -> None:
         """Writes `ops` plus, in the same transaction, the counter moves of `changes` (each memory as read
         and as written; None = absent). Every write path that changes what a memory counts towards
-        (`zengram.domain.stats.tally`) or puts it in the decay-index must commit through here."""
+        (`zengram.memory.domain.stats.tally`) or puts it in the decay-index must commit through here."""
         counter_op = _counter_write(changes)
         self._table.write([*ops, counter_op] if counter_op else ops)
 

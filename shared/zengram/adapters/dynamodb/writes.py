@@ -29,7 +29,7 @@ from zengram.adapters.dynamodb.items import (
     timestamp,
 )
 from zengram.adapters.dynamodb.schema import DECAY_SK, PENDING_PK, PENDING_SK, PK
-from zengram.domain.models import Memory
+from zengram.memory.domain.models import Memory
 
 
 @dataclass(frozen=True)

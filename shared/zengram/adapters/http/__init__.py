@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal, TypeGuard
 
-from zengram.domain.rerank import DEFAULT_RERANK
+from zengram.memory.domain.rerank import DEFAULT_RERANK
 
 __all__ = ["HttpReranker", "RerankAnswerError", "RerankError", "parse_rerank_answer"]
 

@@ -12,8 +12,8 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ValidationError
 
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
-from zengram.ports import JsonModel
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
+from zengram.kernel.ports import JsonModel
 
 if TYPE_CHECKING:
     from openai import OpenAI

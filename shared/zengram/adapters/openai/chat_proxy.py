@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from zengram.domain.chat.providers import ProviderCall, provider_refusal
-from zengram.domain.errors import LLMInvalidResponse, LLMUnavailable
+from zengram.chat.domain.providers import ProviderCall, provider_refusal
+from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
 
 logger = logging.getLogger(__name__)
 _KEY_SHAPED = re.compile(r"\b(?:sk|sk-ant|sk-proj|AIza|gsk|xai)[-_A-Za-z0-9*.]{4,}")

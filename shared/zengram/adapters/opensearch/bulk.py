@@ -9,8 +9,8 @@ from enum import Enum
 from typing import Any, Literal
 
 from zengram.adapters.opensearch.queries import moment, vector_values
-from zengram.domain.errors import IndexRejected, IndexUnavailable
-from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument
+from zengram.kernel.errors import IndexRejected, IndexUnavailable
+from zengram.kernel.search import MEMORY_SCOPE, IndexAttributes, IndexDocument
 
 # 429: rejected (queue full, indexing pressure); 402: Serverless at its OCU limit; 502-504: a node away.
 RETRYABLE_ITEM_STATUSES = frozenset({402, 429, 502, 503, 504})

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from zengram.adapters.opensearch.bulk import OpenSearchIndexError
-from zengram.domain.errors import IndexRejected
+from zengram.kernel.errors import IndexRejected
 
 Auth = Literal["none", "basic", "sigv4"]
 AwsService = Literal["es", "aoss"]

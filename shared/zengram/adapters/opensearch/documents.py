@@ -24,8 +24,8 @@ from zengram.adapters.opensearch.bulk import BulkAction, BulkWriteError
 from zengram.adapters.opensearch.client import Auth, AwsService, ClientOptions, RetryPolicy, build_client
 from zengram.adapters.opensearch.mapping import Binding, binding_from_mapping
 from zengram.adapters.opensearch.queries import MAX_QUERY_CHARS, lucene_cosine, vector_values
-from zengram.domain.text import search_terms
-from zengram.ports_documents import ChunkFilters, ChunkHit, IndexedChunk
+from zengram.documents.ports import ChunkFilters, ChunkHit, IndexedChunk
+from zengram.kernel.text import search_terms
 
 logger = logging.getLogger(__name__)
 MAPPING_VERSION = 1

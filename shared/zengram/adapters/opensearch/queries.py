@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from zengram.domain.models import as_utc
-from zengram.domain.search import MEMORY_SCOPE, IndexHit, SearchFilters
+from zengram.kernel.search import MEMORY_SCOPE, IndexHit, SearchFilters
+from zengram.memory.domain.models import as_utc
 
 CATEGORICAL_FIELDS = ("type", "source_agent", "client_id", "category", "knowledge_category")
 # The standard tokenizer yields at most one token per two characters, so this keeps a match query

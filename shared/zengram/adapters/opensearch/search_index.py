@@ -46,8 +46,8 @@ from zengram.adapters.opensearch.mapping import (
     meta,
 )
 from zengram.adapters.opensearch.queries import bm25_query, knn_query, parse_hits
-from zengram.domain.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
-from zengram.domain.text import search_terms
+from zengram.kernel.search import IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.kernel.text import search_terms
 
 logger = logging.getLogger(__name__)
 Refresh = bool | Literal["true", "false", "wait_for"]

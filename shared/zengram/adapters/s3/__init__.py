@@ -10,9 +10,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from zengram.domain.documents.files import S3_SCHEME, is_s3, normalise_s3, s3_within
-from zengram.domain.errors import Forbidden, InvalidInput
-from zengram.ports_documents import Listing, SourceFile
+from zengram.documents.domain.files import S3_SCHEME, is_s3, normalise_s3, s3_within
+from zengram.documents.ports import Listing, SourceFile
+from zengram.kernel.errors import Forbidden, InvalidInput
 
 _PAGE = 1000
 

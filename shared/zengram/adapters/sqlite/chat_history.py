@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.history import ChatSummary, NewMessage, Role, StoredMessage
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.chat.domain.history import ChatSummary, NewMessage, Role, StoredMessage
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chats (

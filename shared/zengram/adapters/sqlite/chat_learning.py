@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.learning import JobStatus, LearningJob
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.learning import JobStatus, LearningJob
+from zengram.kernel.timestamps import format_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS learning_jobs (

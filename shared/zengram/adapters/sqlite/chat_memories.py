@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.memories import MemoryStatus, MemoryWrite, SubjectMemory
-from zengram.domain.errors import Conflict, StaleRevision
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.chat.domain.memories import MemoryStatus, MemoryWrite, SubjectMemory
+from zengram.kernel.errors import Conflict, StaleRevision
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_memories (

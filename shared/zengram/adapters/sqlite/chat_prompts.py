@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.prompts import SystemPrompt
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.prompts import SystemPrompt
+from zengram.kernel.timestamps import format_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_prompts (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.recalls import LearningOutcome, RecallEvent
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.recalls import LearningOutcome, RecallEvent
+from zengram.kernel.timestamps import format_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_events (

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.records import DataRecord, RecordSchema
-from zengram.domain.errors import Conflict, StaleRevision
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.records import DataRecord, RecordSchema
+from zengram.kernel.errors import Conflict, StaleRevision
+from zengram.kernel.timestamps import format_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS record_schemas (

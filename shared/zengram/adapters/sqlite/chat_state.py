@@ -7,8 +7,8 @@ from datetime import datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.chat.state import AgentState
-from zengram.domain.models import format_timestamp
+from zengram.chat.domain.state import AgentState
+from zengram.kernel.timestamps import format_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_state (

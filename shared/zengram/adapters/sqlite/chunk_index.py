@@ -14,9 +14,9 @@ import numpy.typing as npt
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
 from zengram.adapters.sqlite.fts_tables import RowsWithText, merge_segments_at, read_meta
-from zengram.domain.documents.files import matches_any
-from zengram.domain.text import search_terms
-from zengram.ports_documents import ChunkFilters, ChunkHit, IndexedChunk
+from zengram.documents.domain.files import matches_any
+from zengram.documents.ports import ChunkFilters, ChunkHit, IndexedChunk
+from zengram.kernel.text import search_terms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.clients import ClientFingerprint
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.clients import ClientFingerprint
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS client_fingerprints (

@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.collections import Collection
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.collections import Collection
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS collections (

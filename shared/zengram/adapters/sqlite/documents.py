@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.documents.models import (
+from zengram.documents.domain.models import (
     Chunk,
     CodeEntity,
     CodeGraph,

@@ -9,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.entities import EntityRecord, EntityRef, EntityStats, EntityType, RelatedEntity
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entities (

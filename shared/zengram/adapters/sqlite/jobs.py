@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.jobs import Job, JobStatus, JobTrigger, LockState
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain.jobs import Job, JobStatus, JobTrigger, LockState
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (

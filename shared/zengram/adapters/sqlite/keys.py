@@ -8,9 +8,9 @@ from datetime import datetime
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain.errors import Conflict
-from zengram.domain.keys import ApiKey, Role
-from zengram.domain.models import format_timestamp, parse_timestamp
+from zengram.kernel.errors import Conflict
+from zengram.kernel.keys import ApiKey, Role
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS api_keys (

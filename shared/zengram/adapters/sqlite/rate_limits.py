@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.ports import Clock
+from zengram.kernel.ports import Clock
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rate_limits (

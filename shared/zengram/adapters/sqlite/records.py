@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from zengram.adapters.sqlite.database import SQLiteDatabase
-from zengram.domain import lifecycle
-from zengram.domain.context import Neighbours
-from zengram.domain.lifecycle import Change
-from zengram.domain.models import (
+from zengram.kernel.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
+from zengram.kernel.timestamps import format_timestamp, parse_timestamp
+from zengram.memory.domain import lifecycle
+from zengram.memory.domain.context import Neighbours
+from zengram.memory.domain.lifecycle import Change
+from zengram.memory.domain.models import (
     Importance,
     ImportKind,
     ImportOutcome,
@@ -23,11 +25,8 @@ from zengram.domain.models import (
     MemoryType,
     RecordQuery,
     WriteOutcome,
-    format_timestamp,
-    parse_timestamp,
 )
-from zengram.domain.outbox import MAX_ERROR_CHARS, IndexAttempts, ParkedRecord
-from zengram.domain.stats import DELETED, RecordStats, decayed_before, stats_from_counters, tally_of
+from zengram.memory.domain.stats import DELETED, RecordStats, decayed_before, stats_from_counters, tally_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -154,7 +153,7 @@ class SQLiteRecordStore:
     def close(self) -> None:
         self._db.close()
 
-    # -- writes: each runs a domain transition (zengram.domain.lifecycle) inside one transaction ------------
+    # -- writes: each runs a domain transition (zengram.memory.domain.lifecycle) inside one transaction ------------
 
     def create_or_corroborate(self, memory: Memory, *, max_observers: int) -> WriteOutcome:
         with self._db.transaction() as tx:

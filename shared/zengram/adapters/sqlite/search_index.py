@@ -30,8 +30,8 @@ from zengram.adapters.sqlite.keyword_postings import (
     PostingsView,
     read_fts_postings,
 )
-from zengram.domain.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
-from zengram.domain.text import search_terms
+from zengram.kernel.search import MEMORY_SCOPE, IndexAttributes, IndexDocument, IndexHit, SearchFilters
+from zengram.kernel.text import search_terms
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 SCHEMA = f"""

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
-from zengram.domain.errors import (
+from zengram.kernel.errors import (
     FeatureUnavailable,
     IndexUnavailable,
     LLMInvalidResponse,
@@ -29,7 +29,7 @@ from zengram.domain.errors import (
     ResearchTimedOut,
     ZengramError,
 )
-from zengram.domain.research import ResearchState
+from zengram.memory.domain.research import ResearchState
 
 # A step that raised one of these failed the execution with the class name as its error (the Lambda's
 # errorType); the caller gets the same error back, so HTTP status codes match the embedded host.

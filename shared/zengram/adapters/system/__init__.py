@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from zengram.domain.models import utc_now
+from zengram.kernel.timestamps import utc_now
 
 
 class SystemClock:

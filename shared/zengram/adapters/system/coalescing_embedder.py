@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from zengram.ports import Embedder
+from zengram.kernel.ports import Embedder
 
 Vectors = npt.NDArray[np.float32]
 

@@ -11,9 +11,9 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from zengram.domain.documents.files import is_s3, posix_within
-from zengram.domain.errors import Forbidden, InvalidInput
-from zengram.ports_documents import Listing, SourceFile
+from zengram.documents.domain.files import is_s3, posix_within
+from zengram.documents.ports import Listing, SourceFile
+from zengram.kernel.errors import Forbidden, InvalidInput
 
 DEFAULT_EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
                                    ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build", "target",

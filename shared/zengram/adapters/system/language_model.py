@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zengram.domain.errors import LLMUnavailable
-from zengram.ports import JsonModel
+from zengram.kernel.errors import LLMUnavailable
+from zengram.kernel.ports import JsonModel
 
 
 class NoLanguageModel:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from zengram.domain.documents.models import CodeStructure, Definition, Reference
+from zengram.documents.domain.models import CodeStructure, Definition, Reference
 
 MAX_TARGET_CHARS = 160
 

@@ -2,7 +2,7 @@
 // The key lives in sessionStorage only: it is gone when the tab closes, and never written anywhere else.
 
 const KEY = "zengram.key";
-const BASE = "zengram.api";
+const BASE = "zengram.web";
 
 export class ApiError extends Error {
   constructor(status, message) {

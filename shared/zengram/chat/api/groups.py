@@ -1,0 +1,21 @@
+"""The chat layer's routers in the two groups deployed as functions of their own (docs/chat.md, "On AWS"): a
+chat turn's (completions, history, state, prompts) and its data's (subject memories, records, the 501 refusals).
+Each group imports only its own routers, so a function's init builds only the routes it serves (#18 §5)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+
+def turn_routers() -> list[APIRouter]:
+    """What a chat turn needs: completions, history (with the trace and learning jobs), state, prompts."""
+    from zengram.chat.api import completions, history, prompts, state
+
+    return [completions.router, history.router, state.router, prompts.router]
+
+
+def data_routers() -> list[APIRouter]:
+    """A subject's data: memories and records, and the refusals of what the layer does not offer (kept last)."""
+    from zengram.chat.api import memories, records, unsupported
+
+    return [memories.router, records.router, unsupported.router]

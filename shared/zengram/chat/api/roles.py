@@ -1,0 +1,56 @@
+"""The role each chat route needs (`zengram.web.access` checks them): a read needs `read`; everything that writes,
+completions included (they log and learn), needs `write`. The tenant matrix test keeps this table equal to the
+routes the OpenAPI document lists."""
+
+from __future__ import annotations
+
+from zengram.chat.api import PREFIX
+from zengram.kernel.keys import Role
+
+READ, WRITE = Role.READ, Role.WRITE
+CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): role for method, path, role in [
+    ("POST", "/chat/completions", WRITE),
+    ("GET", "/memories", READ),
+    ("POST", "/memories", WRITE),
+    ("GET", "/memories/search", READ),
+    ("GET", "/memories/superseded", READ),
+    ("GET", "/memories/recalls", READ),
+    ("GET", "/memories/{memory_id}", READ),
+    ("PATCH", "/memories/{memory_id}", WRITE),
+    ("DELETE", "/memories/{memory_id}", WRITE),
+    ("POST", "/memories/{memory_id}/restore", WRITE),
+    ("GET", "/chat/history/list", READ),
+    ("GET", "/chat/history/read", READ),
+    ("DELETE", "/chat/history/delete", WRITE),
+    ("GET", "/chat/trace", READ),
+    ("GET", "/chat/learning", READ),
+    ("POST", "/chat/learning/{job_id}/retry", WRITE),
+    ("GET", "/state/{key}", READ),
+    ("PUT", "/state/{key}", WRITE),
+    ("DELETE", "/state/{key}", WRITE),
+    ("POST", "/records/schemas", WRITE),
+    ("GET", "/records/schemas", READ),
+    ("GET", "/records/schemas/{type_name}", READ),
+    ("POST", "/records/{type_name}", WRITE),
+    ("POST", "/records/{type_name}/query", READ),
+    ("POST", "/records/{type_name}/search", READ),
+    ("GET", "/records/{type_name}/{record_id}", READ),
+    ("PUT", "/records/{type_name}/{record_id}", WRITE),
+    ("DELETE", "/records/{type_name}/{record_id}", WRITE),
+    ("GET", "/prompts", READ),
+    ("POST", "/prompts", WRITE),
+    ("GET", "/prompts/resolve", READ),
+    ("GET", "/prompts/{prompt_id}", READ),
+    ("PATCH", "/prompts/{prompt_id}", WRITE),
+    ("DELETE", "/prompts/{prompt_id}", WRITE),
+]}
+
+# What the Mnexium SDK can call and this layer does not offer: a 501 for any key (api/chat/unsupported.py).
+UNSUPPORTED_FEATURES = {
+    "/claims": "claims", "/claims/{rest:path}": "claims", "/memories/{memory_id}/claims": "claims",
+    "/profiles": "profiles", "/integrations": "integrations", "/integrations/{rest:path}": "integrations",
+    "/events/memories": "the memory event stream",
+}
+UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
+    (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_FEATURES for method in UNSUPPORTED_METHODS}

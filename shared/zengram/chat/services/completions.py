@@ -1,0 +1,280 @@
+"""`POST /chat/completions`: resolve the subject and chat, gather the context the `mnx` switches ask for, assemble
+it in the spec's six-step order, call the provider with the caller's key, then log the exchange, record the
+recall event and queue learning (which never blocks the reply)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from zengram.chat.domain.assembly import Injected, InjectedRecord, assemble, state_json
+from zengram.chat.domain.history import NewMessage, Role
+from zengram.chat.domain.learning import LearningJob, LearnMode
+from zengram.chat.domain.prompts import SystemPrompt, combined_text
+from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
+from zengram.chat.domain.recalls import (
+    HistoryUse,
+    LearningOutcome,
+    MemoryUse,
+    PromptUse,
+    RecallConfig,
+    RecallEvent,
+    RecordUse,
+    StateUse,
+)
+from zengram.chat.domain.requests import ChatCompletionRequest, ChatMessageIn, MnxOptions
+from zengram.chat.domain.tenancy import new_id, new_subject_id
+from zengram.chat.domain.tokens import estimate_tokens, message_tokens
+from zengram.chat.ports import ChatModel
+from zengram.chat.services.history import ChatHistoryService
+from zengram.chat.services.learning import LearningService
+from zengram.chat.services.memories import RecallHit, SubjectMemoryService
+from zengram.chat.services.prompts import PromptService
+from zengram.chat.services.recalls import RecallService
+from zengram.chat.services.records import RecordHit, RecordService
+from zengram.chat.services.state import AgentStateService
+from zengram.kernel.content import Scrubber
+from zengram.kernel.errors import ZengramError
+from zengram.kernel.outbox import describe_error
+from zengram.kernel.ports import Clock
+
+logger = logging.getLogger(__name__)
+IGNORED_OPTIONS = ("profile", "summarize", "regenerate_key")  # accepted, not supported (docs/chat.md)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who asks, as the API resolved it: the project, the provider keys sent (for this request only)."""
+
+    project_id: str
+    keys: Mapping[Provider, str] = field(default_factory=dict, repr=False)
+    memory_policy: str | None = None  # the x-mnx-memory-policy header
+    request_id: str | None = None
+
+
+@dataclass
+class Prepared:
+    """A completion ready to send: where, what, and what to record afterwards."""
+
+    request: ChatCompletionRequest
+    caller: Caller
+    subject_id: str
+    chat_id: str
+    call: ProviderCall
+    body: dict[str, Any]
+    event: RecallEvent
+    recalled: list[str]  # memory ids injected, reinforced once the model answered
+
+    @property
+    def options(self) -> MnxOptions:
+        return self.request.options
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"x-mnx-chat-id": self.chat_id, "x-mnx-subject-id": self.subject_id}
+
+
+class CompletionService:
+    def __init__(self, model: ChatModel, endpoints: ProviderEndpoints, *, memories: SubjectMemoryService,
+                 history: ChatHistoryService, state: AgentStateService, records: RecordService,
+                 prompts: PromptService, recalls: RecallService, learning: LearningService, clock: Clock,
+                 scrubber: Scrubber, config: RecallConfig) -> None:
+        self._model = model
+        self._endpoints = endpoints
+        self._memories = memories
+        self._history = history
+        self._state = state
+        self._records = records
+        self._prompts = prompts
+        self._recalls = recalls
+        self._learning = learning
+        self._clock = clock
+        self._scrubber = scrubber
+        self._config = config
+
+    # -- before the model ------------------------------------------------------------------------------------
+
+    def prepare(self, request: ChatCompletionRequest, caller: Caller) -> Prepared:
+        options = request.options
+        project = caller.project_id
+        subject_id = options.subject_id or new_subject_id()
+        chat_id = options.chat_id or str(uuid.uuid4())
+        call = self._endpoints.call_for(request.model, caller.keys, options.provider)
+        notes: dict[str, Any] = {}
+        query = _query_of(request.messages)
+        prompts = self._prompts_for(project, subject_id, chat_id, options)
+        states = self._state.load(project, subject_id, options.state_options.key) \
+            if options.state_options.load else []
+        memories = self._recall(project, subject_id, query, notes) if options.recall else []
+        records = self._records_for(project, subject_id, query, options, notes) \
+            if options.records_options.recall else []
+        history = self._history.replay(project, subject_id, chat_id) if options.history else []
+        injected = Injected(
+            prompt=combined_text(prompts),
+            state={state.key: state.value for state in states} or None,
+            memories=[hit.memory.text for hit in memories],
+            records=[InjectedRecord(hit.record.type_name, hit.record.record_id, hit.record.data) for hit in records],
+            history=[message.as_prompt_message() for message in history])
+        messages = [message.model_dump(exclude_none=True) for message in request.messages]
+        body = {**request.passthrough(), "model": call.model, "messages": assemble(messages, injected),
+                "stream": request.stream}
+        event = RecallEvent(
+            id=new_id("rcl"), project_id=project, subject_id=subject_id, chat_id=chat_id, request_id=caller.request_id,
+            provider=call.provider.value, model=call.model, stream=request.stream,
+            prompts=[PromptUse(id=p.id, name=p.name, scope=p.scope.value, tokens=estimate_tokens(p.prompt_text))
+                     for p in prompts],
+            state=[StateUse(key=s.key, tokens=estimate_tokens(state_json({s.key: s.value}))) for s in states],
+            memories=[MemoryUse(memory_id=hit.memory.id, text=hit.memory.text, score=hit.score,
+                                relevance=hit.relevance, tokens=estimate_tokens(hit.memory.text)) for hit in memories],
+            records=[RecordUse(record_id=hit.record.record_id, type_name=hit.record.type_name, score=hit.similarity,
+                               tokens=estimate_tokens(json.dumps(hit.record.data))) for hit in records],
+            history=HistoryUse(message_indexes=[m.index for m in history], tokens=sum(m.tokens for m in history)),
+            message_tokens=sum(message_tokens(m.text()) for m in request.messages),
+            options=self._options_view(options, caller, notes), created_at=self._clock.now())
+        return Prepared(request, caller, subject_id, chat_id, call, body, event,
+                        [hit.memory.id for hit in memories])
+
+    def _prompts_for(self, project: str, subject_id: str, chat_id: str, options: MnxOptions) -> list[SystemPrompt]:
+        choice = options.system_prompt
+        if choice is False:
+            return []
+        if choice is True:
+            return self._prompts.resolve(project, subject_id, chat_id)
+        return [self._prompts.get(project, choice)]  # a prompt id: that prompt (NotFound when unknown)
+
+    def _recall(self, project: str, subject_id: str, query: str, notes: dict[str, Any]) -> list[RecallHit]:
+        if not query.strip():
+            return []
+        try:
+            return self._memories.search(project, subject_id, query, limit=self._config.memories,
+                                         min_relevance=self._config.memory_relevance)
+        except ZengramError as error:  # the index is down: answer without memories, and say so in the trace
+            notes["recall_error"] = describe_error(error)
+            return []
+
+    def _records_for(self, project: str, subject_id: str, query: str, options: MnxOptions,
+                     notes: dict[str, Any]) -> list[RecordHit]:
+        tables = options.records_options.tables
+        if tables is not None:
+            for name in tables:
+                self._records.schema(project, name)  # an unknown table is the caller's mistake: 404 now
+        if not query.strip():
+            return []
+        try:
+            return self._records.recall(project, subject_id, query, tables, limit=self._config.records,
+                                        min_similarity=self._config.record_similarity)
+        except ZengramError as error:
+            notes["records_error"] = describe_error(error)
+            return []
+
+    @staticmethod
+    def _options_view(options: MnxOptions, caller: Caller, notes: dict[str, Any]) -> dict[str, Any]:
+        view = options.model_dump(mode="json", include={"log", "learn", "recall", "history", "system_prompt",
+                                                        "state", "records", "memory_policy", "provider"})
+        if caller.memory_policy is not None and options.memory_policy is None:
+            view["memory_policy"] = caller.memory_policy
+        ignored = [name for name in IGNORED_OPTIONS if getattr(options, name)]
+        if ignored:
+            view["unsupported"] = ignored
+        return {**view, **notes}
+
+    # -- the model -------------------------------------------------------------------------------------------
+
+    def complete(self, prepared: Prepared) -> dict[str, Any]:
+        """The provider's answer with the layer's `mnx` block."""
+        answer = self._model.complete(prepared.call, prepared.body)
+        choices = answer.get("choices") or [{}]
+        reply = ((choices[0] or {}).get("message") or {}).get("content") if isinstance(choices[0], dict) else None
+        mnx = self._finish(prepared, reply if isinstance(reply, str) else "")
+        return {**answer, "mnx": mnx}
+
+    def stream(self, prepared: Prepared) -> Iterator[str]:
+        """Server-sent events, chunks as the provider sends them, `[DONE]` last. The stream is opened here (a
+        refusal raises before anything is sent); the exchange is recorded before `[DONE]`."""
+        chunks = self._model.stream(prepared.call, prepared.body)
+
+        def events() -> Iterator[str]:
+            said: list[str] = []
+            try:
+                for chunk in chunks:
+                    said.append(_delta_text(chunk))
+                    yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+            except ZengramError as error:  # the provider broke off: tell the client in-band, keep what was said
+                logger.warning("provider stream broke off: %s", error)
+                yield f"data: {json.dumps({'error': {'message': str(error)}})}\n\n"
+            self._finish(prepared, "".join(said))
+            yield "data: [DONE]\n\n"
+
+        return events()
+
+    # -- after the model -------------------------------------------------------------------------------------
+
+    def _finish(self, prepared: Prepared, reply: str) -> dict[str, Any]:
+        """Logs the exchange, reinforces what was recalled, records the event and queues learning."""
+        options, project = prepared.options, prepared.caller.project_id
+        now = self._clock.now()
+        if options.log:
+            metadata = dict(options.metadata or {})
+            said = [NewMessage(role=Role(m.role), content=m.text(), name=m.name, tool_call_id=m.tool_call_id,
+                               metadata=metadata) for m in prepared.request.messages if m.role not in _SYSTEM_ROLES]
+            self._history.append(project, prepared.subject_id, prepared.chat_id,
+                                 [*said, NewMessage(role=Role.ASSISTANT, content=reply, metadata=metadata)], now)
+        self._memories.reinforce(prepared.recalled)
+        job = self._learning_job(prepared, reply)
+        skipped = None
+        if job is None and (options.learn or options.records_options.learn) and not self._learning.available:
+            skipped = LearningOutcome(status="skipped", error="no language model configured for learning "
+                                                              "(ZENGRAM_LLM_BASE_URL or ZENGRAM_LLM_API_KEY)")
+        self._recalls.record(prepared.event.model_copy(update={"learning": skipped}))
+        mnx: dict[str, Any] = {"chat_id": prepared.chat_id, "subject_id": prepared.subject_id,
+                               "event_id": prepared.event.id}
+        if job is not None:
+            sync = options.records_options.sync and job.records is not None
+            self._learning.enqueue(job, dispatch=not sync)
+            if sync:  # the caller asked to wait for record learning: this turn's job runs now
+                ran = self._learning.run(job.id)
+                mnx["records"] = (ran or job).report().model_dump(mode="json")
+            mnx["learning"] = {"job_id": job.id, "status": "done" if sync else "pending"}
+        elif skipped is not None:
+            mnx["learning"] = skipped.model_dump(mode="json", include={"status", "error"})
+        return mnx
+
+    def _learning_job(self, prepared: Prepared, reply: str) -> LearningJob | None:
+        options = prepared.options
+        memories = None if options.learn is False else LearnMode.FORCE if options.learn == "force" else LearnMode.AUTO
+        learn_records = options.records_options.learn
+        records = LearnMode(learn_records) if learn_records else None
+        if (memories is None and records is None) or not self._learning.available:
+            return None
+        exchange = [{"role": m.role.value, "content": self._scrubber.scrub(m.text())}
+                    for m in prepared.request.messages if m.role not in _SYSTEM_ROLES and m.text()]
+        exchange.append({"role": Role.ASSISTANT.value, "content": self._scrubber.scrub(reply)})
+        now = self._clock.now()
+        return LearningJob(id=new_id("job"), project_id=prepared.caller.project_id, subject_id=prepared.subject_id,
+                           chat_id=prepared.chat_id, event_id=prepared.event.id, memories=memories, records=records,
+                           tables=options.records_options.tables, messages=exchange, not_before=now, created_at=now,
+                           updated_at=now)
+
+
+_SYSTEM_ROLES = (Role.SYSTEM, Role.DEVELOPER)
+
+
+def _query_of(messages: list[ChatMessageIn]) -> str:
+    """What recall searches by: the last user message (else the last message)."""
+    for message in reversed(messages):
+        if message.role is Role.USER:
+            return message.text()
+    return messages[-1].text() if messages else ""
+
+
+def _delta_text(chunk: Mapping[str, Any]) -> str:
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ""
+    content = (choices[0].get("delta") or {}).get("content")
+    return content if isinstance(content, str) else ""
+

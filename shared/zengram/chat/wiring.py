@@ -1,0 +1,210 @@
+"""Wiring the chat layer (docs/chat.md): its stores per backend family, then its services over the container's
+shared parts (the same index, embedder, scrubber, clock and language model as Zengram's memories).
+
+`Container.chat` builds it on first use, so functions and commands that never chat never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from zengram.chat.domain.learning import LearningConfig
+from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.providers import Provider, ProviderEndpoints
+from zengram.chat.domain.recalls import RecallConfig
+from zengram.chat.ports import (
+    AgentStateStore,
+    ChatHistoryStore,
+    ChatModel,
+    LearningDispatch,
+    LearningJobStore,
+    PromptStore,
+    RecallEventStore,
+    RecordBase,
+    SubjectMemoryStore,
+)
+from zengram.chat.services.completions import CompletionService
+from zengram.chat.services.history import ChatHistoryService
+from zengram.chat.services.indexing import ChatIndexSync
+from zengram.chat.services.learning import LearningService
+from zengram.chat.services.memories import SubjectMemoryService
+from zengram.chat.services.prompts import PromptService
+from zengram.chat.services.recalls import RecallService
+from zengram.chat.services.records import RecordService
+from zengram.chat.services.state import AgentStateService
+from zengram.settings import Settings
+
+if TYPE_CHECKING:
+    from zengram.assembly.wiring import Container
+    from zengram.memory.ports import RecordStore
+
+
+@dataclass(frozen=True)
+class ChatStores:
+    memories: SubjectMemoryStore
+    history: ChatHistoryStore
+    state: AgentStateStore
+    records: RecordBase
+    prompts: PromptStore
+    recalls: RecallEventStore
+    learning: LearningJobStore
+
+
+@dataclass
+class ChatLayer:
+    """The chat layer's services; `close` releases what its stores hold."""
+
+    memories: SubjectMemoryService
+    history: ChatHistoryService
+    state: AgentStateService
+    records: RecordService
+    prompts: PromptService
+    recalls: RecallService
+    learning: LearningService
+    completions: CompletionService
+    memory_index: ChatIndexSync
+    record_index: ChatIndexSync
+    dispatch: LearningDispatch
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    starters: list[Callable[[], None]] = field(default_factory=list)
+
+    def start_learning(self) -> None:
+        """Starts this process's learning worker, if it has one (embedded); its first sweep runs the jobs stored
+        before a restart."""
+        for start in self.starters:
+            start()
+
+    def repair_index(self, limit: int = 500) -> int:
+        """Indexes subject memories and records whose last change did not reach the index (the repair sweep)."""
+        return self.memory_index.repair(limit) + self.record_index.repair(limit)
+
+    def reindex(self) -> int:
+        """Re-adds every subject memory and record (after a rebuild cleared the shared index)."""
+        return self.memory_index.reindex() + self.record_index.reindex()
+
+    def close(self) -> None:
+        for close in reversed(self.closers):
+            close()
+
+
+# -- stores per backend family ---------------------------------------------------------------------------------
+
+def _embedded_stores(settings: Settings, _: RecordStore) -> ChatStores:
+    """Tables in the records file beside Zengram's memories."""
+    from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
+    from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
+    from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
+    from zengram.adapters.sqlite.chat_prompts import SQLitePromptStore
+    from zengram.adapters.sqlite.chat_recalls import SQLiteRecallEventStore
+    from zengram.adapters.sqlite.chat_records import SQLiteRecordBase
+    from zengram.adapters.sqlite.chat_state import SQLiteAgentStateStore
+
+    path = settings.records_path
+    return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
+                      SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
+                      SQLiteLearningJobStore(path))
+
+
+def _aws_stores(settings: Settings, store: RecordStore) -> ChatStores:
+    """Items in the records table, through the record store's own DynamoDB client."""
+    from zengram.adapters.dynamodb import DynamoDBRecordStore
+    from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
+    from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
+    from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
+    from zengram.adapters.dynamodb.chat_prompts import DynamoDBPromptStore
+    from zengram.adapters.dynamodb.chat_recalls import DynamoDBRecallEventStore
+    from zengram.adapters.dynamodb.chat_records import DynamoDBRecordBase
+    from zengram.adapters.dynamodb.chat_state import DynamoDBAgentStateStore
+    from zengram.adapters.dynamodb.table import make_client
+
+    client = store.client if isinstance(store, DynamoDBRecordStore) else make_client(region=settings.aws_region)
+    table = settings.dynamodb_table
+    return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
+                      DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
+                      DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
+                      DynamoDBLearningJobStore(table, client=client))
+
+
+STORES_BY_FAMILY: dict[str, Callable[[Settings, RecordStore], ChatStores]] = {
+    "sqlite": _embedded_stores,
+    "dynamodb": _aws_stores,
+}
+
+
+@dataclass(frozen=True)
+class _Runner:
+    dispatch: LearningDispatch
+    start: Callable[[], None] | None = None
+    stop: Callable[[], None] | None = None
+
+
+def _learning_runner(settings: Settings, learning: LearningService) -> _Runner:
+    """The learning runner: this process's worker thread, or (AWS) asynchronous invocations of a function."""
+    if settings.chat_learning_launcher == "lambda":
+        from zengram.adapters.aws_lambda.chat_learning import LambdaLearningDispatch
+
+        if not settings.chat_learning_function:
+            raise ValueError("ZENGRAM_CHAT_LEARNING_LAUNCHER=lambda needs ZENGRAM_CHAT_LEARNING_FUNCTION")
+        return _Runner(LambdaLearningDispatch(settings.chat_learning_function, region=settings.aws_region))
+    from zengram.adapters.system.learning_worker import LearningWorker
+
+    worker = LearningWorker(learning.run, learning.run_due, queue_size=settings.chat_learning_queue_size,
+                            sweep_seconds=settings.chat_learning_sweep_seconds)
+    return _Runner(worker, worker.start, worker.stop)
+
+
+def provider_endpoints(settings: Settings) -> ProviderEndpoints:
+    default_key = settings.chat_default_api_key.get_secret_value() if settings.chat_default_api_key else None
+    return ProviderEndpoints(
+        urls={Provider.OPENAI: settings.chat_openai_base_url, Provider.ANTHROPIC: settings.chat_anthropic_base_url,
+              Provider.GOOGLE: settings.chat_google_base_url},
+        default_url=settings.chat_default_base_url, default_key=default_key, default_model=settings.chat_default_model)
+
+
+def build_chat_layer(container: Container, *, model: ChatModel | None = None) -> ChatLayer:
+    """The chat layer over `container`'s record store backend, index, embedder, scrubber, clock and LLM; `model`
+    lets tests bring their own provider adapter."""
+    settings = container.settings
+    stores = STORES_BY_FAMILY[settings.record_store](settings, container.records)
+    clock, scrubber, index = container.clock, container.memory.scrubber, container.index
+    ensure = container.memory.index_sync.ensure_compatible
+    memory_index = ChatIndexSync(stores.memories, index, container.embedder, ensure)
+    record_index = ChatIndexSync(stores.records, index, container.embedder, ensure)
+    memories = SubjectMemoryService(
+        stores.memories, memory_index, index, clock, scrubber=scrubber,
+        versioning=VersioningPolicy(skip_at=settings.chat_skip_similarity,
+                                    supersede_from=settings.chat_supersede_similarity),
+        recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
+                                   temporal_decay_per_day=settings.chat_temporal_decay_per_day))
+    history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
+    state = AgentStateService(stores.state, clock, scrubber)
+    records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
+    prompts = PromptService(stores.prompts, clock, scrubber)
+    recalls = RecallService(stores.recalls)
+    learning = LearningService(
+        stores.learning, memories, records, recalls, container.llm, clock,
+        LearningConfig(max_attempts=settings.chat_learning_attempts,
+                       retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
+    runner = _learning_runner(settings, learning)
+    learning.attach(runner.dispatch)
+    if model is None:
+        from zengram.adapters.openai.chat_proxy import OpenAICompatibleChat
+
+        model = proxy = OpenAICompatibleChat(timeout=settings.chat_provider_timeout)
+        model_closer: Callable[[], None] | None = proxy.close
+    else:
+        model_closer = None
+    completions = CompletionService(
+        model, provider_endpoints(settings), memories=memories, history=history, state=state, records=records,
+        prompts=prompts, recalls=recalls, learning=learning, clock=clock, scrubber=scrubber,
+        config=RecallConfig(memories=settings.chat_recall_limit, memory_relevance=settings.chat_recall_min_relevance,
+                            records=settings.chat_records_limit,
+                            record_similarity=settings.chat_records_min_similarity))
+    closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
+    closers += [close for close in (model_closer, runner.stop) if close is not None]
+    return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, memory_index,
+                     record_index, runner.dispatch, closers=closers,
+                     starters=[runner.start] if runner.start is not None else [])

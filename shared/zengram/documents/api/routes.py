@@ -1,0 +1,203 @@
+"""The document knowledge base's routes. Each answers with and without a trailing slash (the Agent Brain CLI
+calls `/health/`, `/query/`, `/index/`…; curl users type `/health`), without redirects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from fastapi.responses import JSONResponse
+
+from zengram import __version__
+from zengram.documents.api.schemas import (
+    CancelResponse,
+    CountResponse,
+    FolderDeleteRequest,
+    FolderDeleteResponse,
+    FolderInfo,
+    FolderListResponse,
+    GraphIndexStatus,
+    HealthResponse,
+    IndexingStatusResponse,
+    IndexRequest,
+    IndexResponse,
+    JobDetail,
+    JobListResponse,
+    JobSummary,
+    timestamp,
+)
+from zengram.documents.domain.models import IndexJobStatus, IndexOperation
+from zengram.documents.domain.query import DocumentQuery, QueryResponse
+from zengram.kernel.timestamps import format_timestamp
+
+if TYPE_CHECKING:  # the services are imported with the documents' container, on first use
+    from zengram.assembly.wiring import DocumentsContainer
+    from zengram.documents.services.indexing import DocumentIndexing
+    from zengram.documents.services.query import DocumentQueries
+
+Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
+
+
+def _container(request: Request) -> DocumentsContainer:
+    container: DocumentsContainer = request.app.state.documents.get()
+    return container
+
+
+def _indexing(request: Request) -> DocumentIndexing:
+    return _container(request).indexing
+
+
+def _queries(request: Request) -> DocumentQueries:
+    return _container(request).queries
+
+
+if TYPE_CHECKING:
+    IndexingDep = Annotated[DocumentIndexing, Depends(_indexing)]
+    QueriesDep = Annotated[DocumentQueries, Depends(_queries)]
+else:  # the types stay names for mypy only (zengram.memory.api.deps says why)
+    IndexingDep = Annotated[object, Depends(_indexing)]
+    QueriesDep = Annotated[object, Depends(_queries)]
+
+
+def both_slashes(router: APIRouter, method: str, path: str, **options: Any) -> Callable[[Endpoint], Endpoint]:
+    """Registers `path` and `path/` (the second hidden from the OpenAPI document)."""
+
+    def register(endpoint: Endpoint) -> Endpoint:
+        router.add_api_route(path, endpoint, methods=[method], **options)
+        router.add_api_route(f"{path}/", endpoint, methods=[method], include_in_schema=False, **options)
+        return endpoint
+
+    return register
+
+
+health = APIRouter(tags=["Health"])
+index = APIRouter(tags=["Indexing"])
+jobs = APIRouter(tags=["Jobs"])
+folders = APIRouter(tags=["Folders"])
+query = APIRouter(tags=["Querying"])
+
+
+@both_slashes(health, "GET", "/health", response_model=HealthResponse, summary="Server health (no key needed)")
+def get_health(queries: QueriesDep) -> HealthResponse:
+    now = format_timestamp(datetime.now(UTC))
+    try:
+        state = queries.status()
+        ready = queries.is_ready()
+    except Exception as error:  # a store or index that cannot be reached: say so rather than fail
+        return HealthResponse(status="unhealthy", message=f"Storage unavailable: {type(error).__name__}",
+                              version=__version__, timestamp=now)
+    if not queries.search_index_reachable():
+        return HealthResponse(status="degraded", message="The search index is unavailable; queries will fail",
+                              version=__version__, timestamp=now)
+    if state.indexing_in_progress:
+        return HealthResponse(status="indexing", message=f"Indexing in progress ({state.progress_percent:.1f}%)",
+                              version=__version__, timestamp=now)
+    message = ("Server is running and ready for queries" if ready
+               else "Server is running; no index yet (POST /index to build one)")
+    return HealthResponse(status="healthy", message=message, version=__version__, timestamp=now)
+
+
+@both_slashes(health, "GET", "/health/status", response_model=IndexingStatusResponse, summary="Indexing status")
+def get_status(queries: QueriesDep) -> IndexingStatusResponse:
+    state = queries.status()
+    return IndexingStatusResponse(
+        total_documents=state.counts.documents, total_chunks=state.counts.chunks,
+        indexing_in_progress=state.indexing_in_progress, current_job_id=state.current_job_id,
+        progress_percent=state.progress_percent, last_indexed_at=timestamp(state.last_indexed_at),
+        indexed_folders=[folder.folder_path for folder in state.indexed_folders],
+        graph_index=GraphIndexStatus(enabled=state.graph_enabled, entity_count=state.counts.entities,
+                                     relationship_count=state.counts.relationships,
+                                     store_type=state.graph_store_type),
+    )
+
+
+@both_slashes(query, "POST", "/query", response_model=QueryResponse,
+              summary="Search indexed documents (vector, bm25, hybrid, graph or multi)")
+def post_query(body: DocumentQuery, queries: QueriesDep) -> JSONResponse:
+    answer = queries.query(body).model_dump(mode="json")
+    for result in answer["results"]:  # present only where the spec says they are
+        if not body.mode.uses_graph:
+            result.pop("graph_score", None)
+        if not body.include_relationships:
+            result.pop("relationships", None)
+    return JSONResponse(answer)
+
+
+@both_slashes(query, "GET", "/query/count", response_model=CountResponse, summary="Number of indexed chunks")
+def get_count(queries: QueriesDep) -> CountResponse:
+    return CountResponse(total_chunks=queries.status().counts.chunks, ready=queries.is_ready())
+
+
+def _enqueue(indexing: DocumentIndexing, body: IndexRequest, operation: IndexOperation, force: bool) -> IndexResponse:
+    queued = indexing.enqueue(body.folder_path, operation, body.options(force))
+    message = (f"Duplicate request: job {queued.job.id} is already queued for {queued.job.folder_path}"
+               if queued.dedupe_hit else f"Job queued for {queued.job.folder_path}")
+    return IndexResponse(job_id=queued.job.id, status=queued.job.status.value, message=message,
+                         queue_position=queued.queue_position, queue_length=queued.queue_length,
+                         dedupe_hit=queued.dedupe_hit)
+
+
+@both_slashes(index, "POST", "/index", response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
+              summary="Index a folder: upsert its files, drop the ones gone from it")
+def post_index(body: IndexRequest, indexing: IndexingDep,
+               force: Annotated[bool, Query(description="Same as the body's force")] = False) -> IndexResponse:
+    return _enqueue(indexing, body, IndexOperation.INDEX, force)
+
+
+@both_slashes(index, "POST", "/index/add", response_model=IndexResponse, status_code=status.HTTP_202_ACCEPTED,
+              summary="Add a folder's files without removing anything already indexed")
+def post_index_add(body: IndexRequest, indexing: IndexingDep,
+                   force: Annotated[bool, Query(description="Same as the body's force")] = False) -> IndexResponse:
+    return _enqueue(indexing, body, IndexOperation.ADD, force)
+
+
+@both_slashes(index, "DELETE", "/index", response_model=IndexResponse, summary="Clear the whole index")
+def delete_index(indexing: IndexingDep) -> IndexResponse:
+    indexing.reset()
+    return IndexResponse(job_id="reset", status="completed", message="Index cleared successfully")
+
+
+@both_slashes(jobs, "GET", "/index/jobs", response_model=JobListResponse, summary="Indexing jobs, newest first")
+def list_jobs(indexing: IndexingDep, limit: Annotated[int, Query(ge=1, le=100)] = 50,
+              offset: Annotated[int, Query(ge=0, le=100_000)] = 0) -> JobListResponse:
+    page = indexing.jobs(limit, offset)
+    every = indexing.jobs(100_000, 0)
+    counted = {state: sum(job.status is state for job in every) for state in IndexJobStatus}
+    return JobListResponse(jobs=[JobSummary.of(job) for job in page], total=len(every),
+                           pending=counted[IndexJobStatus.PENDING], running=counted[IndexJobStatus.RUNNING],
+                           completed=counted[IndexJobStatus.DONE], failed=counted[IndexJobStatus.FAILED])
+
+
+@both_slashes(jobs, "GET", "/index/jobs/{job_id}", response_model=JobDetail, summary="One job and its progress")
+def get_job(job_id: str, indexing: IndexingDep) -> JobDetail:
+    return JobDetail.of(indexing.job(job_id))
+
+
+@both_slashes(jobs, "DELETE", "/index/jobs/{job_id}", response_model=CancelResponse, summary="Cancel a job")
+def cancel_job(job_id: str, indexing: IndexingDep) -> CancelResponse:
+    job = indexing.cancel(job_id)
+    message = ("Job cancelled" if job.status is IndexJobStatus.CANCELLED
+               else "Cancellation requested; the job stops after its current file")
+    return CancelResponse(job_id=job.id, status=job.status.value, message=message)
+
+
+@both_slashes(folders, "GET", "/index/folders", response_model=FolderListResponse, summary="Indexed folders")
+def list_folders(queries: QueriesDep) -> FolderListResponse:
+    found = sorted(queries.status().indexed_folders, key=lambda folder: folder.folder_path)
+    return FolderListResponse(folders=[FolderInfo(folder_path=folder.folder_path, chunk_count=folder.chunk_count,
+                                                  file_count=folder.file_count,
+                                                  last_indexed=timestamp(folder.last_indexed) or "")
+                                       for folder in found], total=len(found))
+
+
+@both_slashes(folders, "DELETE", "/index/folders", response_model=FolderDeleteResponse,
+              summary="Remove one indexed folder's files and chunks")
+def delete_folder(body: FolderDeleteRequest, indexing: IndexingDep) -> FolderDeleteResponse:
+    removed = indexing.delete_folder(body.folder_path)
+    return FolderDeleteResponse(folder_path=body.folder_path, chunks_deleted=removed,
+                                message=f"Removed {removed} chunks")
+
+
+ROUTERS = [health, query, index, jobs, folders]

@@ -1,0 +1,176 @@
+"""Request and response bodies of the document knowledge base API (agent-brain-api.md, and the fields the
+agent-brain-cli 10.x client reads)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from zengram.documents.domain.models import IndexJob, IndexOperation, IndexOptions
+from zengram.kernel.timestamps import format_timestamp
+
+
+def timestamp(moment: datetime | None) -> str | None:
+    return format_timestamp(moment) if moment is not None else None
+
+
+class IndexRequest(BaseModel):
+    """Agent Brain's request. `include_code` defaults to true here (the spec's request has no such field and
+    indexes code); the Agent Brain CLI always sends it (false unless --include-code)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    folder_path: str = Field(min_length=1, max_length=4096, description="Folder to index (absolute, relative to "
+                                                                         "the first allowed root, or s3://...)")
+    chunk_size: int = Field(default=512, ge=32, le=8192, description="Target tokens per chunk")
+    chunk_overlap: int = Field(default=50, ge=0, le=2048, description="Tokens repeated between chunks")
+    recursive: bool = Field(default=True, description="Include subfolders")
+    include_code: bool = Field(default=True, description="Index source code (Python, JS/TS, Go, Java, Rust)")
+    supported_languages: list[str] | None = Field(default=None, description="Only code in these languages")
+    include_patterns: list[str] | None = Field(default=None, description="Only files matching these globs")
+    exclude_patterns: list[str] | None = Field(default=None, description="Skip files matching these globs")
+    include_types: list[str] | None = Field(default=None, description="File type presets (python, docs, pdf…)")
+    force: bool = Field(default=False, description="Re-chunk and re-embed unchanged files too")
+
+    def options(self, force: bool = False) -> IndexOptions:
+        def as_tuple(values: list[str] | None) -> tuple[str, ...] | None:
+            return tuple(values) if values else None
+
+        return IndexOptions(chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap, recursive=self.recursive,
+                            include_code=self.include_code, languages=as_tuple(self.supported_languages),
+                            include_patterns=as_tuple(self.include_patterns),
+                            exclude_patterns=as_tuple(self.exclude_patterns),
+                            include_types=as_tuple(self.include_types), force=self.force or force)
+
+
+class IndexResponse(BaseModel):
+    job_id: str
+    status: str
+    message: str | None = None
+    queue_position: int | None = None
+    queue_length: int | None = None
+    dedupe_hit: bool | None = None
+
+
+class HealthResponse(BaseModel):
+    status: Literal["healthy", "indexing", "degraded", "unhealthy"]
+    message: str
+    version: str
+    timestamp: str
+
+
+class GraphIndexStatus(BaseModel):
+    enabled: bool
+    entity_count: int
+    relationship_count: int
+    store_type: str
+
+
+class IndexingStatusResponse(BaseModel):
+    total_documents: int
+    total_chunks: int
+    indexing_in_progress: bool
+    current_job_id: str | None
+    progress_percent: float
+    last_indexed_at: str | None
+    indexed_folders: list[str]
+    graph_index: GraphIndexStatus
+    file_watcher: dict[str, bool | int] = Field(default_factory=lambda: {"running": False, "watched_folders": 0})
+
+
+class CountResponse(BaseModel):
+    total_chunks: int
+    ready: bool
+
+
+class JobProgressBody(BaseModel):
+    files_processed: int
+    files_total: int
+    files_skipped: int
+    chunks_created: int
+    current_file: str
+    percent_complete: float
+
+
+class JobSummary(BaseModel):
+    id: str
+    job_id: str
+    status: str
+    folder_path: str
+    operation: IndexOperation
+    include_code: bool
+    source: str = "manual"
+    enqueued_at: str
+    started_at: str | None
+    finished_at: str | None
+    progress_percent: float
+    error: str | None
+
+    @classmethod
+    def of(cls, job: IndexJob) -> JobSummary:
+        return cls(id=job.id, job_id=job.id, status=job.status.value, folder_path=job.folder_path,
+                   operation=job.operation, include_code=job.options.include_code, enqueued_at=timestamp(
+                       job.enqueued_at) or "", started_at=timestamp(job.started_at),
+                   finished_at=timestamp(job.finished_at), progress_percent=job.progress.percent_complete,
+                   error=job.error)
+
+
+class JobDetail(JobSummary):
+    execution_time_ms: int | None
+    progress: JobProgressBody
+    total_documents: int
+    total_chunks: int
+    retry_count: int = 0
+    cancel_requested: bool
+
+    @classmethod
+    def of(cls, job: IndexJob) -> JobDetail:
+        progress = job.progress
+        return cls(**JobSummary.of(job).model_dump(), execution_time_ms=job.execution_time_ms,
+                   progress=JobProgressBody(files_processed=progress.files_processed, files_total=progress.files_total,
+                                            files_skipped=progress.files_skipped,
+                                            chunks_created=progress.chunks_created,
+                                            current_file=progress.current_file,
+                                            percent_complete=progress.percent_complete),
+                   total_documents=job.total_documents, total_chunks=job.total_chunks,
+                   cancel_requested=job.cancel_requested)
+
+
+class JobListResponse(BaseModel):
+    jobs: list[JobSummary]
+    total: int
+    pending: int
+    running: int
+    completed: int
+    failed: int
+
+
+class CancelResponse(BaseModel):
+    job_id: str
+    status: str
+    message: str
+
+
+class FolderInfo(BaseModel):
+    folder_path: str
+    chunk_count: int
+    file_count: int
+    last_indexed: str
+    watch_mode: str = "off"
+
+
+class FolderListResponse(BaseModel):
+    folders: list[FolderInfo]
+    total: int
+
+
+class FolderDeleteRequest(BaseModel):
+    folder_path: str = Field(min_length=1, max_length=4096)
+
+
+class FolderDeleteResponse(BaseModel):
+    folder_path: str
+    chunks_deleted: int
+    message: str

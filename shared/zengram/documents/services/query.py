@@ -1,0 +1,170 @@
+"""Answering document queries in the five modes, and the health and status figures."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from zengram.documents.domain import fusion
+from zengram.documents.domain.files import matches_any
+from zengram.documents.domain.fusion import Fused, LegHit
+from zengram.documents.domain.graph import SEEDS_MAX, GraphReader, candidate_names, query_intent, walk
+from zengram.documents.domain.models import Chunk, CodeEntity, IndexCounts, IndexedFolder, IndexJobStatus
+from zengram.documents.domain.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
+from zengram.documents.ports import ChunkFilters, ChunkIndex, ChunkStore, GraphStore, IndexJobStore
+from zengram.kernel.errors import FeatureUnavailable
+from zengram.kernel.ports import Embedder
+
+LEG_FETCH_MIN = 20
+LEG_FETCH_MAX = 100
+GRAPH_CANDIDATES_MAX = 500
+
+
+class IndexNotReady(FeatureUnavailable):
+    """No index has been completed yet (503)."""
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    counts: IndexCounts
+    indexing_in_progress: bool
+    current_job_id: str | None
+    progress_percent: float
+    last_indexed_at: datetime | None
+    indexed_folders: list[IndexedFolder]
+    graph_enabled: bool
+    graph_store_type: str
+    pending_jobs: int
+
+
+class DocumentQueries:
+    def __init__(self, chunks: ChunkStore, graph: GraphStore, jobs: IndexJobStore, index: ChunkIndex,
+                 embedder: Embedder, *, graph_enabled: bool = True, graph_store_type: str = "sqlite") -> None:
+        self._chunks = chunks
+        self._graph = graph
+        self._jobs = jobs
+        self._index = index
+        self._embedder = embedder
+        self._graph_enabled = graph_enabled
+        self._graph_store_type = graph_store_type
+
+    # -- status -----------------------------------------------------------------------------------------
+
+    def is_ready(self) -> bool:
+        """An index is ready once a job completed since the last reset (it may hold no chunks)."""
+        return self._jobs.ready_since() is not None
+
+    def search_index_reachable(self) -> bool:
+        """Whether the vector/keyword index answers (the records may be fine while it is down)."""
+        try:
+            self._index.count()
+        except Exception:
+            return False
+        return True
+
+    def status(self) -> IndexStatus:
+        counts = self._chunks.counts()
+        entities, relations = self._graph.counts() if self._graph_enabled else (0, 0)
+        active = self._jobs.active()
+        running = next((job for job in active if job.status is IndexJobStatus.RUNNING), None)
+        current = running or (active[0] if active else None)
+        folders = sorted(self._chunks.folders(), key=lambda folder: folder.folder_path)
+        last = max((folder.last_indexed for folder in folders), default=None)
+        return IndexStatus(
+            counts=counts.model_copy(update={"entities": entities, "relationships": relations}),
+            indexing_in_progress=bool(active), current_job_id=current.id if current else None,
+            progress_percent=running.progress.percent_complete if running else 0.0, last_indexed_at=last,
+            indexed_folders=folders, graph_enabled=self._graph_enabled, graph_store_type=self._graph_store_type,
+            pending_jobs=sum(job.status is IndexJobStatus.PENDING for job in active),
+        )
+
+    # -- queries ----------------------------------------------------------------------------------------
+
+    def query(self, request: DocumentQuery) -> QueryResponse:
+        started = time.perf_counter()
+        if not self.is_ready():
+            indexing = bool(self._jobs.active())
+            raise IndexNotReady("Index not ready. Indexing is in progress." if indexing
+                                else "Index not ready. Please index documents first.")
+        filters = ChunkFilters(
+            source_types=tuple(request.source_types) if request.source_types else None,
+            languages=tuple(request.languages) if request.languages else None,
+            file_paths=tuple(request.file_paths) if request.file_paths else None,
+        )
+        fused = self._rank(request, filters)
+        chunks = self._chunks.get_chunks([hit.chunk_id for hit in fused])
+        present = [hit for hit in fused if hit.chunk_id in chunks]
+        relations = self._relationships([chunks[hit.chunk_id] for hit in present]) \
+            if request.include_relationships else {}
+        results = [_result(chunks[hit.chunk_id], hit, request, relations) for hit in present]
+        elapsed = round((time.perf_counter() - started) * 1000, 2)
+        return QueryResponse(results=results, query_time_ms=elapsed, total_results=len(results))
+
+    def _rank(self, request: DocumentQuery, filters: ChunkFilters) -> list[Fused]:
+        mode, top_k = request.mode, request.top_k
+        fetch = min(LEG_FETCH_MAX, max(LEG_FETCH_MIN, 2 * top_k))
+        if mode is QueryMode.VECTOR:
+            return fusion.vector_only(self._vector(request, filters, top_k), top_k)
+        if mode is QueryMode.BM25:
+            return fusion.bm25_only(self._bm25(request, filters, top_k), top_k)
+        if mode is QueryMode.HYBRID:
+            return fusion.hybrid(self._vector(request, filters, fetch), self._bm25(request, filters, fetch),
+                                 request.alpha, top_k)
+        if mode is QueryMode.GRAPH:
+            return fusion.graph_only(self._graph_hits(request, filters), top_k)
+        return fusion.reciprocal_rank(self._vector(request, filters, fetch), self._bm25(request, filters, fetch),
+                                      self._graph_hits(request, filters)[:fetch], top_k)
+
+    def _vector(self, request: DocumentQuery, filters: ChunkFilters, k: int) -> list[LegHit]:
+        vector = self._embedder.embed([request.query])[0]
+        hits = [LegHit(hit.id, round(hit.score, 6)) for hit in self._index.vector_search(vector, filters, k)]
+        return fusion.above_threshold(hits, request.similarity_threshold)
+
+    def _bm25(self, request: DocumentQuery, filters: ChunkFilters, k: int) -> list[LegHit]:
+        return [LegHit(hit.id, hit.score) for hit in self._index.keyword_search(request.query, filters, k)]
+
+    def _graph_hits(self, request: DocumentQuery, filters: ChunkFilters) -> list[LegHit]:
+        if not self._graph_enabled:
+            return []
+        seeds: list[CodeEntity] = []
+        for names in candidate_names(request.query):
+            seeds = self._graph.named(names, SEEDS_MAX)
+            if seeds:
+                break
+        if not seeds:
+            return []
+        reader = GraphReader(named=self._graph.named, entities=self._graph.entities,
+                             relations_to=self._graph.relations_to, relations_from=self._graph.relations_from)
+        hits = walk(seeds, request.traversal_depth, query_intent(request.query), reader)[:GRAPH_CANDIDATES_MAX]
+        if not filters.is_empty():
+            chunks = self._chunks.get_chunks([hit.chunk_id for hit in hits])
+            hits = [hit for hit in hits if hit.chunk_id in chunks and _passes(chunks[hit.chunk_id], filters)]
+        return [LegHit(hit.chunk_id, hit.score) for hit in hits]
+
+    def _relationships(self, chunks: list[Chunk]) -> dict[str, list[Relationship]]:
+        found = self._graph.relations_in([(chunk.source, chunk.id) for chunk in chunks])
+        return {chunk_id: [Relationship(type=relation.type.value, target=relation.target,
+                                        source_entity=relation.source_name) for relation in relations]
+                for chunk_id, relations in found.items()}
+
+
+def _passes(chunk: Chunk, filters: ChunkFilters) -> bool:
+    metadata = chunk.metadata
+    if filters.source_types and metadata.source_type not in filters.source_types:
+        return False
+    if filters.languages and metadata.language not in filters.languages:
+        return False
+    return not (filters.file_paths and not matches_any(chunk.source, list(filters.file_paths)))
+
+
+def _result(chunk: Chunk, hit: Fused, request: DocumentQuery,
+            relations: dict[str, list[Relationship]]) -> QueryResult:
+    metadata = chunk.metadata.public()
+    metadata.update({"source": chunk.source, "chunk_index": chunk.index})
+    return QueryResult(
+        text=chunk.text, source=chunk.source, score=hit.score, vector_score=hit.vector, bm25_score=hit.bm25,
+        graph_score=hit.graph if request.mode.uses_graph else None, chunk_id=chunk.id,
+        source_type=chunk.metadata.source_type.value, language=chunk.metadata.language, metadata=metadata,
+        relationships=relations.get(chunk.id, []) if request.include_relationships else None,
+    )
