@@ -33,7 +33,8 @@ STAGE ?= dev
 KEEP ?= 2
 
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock deploy prune-versions delete \
-	localstack reindex backfill-entities clean local-cloud local-cloud-down local-cloud-status sam-build invoke
+	localstack reindex backfill-entities clean local-cloud local-cloud-down local-cloud-status sam-build invoke \
+	podman lambda-image selfhosted-image
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -85,14 +86,18 @@ serve: $(STAMP)
 mcp: $(STAMP)
 	$(BIN)/zengram-mcp
 
+# ruff; the import contracts of the house (pyproject.toml [tool.importlinter], docs/architecture.md); and commit
+# subjects of at most 72 characters since the rule began (docs/README.md, "Commits").
 lint: $(STAMP)
 	$(BIN)/ruff check shared functions tests bench infra
+	cd shared && ../$(BIN)/lint-imports --config ../pyproject.toml
+	$(BIN)/python infra/scripts/check_commit_subjects.py
 
 typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
 # loadgroup keeps each xdist_group (e.g. the LocalStack tests) on one worker, so one emulator serves them.
-unit: install opensearch-node chromium
+unit: install opensearch-node chromium podman lambda-image
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # The real single-node OpenSearch the tests start (infra/opensearch-node), built by Maven when missing or stale.
@@ -109,6 +114,26 @@ chromium:
 		{ apt-get install -y -qq chromium >/dev/null 2>&1 || \
 		  { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } || \
 		echo "Chromium could not be installed: the dashboard's browser test will be skipped"
+
+# Podman as the container engine (infra/containers/podman.py): installed when missing and this user may, configured
+# for this kernel (runc, no default ulimits), its Docker API served on /run/zengram-podman/podman.sock (left running).
+# Where it cannot be used, this only says so (the tests that need it are skipped), except in CI (CI=true or
+# ZENGRAM_REQUIRE_CONTAINERS=1), where it fails.
+podman: $(STAMP)
+	@$(BIN)/python -m infra.containers.podman ensure || { [ -z "$$CI" ] && [ "$$ZENGRAM_REQUIRE_CONTAINERS" != 1 ] && \
+		echo "podman is unusable here: the container tests will be skipped"; }
+
+# The Lambda Python 3.13 base image SAM CLI runs functions in, built locally (no registry is reachable):
+# infra/lambda-image/build.py, ~100-210 s, skipped (~1 s) when the tagged image's input hash matches. Same fallback
+# as podman.
+lambda-image: $(STAMP) $(SAM_STAMP)
+	@$(BIN)/python infra/lambda-image/build.py || { [ -z "$$CI" ] && [ "$$ZENGRAM_REQUIRE_CONTAINERS" != 1 ] && \
+		echo "the Lambda base image could not be built: the container tests will be skipped"; }
+
+# The embedded server as a container image (infra/containers/Containerfile): BASE=python:3.13-slim by default; here,
+# with no registry, `make selfhosted-image BASE=public.ecr.aws/lambda/python:3.13` (after `make lambda-image`).
+selfhosted-image: $(STAMP) podman
+	$(BIN)/python -m infra.containers.selfhosted build $(if $(BASE),--base $(BASE)) $(if $(TAG),--tag $(TAG))
 
 # Property-based fuzzing from the OpenAPI document against a live embedded server: every schemathesis phase and
 # check, ~3,000 cases (FUZZ_MAX_EXAMPLES=50 per operation and phase; FUZZ_SEED to vary). See tests/fuzz.

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from zengram.assembly.wiring import build_documents_container
+from zengram.assembly.containers import build_documents_container
 from zengram.documents.domain.files import kind_of
 from zengram.documents.domain.models import IndexJobStatus, IndexOperation, IndexOptions
 from zengram.documents.domain.query import DocumentQuery, QueryMode

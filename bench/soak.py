@@ -13,8 +13,9 @@ both in-memory indexes, so their maintainer threads follow every write. Then:
   are derived from). The keyword postings must rank as FTS5 does and the graph is approximate, so the check is
   the top-`k` overlap of the two answers, not identity.
 
-Not part of `make test`: it takes minutes. The keyword tokenizer bug fixed in 00dff9d (docs/performance.md) is
-the kind of fault it exists to catch: it took a few thousand writes to appear.
+Not part of `make test`: it takes minutes. The keyword tokenizer bug fixed in 00dff9d
+(bench/results/2026-12-04-write-growth.md) is the kind of fault it exists to catch: it took a few thousand writes
+to appear.
 """
 
 from __future__ import annotations

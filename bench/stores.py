@@ -24,8 +24,9 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from zengram.adapters.factories import build_embedder
 from zengram.adapters.minilm import resolve_runtime
-from zengram.assembly.wiring import Container, build_container, build_embedder
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.ports import Embedder
 from zengram.memory.domain.models import MemoryType, WriteKind
 from zengram.memory.domain.requests import MemoryDraft

@@ -54,7 +54,8 @@ EMBEDDER_SHARE_TARGET = 0.8  # writes/s at least this share of the raw embedder'
 FLAT_TARGET = 1.2  # per-write cost at the largest size / at the smallest
 # Per-write cost in wall time is the mean time per write (one client writing back to back: 1 / its writes/s), not
 # the p50: with latencies spread 2–8 ms, the p50 ratio of the write path alone, where nothing grows, ranged
-# 0.90–1.24× over six runs while its mean ranged 0.97–1.08× (docs/performance.md). Both are printed.
+# 0.90–1.24× over six runs while its mean ranged 0.97–1.08× (bench/results/2026-12-04-write-growth.md). Both are
+# printed.
 IMPORT_PER_S_TARGET = 300.0
 # The largest store again, with the in-memory indexes off: no graph, no keyword postings (only the write path).
 WITHOUT_UPKEEP = {"vector_ann_min_rows": "-1", "keyword_memory_min_rows": "-1"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.ports import Embedder
 from zengram.settings import Settings

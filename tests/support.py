@@ -15,7 +15,7 @@ from zengram.kernel.content import Scrubber, derive_digest_key
 from zengram.kernel.text import words
 
 if TYPE_CHECKING:
-    from zengram.assembly.wiring import Container
+    from zengram.assembly.containers import Container
     from zengram.memory.domain.models import Memory
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

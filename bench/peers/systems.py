@@ -61,7 +61,7 @@ def rotated(items: Sequence[T], turn: int) -> list[T]:
 
 def project_embedder() -> Embedder:
     """The embedder our server builds under the same environment (its default unless ZENGRAM_EMBEDDER says)."""
-    from zengram.assembly.wiring import build_embedder
+    from zengram.adapters.factories import build_embedder
     from zengram.settings import Settings
 
     return build_embedder(Settings())

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings
@@ -31,10 +31,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # under the same index-time settings (and the same indexing code) can be reused.
 INDEX_TIME_PREFIXES = ("index_", "retrieval_profile", "embedder", "minilm_model_dir", "minilm_runtime")
 INDEX_CODE = (
-    "shared/zengram/kernel/text.py", "shared/zengram/memory/domain/models.py", "shared/zengram/memory/domain/context.py",
+    "shared/zengram/kernel/text.py", "shared/zengram/memory/domain/models.py",
+    "shared/zengram/memory/domain/context.py",
     "shared/zengram/memory/domain/retrieval.py",
     "shared/zengram/memory/services/indexing.py", "shared/zengram/memory/services/context.py",
-    "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/records.py",
+    "shared/zengram/adapters/sqlite/search_index.py", "shared/zengram/adapters/sqlite/index_file.py",
+    "shared/zengram/adapters/sqlite/records.py",
     "bench/recall/data.py",
 )
 

@@ -1,5 +1,5 @@
 """The scheduled index repair sweep (EventBridge rule → this function)."""
 
-from zengram.serverless.handlers import repair_handler
+from zengram.serverless.jobs import repair_handler
 
 handler = repair_handler()

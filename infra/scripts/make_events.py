@@ -1,17 +1,22 @@
-"""Writes the sample API Gateway HTTP API (v2) events in events/ — the same shape `sam local` sends.
+"""Writes the sample events in events/: API Gateway HTTP API (v2) requests in the shape `sam local` sends, and the
+scheduled, Step Functions and CloudFormation events the other functions receive. events/README.md says more.
 
-Run: .venv/bin/python infra/scripts/make_events.py. Path ids are `SAMPLE-ID`; tests substitute real ids.
+Run: .venv/bin/python infra/scripts/make_events.py (it also removes any file under events/ it does not write, but
+events/README.md). Path ids are `SAMPLE-ID`; tests substitute real ids. tests/infra/test_events.py checks that the
+committed files are exactly what this script writes, byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 SAMPLE_KEY = "sample-api-key"
+HAND_WRITTEN = {"README.md"}  # events/ files this script leaves alone
 
 
 def http_event(method: str, path: str, *, query: dict[str, str] | None = None, body: Any = None,
@@ -308,20 +313,20 @@ SAMPLES.update({
     "chat/post_completion.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-1", body=CHAT_TURN),
     "chat/post_completion_stream.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-2",
                                                   body={**CHAT_TURN, "stream": True}),
-    "chat/post_memory.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-1", body={
+    "chat_data/post_memory.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-1", body={
         "subject_id": "user_123", "text": "User is vegetarian and enjoys Italian cuisine", "kind": "preference"}),
-    "chat/post_memory_invalid.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-bad", body={
+    "chat_data/post_memory_invalid.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-bad", body={
         "subject_id": "user_123", "text": "   ", "importance": 101}),
-    "chat/get_memories.json": mnx_event("GET", "/memories", request_id="sample-chat-memories-1",
+    "chat_data/get_memories.json": mnx_event("GET", "/memories", request_id="sample-chat-memories-1",
                                         query={"subject_id": "user_123", "limit": "20"}),
-    "chat/get_memory_search.json": mnx_event("GET", "/memories/search", request_id="sample-chat-search-1",
+    "chat_data/get_memory_search.json": mnx_event("GET", "/memories/search", request_id="sample-chat-search-1",
                                              query={"subject_id": "user_123", "q": "food preferences"}),
     "chat/put_state.json": mnx_event("PUT", "/state/current_task", route="/state/{key}",
                                      request_id="sample-chat-state-1", headers={"x-subject-id": "user_123"},
                                      body={"value": {"step": 3, "next": "book hotels"}, "ttl_seconds": 3600}),
     "chat/get_state.json": mnx_event("GET", "/state/current_task", route="/state/{key}",
                                      request_id="sample-chat-state-2", headers={"x-subject-id": "user_123"}),
-    "chat/post_record_schema.json": mnx_event("POST", "/records/schemas", request_id="sample-chat-schema-1", body={
+    "chat_data/post_record_schema.json": mnx_event("POST", "/records/schemas", request_id="sample-chat-schema-1", body={
         "type_name": "account", "fields": {"name": {"type": "string", "required": True}, "arr": {"type": "number"}}}),
     "chat/post_prompt.json": mnx_event("POST", "/prompts", request_id="sample-chat-prompt-1", body={
         "name": "Support", "prompt_text": "You are a helpful support agent.", "is_default": True}),
@@ -329,7 +334,7 @@ SAMPLES.update({
                                             query={"subject_id": "user_123"}),
     "chat/get_trace.json": mnx_event("GET", "/chat/trace", request_id="sample-chat-trace-1",
                                      query={"chat_id": "chat_sample"}),
-    "chat/get_claims_unsupported.json": mnx_event("GET", "/claims/subject/user_123/truth",
+    "chat_data/get_claims_unsupported.json": mnx_event("GET", "/claims/subject/user_123/truth",
                                                   route="/{proxy+}", request_id="sample-chat-claims-1"),
     "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
     "chat_learning/scheduled_sweep.json": {
@@ -341,13 +346,61 @@ SAMPLES.update({
 })
 
 
-def main() -> None:
-    for relative, event in SAMPLES.items():
-        path = EVENTS / relative
+# The index bootstrap custom resource (infra: Custom::ZengramSearchIndex): CloudFormation's Create, Update, Delete.
+_STACK = "arn:aws:cloudformation:eu-west-1:123456789012:stack/zengram-dev/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+_BOOTSTRAP_TOKEN = "arn:aws:lambda:eu-west-1:123456789012:function:zengram-dev-IndexBootstrapFunction-AbC123:live"
+_INDEX_PROPERTIES = {"ServiceToken": _BOOTSTRAP_TOKEN, "Alias": "zengram-dev-memories", "Embedder": "bedrock",
+                     "BedrockModelId": "amazon.titan-embed-text-v2:0", "Dimensions": "1024", "DataAccessPolicy": "none"}
+
+
+def custom_resource_event(request_type: str, **more: Any) -> dict[str, Any]:
+    return {
+        "RequestType": request_type, "ServiceToken": _BOOTSTRAP_TOKEN,
+        "ResponseURL": "https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/"
+                       "arn%3Aaws%3Acloudformation%3Aeu-west-1%3A123456789012%3Astack/zengram-dev/"
+                       "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d%7CSearchIndex%7Cd2a8e1f0?X-Amz-Signature=sample",
+        "StackId": _STACK, "RequestId": "d2a8e1f0-7b6c-4d5e-9f8a-1b2c3d4e5f60", "LogicalResourceId": "SearchIndex",
+        "ResourceType": "Custom::ZengramSearchIndex", "ResourceProperties": dict(_INDEX_PROPERTIES), **more,
+    }
+
+
+SAMPLES.update({
+    "bootstrap/create.json": custom_resource_event("Create"),
+    "bootstrap/update.json": custom_resource_event("Update", PhysicalResourceId="zengram-dev-memories",
+                                                   OldResourceProperties={**_INDEX_PROPERTIES, "Dimensions": "512"}),
+    "bootstrap/delete.json": custom_resource_event("Delete", PhysicalResourceId="zengram-dev-memories"),
+})
+
+
+def render() -> dict[str, str]:
+    """Each sample's path under events/ and the exact text written there."""
+    return {relative: json.dumps(event, indent=2) + "\n" for relative, event in sorted(SAMPLES.items())}
+
+
+def write(target: Path = EVENTS) -> list[str]:
+    """Write the samples under `target` and remove every other file there but the hand-written README.md;
+    returns the paths written, relative to `target`."""
+    texts = render()
+    if target.exists():
+        for path in sorted(target.rglob("*"), reverse=True):
+            relative = path.relative_to(target).as_posix()
+            if path.is_file() and relative not in texts and relative not in HAND_WRITTEN:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+    for relative, text in texts.items():
+        path = target / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(event, indent=2) + "\n")
-        print(f"wrote {path.relative_to(EVENTS.parent)}")
+        path.write_text(text, encoding="utf-8")
+    return list(texts)
+
+
+def main(argv: list[str]) -> None:
+    """`make_events.py [DIRECTORY]`: into events/, or into DIRECTORY (to compare with the committed files)."""
+    target = Path(argv[0]) if argv else EVENTS
+    for relative in write(target):
+        print(f"wrote {target / relative}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.web.middleware import MISSING_KEY
 
 from tests.api.helpers import TIMESTAMP, UUID, assert_error, memory, query, store

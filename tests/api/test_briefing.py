@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.memory.domain.models import Memory, RecordQuery
 from zengram.memory.services import knowledge
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.memory.domain.entities import EntityRef
 from zengram.memory.domain.models import Memory, MemoryChanges

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.errors import IndexRejected
 from zengram.memory.services.index_guard import GuardedIndex

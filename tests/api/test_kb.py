@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import build_container, build_documents_container
+from zengram.assembly.containers import build_container, build_documents_container
 from zengram.embedded.app import build_embedded_app
 
 from tests.api.helpers import TIMESTAMP

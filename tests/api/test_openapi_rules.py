@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator, FormatChecker
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 

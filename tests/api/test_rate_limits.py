@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, ContainerProvider, build_container
+from zengram.assembly.containers import Container, build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.embedded.app import build_embedded_app
 from zengram.memory.api import health, memory
 from zengram.settings import Settings

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.memory.domain.llm import MAX_CHARS_PER_MEMORY
 from zengram.memory.domain.requests import MAX_CONTENT_CHARS

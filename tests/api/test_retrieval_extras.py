@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.ports import Embedder
 from zengram.memory.services.graph import GraphPath

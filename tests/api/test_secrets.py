@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 

@@ -21,11 +21,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
+from zengram.assembly.roles import ROUTE_ROLES
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.keys import Role
 from zengram.settings import Settings
-from zengram.web.access import ROUTE_ROLES
 
 from tests.api.helpers import assert_error, memory
 from tests.support import API_KEY, HashingEmbedder, TickingClock

@@ -7,7 +7,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.client import BrainClient
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer

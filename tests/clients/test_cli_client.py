@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.client import BrainClient
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer

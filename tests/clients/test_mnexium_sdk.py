@@ -27,7 +27,7 @@ from mnexium import (
     ProviderConfig,
     SystemPromptCreateOptions,
 )
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.kernel.ports import Embedder

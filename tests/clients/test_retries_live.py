@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.client import AsyncBrainClient, BrainClient, BrainConnectionError, RateLimitError
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.client import BrainClient, NotFoundError, ServiceUnavailableError
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer

@@ -1,4 +1,5 @@
-"""The AWS record backend in the contract suites: every store of `zengram.assembly.wiring.build_dynamodb_backend` on a fresh
+"""The AWS record backend in the contract suites: every store of `zengram.assembly.containers.build_dynamodb_backend`
+on a fresh
 table of a moto server, or of the emulator AWS_ENDPOINT_URL names (LocalStack...)."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import build_dynamodb_backend
 from zengram.kernel.ports import Clock
+from zengram.memory.wiring import build_dynamodb_backend
 from zengram.settings import Settings
 
 from tests.support import API_KEY

@@ -23,7 +23,7 @@ from tests.opensearch_node import opensearch_url
 @contextmanager
 def _opensearch_index(_folder: Path, _clock: Clock) -> Iterator[SearchIndex]:
     url = opensearch_url()
-    from zengram.adapters.opensearch import OpenSearchIndex
+    from zengram.adapters.opensearch import ClientOptions, OpenSearchIndex
 
     options: dict[str, Any] = {
         "auth": os.environ.get("OPENSEARCH_AUTH", "none"),
@@ -32,7 +32,8 @@ def _opensearch_index(_folder: Path, _clock: Clock) -> Iterator[SearchIndex]:
         "aws_region": os.environ.get("OPENSEARCH_AWS_REGION"),
         "aws_service": os.environ.get("OPENSEARCH_AWS_SERVICE", "es"),
     }
-    index = OpenSearchIndex(url, alias=f"zengram-contract-{uuid.uuid4().hex[:12]}", refresh=True, **options)
+    index = OpenSearchIndex(ClientOptions(url, **options), alias=f"zengram-contract-{uuid.uuid4().hex[:12]}",
+                            refresh=True)
     try:
         yield index
     finally:

@@ -1,5 +1,6 @@
 """The embedded backend in the contract suites: the SQLite record backend, built whole as the embedded host builds it
-(`zengram.assembly.wiring.build_sqlite_backend`: one records file, the entity registry's own file), and the embedded search
+(`zengram.assembly.containers.build_sqlite_backend`: one records file, the entity registry's own file), and the
+embedded search
 index."""
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.assembly.wiring import RecordBackend, build_embedded_index, build_sqlite_backend
+from zengram.adapters.factories import build_embedded_index
 from zengram.kernel.ports import Clock
+from zengram.memory.wiring import RecordBackend, build_sqlite_backend
 from zengram.settings import Settings
 
 from tests.support import API_KEY

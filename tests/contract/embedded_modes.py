@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.assembly.wiring import build_embedded_index
+from zengram.adapters.factories import build_embedded_index
 from zengram.kernel.ports import Clock
 from zengram.settings import Settings
 

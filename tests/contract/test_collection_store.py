@@ -1,4 +1,5 @@
-"""The `CollectionStore` contract (see zengram.memory.ports.CollectionStore), on SQLite and on DynamoDB (moto server)."""
+"""The `CollectionStore` contract (see zengram.memory.ports.CollectionStore), on SQLite and on DynamoDB (moto
+server)."""
 
 from __future__ import annotations
 

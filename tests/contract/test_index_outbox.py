@@ -1,4 +1,5 @@
-"""The `IndexOutbox` contract (see zengram.memory.ports.IndexOutbox) for every record store: the queue of changes still to
+"""The `IndexOutbox` contract (see zengram.memory.ports.IndexOutbox) for every record store: the queue of changes
+still to
 reach the search index, failed attempts counted per record, and records parked after too many."""
 
 from __future__ import annotations

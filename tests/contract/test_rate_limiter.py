@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from zengram.memory.ports import RateLimiter
+from zengram.kernel.ports import RateLimiter
 
 from tests.support import ManualClock
 

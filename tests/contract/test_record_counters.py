@@ -1,4 +1,5 @@
-"""The `RecordCounters` contract (see zengram.memory.ports.RecordCounters): `stats` (GET /stats) on every record backend,
+"""The `RecordCounters` contract (see zengram.memory.ports.RecordCounters): `stats` (GET /stats) on every record
+backend,
 equal to a recount of the records, whatever the workload (written through the backend's `RecordStore`)."""
 
 from __future__ import annotations

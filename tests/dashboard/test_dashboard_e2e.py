@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi.responses import JSONResponse
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings

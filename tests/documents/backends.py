@@ -9,7 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from zengram.assembly.wiring import DocumentsContainer, build_documents_container
+from zengram.assembly.containers import build_documents_container
+from zengram.documents.wiring import DocumentsContainer
 from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 

@@ -28,16 +28,18 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChunkIndex
     if request.param == "embedded":
         built: Any = EmbeddedChunkIndex(tmp_path / "chunks.sqlite3")
     else:
+        from zengram.adapters.opensearch import ClientOptions
         from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
 
         from tests.opensearch_node import opensearch_url
 
         url = opensearch_url()
 
-        built = OpenSearchChunkIndex(url, alias=f"zengram-docs-contract-{uuid.uuid4().hex[:12]}", refresh="wait_for",
-                                     auth=os.environ.get("OPENSEARCH_AUTH", "none"),  # type: ignore[arg-type]
-                                     username=os.environ.get("OPENSEARCH_USERNAME"),
-                                     password=os.environ.get("OPENSEARCH_PASSWORD"))
+        options = ClientOptions(url, auth=os.environ.get("OPENSEARCH_AUTH", "none"),  # type: ignore[arg-type]
+                                username=os.environ.get("OPENSEARCH_USERNAME"),
+                                password=os.environ.get("OPENSEARCH_PASSWORD"))
+        built = OpenSearchChunkIndex(options, alias=f"zengram-docs-contract-{uuid.uuid4().hex[:12]}",
+                                     refresh="wait_for")
     built.bind_model("test:model", 4)
     yield built
     built.clear()

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from zengram.adapters.opensearch import ClientOptions, RetryPolicy
 from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
 from zengram.documents.domain.models import SourceType
 from zengram.documents.ports import ChunkFilters, IndexedChunk
@@ -43,7 +44,8 @@ def fake() -> Iterator[FakeOpenSearch]:
 
 @pytest.fixture
 def index(fake: FakeOpenSearch) -> Iterator[OpenSearchChunkIndex]:
-    built = OpenSearchChunkIndex(fake.url, alias=ALIAS, refresh="wait_for", retry_delay=0.0)
+    built = OpenSearchChunkIndex(ClientOptions(fake.url), alias=ALIAS, refresh="wait_for",
+                                 retry=RetryPolicy(base_delay=0.0))
     built.bind_model("test:hashing", 4)
     fake.requests.clear()
     yield built
@@ -51,7 +53,7 @@ def index(fake: FakeOpenSearch) -> Iterator[OpenSearchChunkIndex]:
 
 
 def test_binding_creates_the_documents_index_behind_its_alias(fake: FakeOpenSearch) -> None:
-    OpenSearchChunkIndex(fake.url, alias=ALIAS).bind_model("test:hashing", 4)
+    OpenSearchChunkIndex(ClientOptions(fake.url), alias=ALIAS).bind_model("test:hashing", 4)
     body = fake.requests_to("PUT", f"^/{CONCRETE}$")[0].json()
     assert body["aliases"] == {ALIAS: {}}
     fields = body["mappings"]["properties"]
@@ -118,4 +120,4 @@ def test_a_whole_request_failing_is_retried(fake: FakeOpenSearch, index: OpenSea
 
 def test_serverless_collections_are_refused() -> None:
     with pytest.raises(ValueError, match="Serverless"):
-        OpenSearchChunkIndex("https://example.invalid", aws_service="aoss")
+        OpenSearchChunkIndex(ClientOptions("https://example.invalid", aws_service="aoss"))

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from zengram.assembly.wiring import DocumentsContainer
 from zengram.documents.domain.models import (
     FileRecord,
     IndexJobStatus,
@@ -21,6 +20,7 @@ from zengram.documents.domain.models import (
 )
 from zengram.documents.domain.query import DocumentQuery, QueryMode
 from zengram.documents.services.query import IndexNotReady
+from zengram.documents.wiring import DocumentsContainer
 from zengram.kernel.errors import Conflict, Forbidden, InvalidInput
 
 from tests.documents.backends import BACKENDS, documents_container

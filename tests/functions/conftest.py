@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from zengram.assembly.wiring import ContainerProvider, build_container
+from zengram.assembly.containers import build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.settings import Settings
 
 from tests.aws_support import REGION, dynamodb_endpoint, fresh_dynamodb_store

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from zengram.adapters.dynamodb.keys import key_item_key
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 
 from tests.functions.conftest import SAMPLE_KEY, fresh_container_for
 from tests.functions.invoke import invoke, load_event

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 from zengram.kernel.keys import BOOTSTRAP_KEY_ID, KeyDraft, MintedKey, Principal, Role
 from zengram.serverless import handlers as serverless
 

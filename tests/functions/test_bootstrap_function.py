@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import build_embedder, build_search_index
-from zengram.serverless.handlers import index_bootstrap_handler
+from zengram.adapters.factories import build_embedder, build_search_index
+from zengram.serverless.jobs import index_bootstrap_handler
 from zengram.settings import Settings
 
 from tests.functions.invoke import FakeLambdaContext, load_event
@@ -121,9 +121,9 @@ def test_delete_leaves_the_index_alone(bedrock_environment: str, cloudformation:
 
 def test_access_not_granted_yet_is_waited_for(bedrock_environment: str, cloudformation: ResponseRecorder,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import zengram.assembly.wiring  # the handler imports build_container from there when it runs
+    import zengram.assembly.containers  # the handler imports build_container from there when it runs
 
-    real_build, calls, pauses = zengram.assembly.wiring.build_container, [], []
+    real_build, calls, pauses = zengram.assembly.containers.build_container, [], []
 
     def build_once_refused(settings: Settings, **options: Any) -> Any:
         calls.append(settings)
@@ -131,7 +131,7 @@ def test_access_not_granted_yet_is_waited_for(bedrock_environment: str, cloudfor
             raise PermissionError("403 security_exception: no permissions for [indices:admin/create]")
         return real_build(settings, **options)
 
-    monkeypatch.setattr(zengram.assembly.wiring, "build_container", build_once_refused)
+    monkeypatch.setattr(zengram.assembly.containers, "build_container", build_once_refused)
     monkeypatch.setattr("time.sleep", pauses.append)
     answer = send(cloudformation, "create")
     assert answer["Status"] == "SUCCESS" and len(calls) == 2 and pauses == [10]
@@ -139,11 +139,11 @@ def test_access_not_granted_yet_is_waited_for(bedrock_environment: str, cloudfor
 
 def test_a_failure_that_outlasts_the_time_left_is_reported(bedrock_environment: str, cloudformation: ResponseRecorder,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    import zengram.assembly.wiring
+    import zengram.assembly.containers
 
     def refused(settings: Settings, **options: Any) -> Any:
         raise ConnectionError("the domain does not answer")
 
-    monkeypatch.setattr(zengram.assembly.wiring, "build_container", refused)
+    monkeypatch.setattr(zengram.assembly.containers, "build_container", refused)
     answer = send(cloudformation, "create", FakeLambdaContext())  # 29 s left: less than the 30 s reserve
     assert answer["Status"] == "FAILED" and answer["Reason"] == "ConnectionError: the domain does not answer"

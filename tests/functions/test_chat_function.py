@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from zengram.adapters.aws_lambda import LambdaJobLauncher
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 
 from tests.functions.conftest import fresh_container_for
 from tests.functions.invoke import FakeLambdaContext, invoke, load_event, load_function_module

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 from zengram.adapters.dynamodb.clients import client_key
-from zengram.assembly.wiring import ContainerProvider, build_container
+from zengram.assembly.containers import build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.settings import Settings
 
 from tests.functions.conftest import fresh_container_for

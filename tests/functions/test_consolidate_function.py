@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from zengram.adapters.aws_lambda import LambdaJobLauncher
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
 
@@ -166,7 +166,7 @@ def test_the_template_wires_schedule_self_invocation_and_routes() -> None:
 def test_a_crashed_run_stops_blocking_once_its_lock_expires_in_dynamodb(
     consolidation_environment: str, llm_server: ScriptedLLMServer,
 ) -> None:
-    from zengram.assembly.wiring import build_container
+    from zengram.assembly.containers import build_container
     from zengram.memory.domain.jobs import JobStatus
     from zengram.memory.services.consolidation import AlreadyRunning
     from zengram.settings import Settings

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import DocumentsContainer, build_documents_container
-from zengram.documents import api as kb
+from zengram.assembly.containers import build_documents_container
+from zengram.documents.api import app as kb
+from zengram.documents.wiring import DocumentsContainer
 from zengram.serverless.documents import documents_step_handler
 from zengram.settings import Settings
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 from zengram.memory.domain.entities import EntityType
 from zengram.memory.domain.models import MemoryChanges, MemoryType
 from zengram.memory.domain.requests import MemoryDraft

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 from zengram.web.middleware import MISSING_KEY
 
 from tests.functions.conftest import fresh_container_for

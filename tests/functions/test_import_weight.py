@@ -27,30 +27,37 @@ HEAVY_PACKAGES = frozenset({
     "aws_lambda_powertools", "pydantic_settings", "pypdf",
 })
 # The container's wiring, settings and adapters: built with the container, on the first request.
-WIRING_MODULES = ("zengram.assembly.wiring", "zengram.chat.wiring", "zengram.settings", "zengram.memory.ports",
-                  "zengram.chat.ports", "zengram.adapters", "zengram.memory.services")
-# The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.web.` leaves them.
-GROUP_PREFIXES = ("zengram.memory.api.", "zengram.memory.api.schemas.", "zengram.chat.api.", "zengram.documents.api.")
-SHARED_API = frozenset({"chat.roles"})  # the role table of every route, which each function's access check reads
-CHAT_SHARED = frozenset({"chat.deps", "chat.groups", "chat.schemas"})  # what both chat functions' routes use
+WIRING_MODULES = ("zengram.assembly.containers", "zengram.memory.wiring", "zengram.chat.wiring",
+                  "zengram.documents.wiring", "zengram.settings", "zengram.kernel.settings", "zengram.memory.settings",
+                  "zengram.chat.settings", "zengram.documents.settings", "zengram.memory.ports", "zengram.chat.ports",
+                  "zengram.adapters", "zengram.memory.services", "zengram.chat.services", "zengram.documents.services")
+# The API modules of one endpoint group (routes, dependencies, bodies), as `zengram.` leaves them.
+GROUP_PREFIXES = ("zengram.memory.api.", "zengram.chat.api.", "zengram.documents.api.")
+# the role table of every route, which each function's access check reads; the memory groups' shared dependencies
+# and body helpers
+SHARED_API = frozenset({"memory.api.roles", "chat.api.roles", "documents.api.roles", "memory.api.deps",
+                        "memory.api.schemas"})
+# what both chat functions' routes use
+CHAT_SHARED = frozenset({"chat.api.deps", "chat.api.groups", "chat.api.schemas"})
+M, C = "memory.api.", "chat.api."  # a memory group's routes and bodies; a chat group's
 # What each HTTP function serves; None: not an HTTP function, so no FastAPI at all.
 SERVED: dict[str, frozenset[str] | None] = {
-    "admin": frozenset({"routers.admin", "schemas.keys"}),
-    "briefing": frozenset({"routers.briefing", "routers.stats", "routers.collections", "schemas.briefing",
-                           "schemas.stats", "schemas.collections", "schemas.records"}),
-    "chat": CHAT_SHARED | {"chat.completions", "chat.schemas.completions", "chat.history", "chat.schemas.history",
-                           "chat.state", "chat.schemas.state", "chat.prompts", "chat.schemas.prompts"},
-    "chat_data": CHAT_SHARED | {"chat.memories", "chat.schemas.memories", "chat.records", "chat.schemas.records",
-                                "chat.unsupported"},
-    "clients": frozenset({"routers.clients", "schemas.clients"}),
-    "consolidate": frozenset({"routers.consolidate", "schemas.consolidation"}),
-    "documents": frozenset({"kb.app", "kb.routes", "kb.schemas"}),
-    "entities": frozenset({"routers.entities", "schemas.entities", "schemas.records"}),
-    "export": frozenset({"routers.export", "schemas.export", "schemas.records"}),
-    "health": frozenset({"routers.health", "schemas.health"}),
-    "memory": frozenset({"routers.memory", "schemas.memory", "schemas.records"}),
-    "reflect": frozenset({"routers.reflect"}),
-    "research": frozenset({"routers.research", "schemas.research"}),
+    "admin": frozenset({M + "admin", M + "schemas.keys"}),
+    "briefing": frozenset({M + "briefing", M + "stats", M + "collections", M + "schemas.briefing",
+                           M + "schemas.stats", M + "schemas.collections", M + "schemas.records"}),
+    "chat": CHAT_SHARED | {C + "completions", C + "schemas.completions", C + "history", C + "schemas.history",
+                           C + "state", C + "schemas.state", C + "prompts", C + "schemas.prompts"},
+    "chat_data": CHAT_SHARED | {C + "memories", C + "schemas.memories", C + "records", C + "schemas.records",
+                                C + "unsupported"},
+    "clients": frozenset({M + "clients", M + "schemas.clients"}),
+    "consolidate": frozenset({M + "consolidate", M + "schemas.consolidation"}),
+    "documents": frozenset({"documents.api.app", "documents.api.routes", "documents.api.schemas"}),
+    "entities": frozenset({M + "entities", M + "schemas.entities", M + "schemas.records"}),
+    "export": frozenset({M + "export", M + "schemas.export", M + "schemas.records"}),
+    "health": frozenset({M + "health", M + "schemas.health"}),
+    "memory": frozenset({M + "memory", M + "schemas.memory", M + "schemas.records"}),
+    "reflect": frozenset({M + "reflect"}),
+    "research": frozenset({M + "research", M + "schemas.research"}),
     "authorizer": None, "bootstrap": None, "chat_learning": None, "documents_step": None, "repair": None,
     "research_step": None,
 }
@@ -84,7 +91,7 @@ def test_an_init_imports_only_what_the_function_serves(function: str) -> None:
 
     heavy = sorted(name for name in loaded if name.split(".")[0] in HEAVY_PACKAGES)
     wiring = sorted(name for name in loaded if within(name, WIRING_MODULES))
-    groups = {name.removeprefix("zengram.web.") for name in loaded if name.startswith(GROUP_PREFIXES)} - SHARED_API
+    groups = {name.removeprefix("zengram.") for name in loaded if name.startswith(GROUP_PREFIXES)} - SHARED_API
     served = SERVED[function]
 
     assert heavy == [], f"{function} imports at init: {heavy}"

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import ContainerProvider, build_container
+from zengram.assembly.containers import build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
-from zengram.serverless.handlers import repair_handler
+from zengram.serverless.jobs import repair_handler
 from zengram.settings import Settings
 
 from tests.functions.conftest import fresh_container_for

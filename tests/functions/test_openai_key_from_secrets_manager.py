@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from zengram.assembly.wiring import build_embedder
+from zengram.adapters.factories import build_embedder
 from zengram.settings import Settings
 
 from tests.aws_support import REGION, dynamodb_endpoint

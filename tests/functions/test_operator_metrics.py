@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from zengram.adapters.aws_lambda.metrics import LLM_FAILURES, MeteredLanguageModel
-from zengram.assembly.wiring import ContainerProvider
+from zengram.assembly.provider import ContainerProvider
 from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
 from zengram.memory.domain.requests import MemoryDraft
 from zengram.serverless.handlers import lambda_container

@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.kernel.ports import Embedder
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
-from zengram.serverless.handlers import lambda_settings, repair_handler
+from zengram.serverless.handlers import lambda_settings
+from zengram.serverless.jobs import repair_handler
 
 from tests.functions.invoke import FakeLambdaContext, load_event
 

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import build_research_runner
 from zengram.kernel.errors import LLMUnavailable, ResearchTimedOut
 from zengram.memory.domain.research import ResearchRequest, ResearchState
 from zengram.memory.ports import ResearchRunner
+from zengram.memory.wiring import build_research_runner
 from zengram.settings import Settings
 
 from tests.localstack_support import LocalStackUnavailable, localstack_url

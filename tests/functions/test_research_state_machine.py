@@ -10,13 +10,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, ContainerProvider, build_container
+from zengram.assembly.containers import Container, build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.kernel.ports import Embedder
 from zengram.memory.api.research import research_body
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
 from zengram.memory.domain.research import ResearchRequest
-from zengram.serverless.handlers import research_step_handler
+from zengram.serverless.jobs import research_step_handler
 from zengram.settings import Settings
 
 from tests.aws_support import REGION

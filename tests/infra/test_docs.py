@@ -13,8 +13,8 @@ import pytest
 from fastapi import FastAPI
 from pydantic import AliasChoices
 from starlette.routing import Mount
-from zengram.assembly.wiring import Container
-from zengram.documents import api as kb
+from zengram.assembly.containers import Container
+from zengram.documents.api import app as kb
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 

@@ -94,7 +94,7 @@ def test_template_routes_match_the_function_app(function: object) -> None:
 
 
 def test_every_embedded_route_is_deployed_and_nothing_else() -> None:
-    from zengram.documents import api as kb
+    from zengram.documents.api import app as kb
     from zengram.embedded.app import ROUTERS
 
     every_route = set().union(*(documented(function.routes) for function in HTTP_FUNCTIONS))

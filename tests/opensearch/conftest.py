@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from zengram.adapters.opensearch import OpenSearchIndex
+from zengram.adapters.opensearch import ClientOptions, OpenSearchIndex, RetryPolicy
 
 from tests.opensearch_node import opensearch_url
 
@@ -41,7 +41,8 @@ def make_index(url: str, alias: str) -> Iterator[Any]:
     built: list[OpenSearchIndex] = []
 
     def make(**options: Any) -> OpenSearchIndex:
-        index = OpenSearchIndex(url, **{"alias": alias, "refresh": True, "retry_delay": 0.0, **options})
+        index = OpenSearchIndex(ClientOptions(url), **{"alias": alias, "refresh": True,
+                                                       "retry": RetryPolicy(base_delay=0.0), **options})
         built.append(index)
         return index
 

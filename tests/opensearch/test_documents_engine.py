@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.adapters.opensearch import BulkWriteError
+from zengram.adapters.opensearch import BulkWriteError, ClientOptions, RetryPolicy
 from zengram.adapters.opensearch.documents import OpenSearchChunkIndex
 from zengram.adapters.sqlite.chunk_index import EmbeddedChunkIndex
 from zengram.documents.domain.models import SourceType
@@ -53,7 +53,8 @@ def make_chunk_index(url: str, alias: str) -> Iterator[Any]:
     built: list[OpenSearchChunkIndex] = []
 
     def make(**options: Any) -> OpenSearchChunkIndex:
-        index = OpenSearchChunkIndex(url, **{"alias": alias, "refresh": "wait_for", "retry_delay": 0.0, **options})
+        index = OpenSearchChunkIndex(ClientOptions(url), **{"alias": alias, "refresh": "wait_for",
+                                                             "retry": RetryPolicy(base_delay=0.0), **options})
         built.append(index)
         return index
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.cli import app
 from zengram.kernel.errors import EmbeddingMismatch
 from zengram.kernel.ports import Embedder

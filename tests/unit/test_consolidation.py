@@ -11,7 +11,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, ContainerProvider, build_consolidation_service, build_container
+from zengram.assembly.containers import Container, build_container
+from zengram.assembly.provider import ContainerProvider
 from zengram.embedded.app import consolidation_schedule
 from zengram.embedded.scheduler import PeriodicTask
 from zengram.kernel.errors import FeatureUnavailable, LLMUnavailable
@@ -21,6 +22,7 @@ from zengram.memory.domain.jobs import Job, JobStatus
 from zengram.memory.domain.models import Importance, KnowledgeCategory, Memory, MemoryType, RecordQuery
 from zengram.memory.domain.requests import MemoryDraft, MemoryPatch
 from zengram.memory.services.consolidation import AlreadyRunning, ConsolidationService
+from zengram.memory.wiring import build_consolidation_service
 from zengram.settings import Settings
 
 from tests.llm_server import ScriptedLLMServer

@@ -14,7 +14,7 @@ from pathlib import Path
 from tests.support import REPO_ROOT
 
 MODULES = [
-    "zengram.assembly.wiring",
+    "zengram.assembly.containers",
     "zengram.adapters.openai.chat",
     "zengram.adapters.stepfunctions",
     "zengram.adapters.aws_lambda",

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import pytest
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.errors import IndexRejected
 from zengram.kernel.search import IndexDocument

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.errors import EmbeddingMismatch
 from zengram.kernel.search import IndexDocument
 from zengram.memory.domain.models import MemoryType

@@ -1,4 +1,5 @@
-"""The memory state transitions (zengram.memory.domain.lifecycle and the `Memory` methods), over an in-memory lookup: the
+"""The memory state transitions (zengram.memory.domain.lifecycle and the `Memory` methods), over an in-memory lookup:
+the
 rules every record store inherits, checked without any store. The contract suites check that each adapter persists
 what these return."""
 

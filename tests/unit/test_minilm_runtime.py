@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from zengram.adapters.factories import build_embedder
 from zengram.adapters.minilm import (
     MiniLMEmbedder,
     MissingRuntime,
@@ -20,7 +21,6 @@ from zengram.adapters.minilm import (
 )
 from zengram.adapters.minilm import onnx_embedder as onnx_module
 from zengram.adapters.system.coalescing_embedder import CoalescingEmbedder
-from zengram.assembly.wiring import build_embedder
 from zengram.settings import Settings
 
 pytestmark = pytest.mark.slow

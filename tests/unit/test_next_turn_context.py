@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.ports import Embedder
 from zengram.kernel.search import SearchFilters
 from zengram.memory.domain.context import with_context

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel, SecretStr
+from zengram.adapters.factories import build_language_model
 from zengram.adapters.openai.chat import NO_KEY_PLACEHOLDER, OpenAIChatModel
 from zengram.adapters.system.language_model import NoLanguageModel
-from zengram.assembly.wiring import build_language_model
 from zengram.kernel.errors import LLMInvalidResponse, LLMUnavailable
 from zengram.kernel.ports import LanguageModel
 from zengram.settings import Settings

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.adapters.opensearch import BulkWriteError, OpenSearchIndex, OpenSearchUnavailable
+from zengram.adapters.opensearch import BulkWriteError, ClientOptions, OpenSearchIndex, OpenSearchUnavailable
 from zengram.adapters.opensearch.client import RetryPolicy
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.kernel.errors import IndexRejected, IndexUnavailable
 from zengram.kernel.search import IndexAttributes, IndexDocument, SearchFilters
 from zengram.memory.domain.models import MemoryType
@@ -59,9 +59,10 @@ def document(memory_id: str, text: str = "deploy pipeline", **fields: Any) -> In
     return IndexDocument(memory_id, text, unit(1, 0), attributes(**fields))
 
 
-def adapter(fake: FakeOpenSearch, **options: Any) -> OpenSearchIndex:
-    defaults: dict[str, Any] = {"alias": ALIAS, "refresh": "wait_for", "retry_delay": 0.0}
-    return OpenSearchIndex(fake.url, **{**defaults, **options})
+def adapter(fake: FakeOpenSearch, *, alias: str = ALIAS, refresh: Any = "wait_for", engine: Any = None,
+            **client: Any) -> OpenSearchIndex:
+    return OpenSearchIndex(ClientOptions(fake.url, **client), alias=alias, refresh=refresh, engine=engine,
+                           retry=RetryPolicy(base_delay=0.0))
 
 
 def only(requests: list[Recorded]) -> Recorded:
@@ -345,7 +346,7 @@ def test_sigv4_without_a_region_is_refused(tmp_path: Path, monkeypatch: pytest.M
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     with pytest.raises(ValueError, match="region"):
-        OpenSearchIndex("https://search.example.com", auth="sigv4", aws_credentials=dummy_credentials())
+        OpenSearchIndex(ClientOptions("https://search.example.com", auth="sigv4", aws_credentials=dummy_credentials()))
 
 
 @pytest.mark.parametrize(("options", "message"), [
@@ -355,8 +356,10 @@ def test_sigv4_without_a_region_is_refused(tmp_path: Path, monkeypatch: pytest.M
     ({"refresh": "sometimes"}, "refresh must be"),
 ])
 def test_bad_options_are_refused(options: dict[str, Any], message: str) -> None:
+    index_options = {name: value for name, value in options.items() if name in ("alias", "refresh")}
+    client_options = {name: value for name, value in options.items() if name not in index_options}
     with pytest.raises(ValueError, match=message):
-        OpenSearchIndex("http://127.0.0.1:9", **options)
+        OpenSearchIndex(ClientOptions("http://127.0.0.1:9", **client_options), **index_options)
 
 
 # -- OpenSearch Serverless (aoss) ------------------------------------------------------------------------

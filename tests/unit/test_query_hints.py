@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.fusion import fuse
 from zengram.memory.domain.models import Importance, MemoryType
 from zengram.memory.domain.query import (

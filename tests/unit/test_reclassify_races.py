@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.memory.domain.entities import EntityType, ReclassifyRequest
 from zengram.memory.domain.models import Memory, MemoryType
 from zengram.memory.domain.requests import MemoryDraft, MemoryPatch

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.kernel.errors import FeatureUnavailable, LLMInvalidResponse
 from zengram.kernel.ports import JsonModel, LanguageModel
 from zengram.memory.domain.models import MemoryType

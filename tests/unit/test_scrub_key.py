@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from zengram.assembly.wiring import build_scrubber
-from zengram.embedded.keys import resolve_api_key
+from zengram.assembly.containers import build_scrubber
+from zengram.assembly.keys import resolve_api_key
 from zengram.kernel.content import Scrubber, derive_digest_key
 from zengram.kernel.errors import FeatureUnavailable
 from zengram.settings import Settings

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.memory.domain.context import ContextPolicy, own_text, same_thread, with_context
 from zengram.memory.domain.models import Memory, MemoryType
 from zengram.memory.domain.requests import MemoryDraft, SearchRequest

@@ -117,7 +117,7 @@ def test_priming_an_http_function_builds_its_container_and_answers_nothing(
     app = serverless.create_function_app([memory.router])
     handler = serverless.http_handler(app)
     assert handler._built is not None  # Powertools' decorators and Mangum, before the first request
-    container = app.state.provider._container
+    container = app.state.provider.peek()
     assert container is not None and type(container.embedder).__name__ == "BedrockEmbedder"
     from zengram.adapters.system import SystemClock
 

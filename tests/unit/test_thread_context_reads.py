@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.memory.domain.context import ContextPolicy, Neighbours, context_of
 from zengram.memory.domain.models import Memory, MemoryType
 from zengram.memory.domain.requests import MemoryDraft, MemoryPatch, SearchRequest

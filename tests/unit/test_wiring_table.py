@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import get_args
 
-from zengram.assembly import wiring as bootstrap
+from zengram.adapters import factories
+from zengram.documents import wiring as documents
+from zengram.memory import wiring as memory
 from zengram.settings import Settings
 
 
@@ -13,17 +15,17 @@ def allowed(field: str) -> set[str]:
 
 
 def test_each_record_store_value_builds_memories_and_documents_records() -> None:
-    assert set(bootstrap.RECORD_BACKENDS) == set(bootstrap.DOCUMENT_STORES) == allowed("record_store")
+    assert set(memory.RECORD_BACKENDS) == set(documents.DOCUMENT_STORES) == allowed("record_store")
 
 
 def test_each_search_index_value_builds_a_memories_and_a_documents_index() -> None:
-    assert set(bootstrap.SEARCH_INDEXES) == set(bootstrap.CHUNK_INDEXES) == allowed("search_index")
+    assert set(factories.SEARCH_INDEXES) == set(documents.CHUNK_INDEXES) == allowed("search_index")
 
 
 def test_the_embedded_family_builds_documents_stores_that_close(tmp_path: object) -> None:
     settings = Settings(data_dir=tmp_path, api_key="k" * 32)  # type: ignore[arg-type]
-    stores = bootstrap.DOCUMENT_STORES["sqlite"](settings)
-    index = bootstrap.CHUNK_INDEXES["embedded"](settings)
+    stores = documents.DOCUMENT_STORES["sqlite"](settings)
+    index = documents.CHUNK_INDEXES["embedded"](settings)
     try:
         assert stores.graph_store_type == "sqlite" and index.count() == 0
     finally:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.errors import IndexUnavailable
 from zengram.kernel.search import IndexDocument, SearchFilters
 from zengram.memory.domain.models import MemoryType, WriteKind

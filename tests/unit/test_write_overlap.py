@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.kernel.search import IndexDocument
 from zengram.memory.domain.models import MemoryType, WriteKind
 from zengram.memory.domain.requests import ImportRecord, MemoryDraft, SearchRequest

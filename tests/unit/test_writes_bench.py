@@ -5,7 +5,7 @@ write path alone (the in-memory indexes off) beside the growth target it does no
 from __future__ import annotations
 
 import pytest
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import MemoryDraft
 

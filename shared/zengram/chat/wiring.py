@@ -1,7 +1,8 @@
-"""Wiring the chat layer (docs/chat.md): its stores per backend family, then its services over the container's
-shared parts (the same index, embedder, scrubber, clock and language model as Zengram's memories).
+"""Wiring the chat layer (docs/chat.md): its stores per backend family, then its services over the host's shared
+parts (the same index, embedder, scrubber, clock and language model as Zengram's memories).
 
-`Container.chat` builds it on first use, so functions and commands that never chat never pay for it.
+The host's container builds it on first use (`zengram.assembly.containers.Container.chat`), so functions and
+commands that never chat never pay for it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Any
 
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
@@ -35,11 +36,8 @@ from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
 from zengram.chat.services.state import AgentStateService
-from zengram.settings import Settings
-
-if TYPE_CHECKING:
-    from zengram.assembly.wiring import Container
-    from zengram.memory.ports import RecordStore
+from zengram.chat.settings import ChatSettings
+from zengram.kernel.parts import SharedParts
 
 
 @dataclass(frozen=True)
@@ -92,7 +90,7 @@ class ChatLayer:
 
 # -- stores per backend family ---------------------------------------------------------------------------------
 
-def _embedded_stores(settings: Settings, _: RecordStore) -> ChatStores:
+def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
@@ -108,9 +106,8 @@ def _embedded_stores(settings: Settings, _: RecordStore) -> ChatStores:
                       SQLiteLearningJobStore(path))
 
 
-def _aws_stores(settings: Settings, store: RecordStore) -> ChatStores:
-    """Items in the records table, through the record store's own DynamoDB client."""
-    from zengram.adapters.dynamodb import DynamoDBRecordStore
+def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
+    """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
@@ -120,7 +117,7 @@ def _aws_stores(settings: Settings, store: RecordStore) -> ChatStores:
     from zengram.adapters.dynamodb.chat_state import DynamoDBAgentStateStore
     from zengram.adapters.dynamodb.table import make_client
 
-    client = store.client if isinstance(store, DynamoDBRecordStore) else make_client(region=settings.aws_region)
+    client = table_client if table_client is not None else make_client(region=settings.aws_region)
     table = settings.dynamodb_table
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
@@ -128,7 +125,7 @@ def _aws_stores(settings: Settings, store: RecordStore) -> ChatStores:
                       DynamoDBLearningJobStore(table, client=client))
 
 
-STORES_BY_FAMILY: dict[str, Callable[[Settings, RecordStore], ChatStores]] = {
+STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
     "sqlite": _embedded_stores,
     "dynamodb": _aws_stores,
 }
@@ -141,7 +138,7 @@ class _Runner:
     stop: Callable[[], None] | None = None
 
 
-def _learning_runner(settings: Settings, learning: LearningService) -> _Runner:
+def _learning_runner(settings: ChatSettings, learning: LearningService) -> _Runner:
     """The learning runner: this process's worker thread, or (AWS) asynchronous invocations of a function."""
     if settings.chat_learning_launcher == "lambda":
         from zengram.adapters.aws_lambda.chat_learning import LambdaLearningDispatch
@@ -156,7 +153,7 @@ def _learning_runner(settings: Settings, learning: LearningService) -> _Runner:
     return _Runner(worker, worker.start, worker.stop)
 
 
-def provider_endpoints(settings: Settings) -> ProviderEndpoints:
+def provider_endpoints(settings: ChatSettings) -> ProviderEndpoints:
     default_key = settings.chat_default_api_key.get_secret_value() if settings.chat_default_api_key else None
     return ProviderEndpoints(
         urls={Provider.OPENAI: settings.chat_openai_base_url, Provider.ANTHROPIC: settings.chat_anthropic_base_url,
@@ -164,15 +161,15 @@ def provider_endpoints(settings: Settings) -> ProviderEndpoints:
         default_url=settings.chat_default_base_url, default_key=default_key, default_model=settings.chat_default_model)
 
 
-def build_chat_layer(container: Container, *, model: ChatModel | None = None) -> ChatLayer:
-    """The chat layer over `container`'s record store backend, index, embedder, scrubber, clock and LLM; `model`
-    lets tests bring their own provider adapter."""
-    settings = container.settings
-    stores = STORES_BY_FAMILY[settings.record_store](settings, container.records)
-    clock, scrubber, index = container.clock, container.memory.scrubber, container.index
-    ensure = container.memory.index_sync.ensure_compatible
-    memory_index = ChatIndexSync(stores.memories, index, container.embedder, ensure)
-    record_index = ChatIndexSync(stores.records, index, container.embedder, ensure)
+def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client: Any | None = None,
+                     model: ChatModel | None = None) -> ChatLayer:
+    """The chat layer over the host's shared index, embedder, scrubber, clock and LLM, its stores beside the
+    memories' records (`table_client`: the records table's DynamoDB client, shared); `model` lets tests bring their
+    own provider adapter."""
+    stores = STORES_BY_FAMILY[settings.record_store](settings, table_client)
+    clock, scrubber, index = parts.clock, parts.scrubber, parts.index
+    memory_index = ChatIndexSync(stores.memories, index, parts.embedder, parts.ensure_index)
+    record_index = ChatIndexSync(stores.records, index, parts.embedder, parts.ensure_index)
     memories = SubjectMemoryService(
         stores.memories, memory_index, index, clock, scrubber=scrubber,
         versioning=VersioningPolicy(skip_at=settings.chat_skip_similarity,
@@ -185,7 +182,7 @@ def build_chat_layer(container: Container, *, model: ChatModel | None = None) ->
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
     learning = LearningService(
-        stores.learning, memories, records, recalls, container.llm, clock,
+        stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
                        retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
     runner = _learning_runner(settings, learning)

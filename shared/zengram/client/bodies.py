@@ -1,6 +1,7 @@
 """The SDK's readers of the answers that carry memory records: records stay plain dicts (`hit["content"]`), as the
 SDK has always given them, and unknown fields are kept, so a newer server's additions never break a client.
-Every other answer is read into the server's own model (`zengram.memory.api.schemas`), which the OpenAPI document states."""
+Every other answer is read into the server's own model (`zengram.memory.api.schemas`), which the OpenAPI document
+states."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Every endpoint as a `Call`: method, path, query, body and how to read the answer. The sync and async
-clients only send calls, so both speak exactly the same API."""
+"""`Call`: one request (method, path, query, body) and how to read its answer; the keyword options of the SDK's
+methods; reading answers and building requests. The endpoints themselves are `BrainApi`'s methods (api.py)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, Literal, TypedDict, TypeVar
@@ -13,30 +13,9 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from zengram.client.bodies import (
-    BriefingBody,
-    EntityMemoriesBody,
-    ExportBody,
-    JobBody,
-    QueryBody,
-    SearchBody,
-    StoreBody,
-)
 from zengram.client.errors import ERRORS_BY_STATUS, BrainError, RateLimitError
 from zengram.client.retry import retry_after_seconds
-from zengram.documents.domain.query import DocumentQuery, QueryResponse
 from zengram.kernel.timestamps import format_timestamp
-from zengram.memory.api.schemas.clients import ClientBody, ClientDeletedBody, ClientListBody
-from zengram.memory.api.schemas.consolidation import ConsolidationStarted, ConsolidationStatusBody
-from zengram.memory.api.schemas.entities import EntityDetailBody, EntityListBody, EntityStatsBody, ReclassifyBody
-from zengram.memory.api.schemas.export import ImportBody
-from zengram.memory.api.schemas.health import HealthBody
-from zengram.memory.api.schemas.keys import ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
-from zengram.memory.api.schemas.memory import DeleteBody, RestoreBody, UpdateBody
-from zengram.memory.api.schemas.research import ResearchBody
-from zengram.memory.api.schemas.stats import StatsBody
-from zengram.memory.domain.models import Memory
-from zengram.memory.domain.reflect import ReflectResult
 
 T = TypeVar("T")
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -210,173 +189,3 @@ def segment(value: str) -> str:
     if not value:
         raise ValueError("path segment must not be empty")
     return quote(value, safe="")
-
-
-# -- memory -----------------------------------------------------------------------------------------------
-
-
-def health() -> Call[HealthBody]:
-    return Call("GET", "/health", model(HealthBody))
-
-
-def store(type: str, content: str, source_agent: str, options: StoreOptions) -> Call[StoreBody]:
-    body = json_body({"type": type, "content": content, "source_agent": source_agent, **options})
-    return Call("POST", "/memory", model(StoreBody), body=body)
-
-
-def search(query: str, options: SearchOptions) -> Call[SearchBody]:
-    return Call("GET", "/memory/search", model(SearchBody), params=query_params({"q": query, **options}))
-
-
-def query(type: str, options: QueryOptions) -> Call[QueryBody]:
-    return Call("GET", "/memory/query", model(QueryBody), params=query_params({"type": type, **options}))
-
-
-def get(memory_id: str) -> Call[Memory]:
-    return Call("GET", f"/memory/{segment(memory_id)}", model(Memory))
-
-
-def update(memory_id: str, fields: UpdateOptions) -> Call[UpdateBody]:
-    body = json_body(dict(fields))
-    if not body:
-        raise ValueError("Must provide at least one field to update (content, importance, knowledge_category, "
-                         "metadata)")
-    return Call("PATCH", f"/memory/{segment(memory_id)}", model(UpdateBody), body=body)
-
-
-def delete(memory_id: str, reason: str | None, source_agent: str | None) -> Call[DeleteBody]:
-    body = json_body({"reason": reason, "source_agent": source_agent})
-    return Call("DELETE", f"/memory/{segment(memory_id)}", model(DeleteBody), body=body)
-
-
-def restore(memory_id: str) -> Call[RestoreBody]:
-    return Call("POST", f"/memory/{segment(memory_id)}/restore", model(RestoreBody))
-
-
-# -- knowledge views --------------------------------------------------------------------------------------
-
-
-def briefing(since: Timestamp, options: BriefingOptions) -> Call[BriefingBody]:
-    return Call("GET", "/briefing", model(BriefingBody), params=query_params({"since": since, **options}))
-
-
-def stats() -> Call[StatsBody]:
-    return Call("GET", "/stats", model(StatsBody))
-
-
-def export(options: ExportOptions) -> Call[ExportBody]:
-    return Call("GET", "/export", model(ExportBody), params=query_params(dict(options)))
-
-
-def import_(data: Sequence[Mapping[str, Any]], operator_approved: bool) -> Call[ImportBody]:
-    body = {"data": [dict(record) for record in data], "operator_approved": operator_approved}
-    return Call("POST", "/export/import", model(ImportBody), body=body)
-
-
-# -- entities ---------------------------------------------------------------------------------------------
-
-
-def entities(action: EntityAction, name: str | None, type: str | None, limit: int | None,
-             offset: int | None, client_id: str | None = None) -> Call[JsonObject]:
-    """Zengram's `brain_entities` dispatch (list, get, memories or stats), answered as plain JSON."""
-    if action == "stats":
-        return Call("GET", "/entities/stats", json_object)
-    if action in ("get", "memories"):
-        if not name:
-            raise ValueError(f"name is required for action={action!r}")
-        if action == "get":
-            return Call("GET", entity(name).path, json_object)
-        memories = entity_memories(name, limit, client_id)
-        return Call("GET", memories.path, json_object, params=memories.params)
-    if action != "list":
-        raise ValueError(f"action must be one of list, get, memories, stats (got {action!r})")
-    return Call("GET", "/entities", json_object, params=query_params({"type": type, "limit": limit,
-                                                                       "offset": offset}))
-
-
-def list_entities(type: str | None, limit: int | None, offset: int | None) -> Call[EntityListBody]:
-    return Call("GET", "/entities", model(EntityListBody),
-                params=query_params({"type": type, "limit": limit, "offset": offset}))
-
-
-def entity(name: str) -> Call[EntityDetailBody]:
-    return Call("GET", f"/entities/{segment(name)}", model(EntityDetailBody))
-
-
-def entity_memories(name: str, limit: int | None, client_id: str | None = None) -> Call[EntityMemoriesBody]:
-    return Call("GET", f"/entities/{segment(name)}/memories", model(EntityMemoriesBody),
-                params=query_params({"limit": limit, "client_id": client_id}))
-
-
-def entity_stats() -> Call[EntityStatsBody]:
-    return Call("GET", "/entities/stats", model(EntityStatsBody))
-
-
-def reclassify(reclassifications: Sequence[Mapping[str, str]], dry_run: bool) -> Call[ReclassifyBody]:
-    body = {"reclassifications": [dict(item) for item in reclassifications], "dry_run": dry_run}
-    return Call("POST", "/entities/reclassify", model(ReclassifyBody), body=body)
-
-
-# -- LLM features -----------------------------------------------------------------------------------------
-
-
-def consolidate(sync: bool) -> Call[ConsolidationStarted | JobBody]:
-    """202 with a job id; with `sync` the finished job."""
-    read = model(JobBody) if sync else model(ConsolidationStarted)
-    return Call("POST", "/consolidate", read, params=query_params({"sync": True} if sync else {}), slow=sync)
-
-
-def consolidation_status() -> Call[ConsolidationStatusBody]:
-    return Call("GET", "/consolidate/status", model(ConsolidationStatusBody))
-
-
-def consolidation_job(job_id: str) -> Call[JobBody]:
-    return Call("GET", f"/consolidate/job/{segment(job_id)}", model(JobBody))
-
-
-def reflect(topic: str, client_id: str | None, limit: int | None) -> Call[ReflectResult]:
-    body = json_body({"topic": topic, "client_id": client_id, "limit": limit})
-    return Call("POST", "/reflect", model(ReflectResult), body=body, slow=True)
-
-
-def research(topic: str, client_id: str | None, max_iterations: int | None) -> Call[ResearchBody]:
-    body = json_body({"topic": topic, "client_id": client_id, "max_iterations": max_iterations})
-    return Call("POST", "/research", model(ResearchBody), body=body, slow=True)
-
-
-def docs_query(query: DocumentQuery) -> Call[QueryResponse]:
-    """POST /kb/query: the document knowledge base, mounted beside the memory API."""
-    return Call("POST", "/kb/query", model(QueryResponse), body=query.model_dump(mode="json", exclude_none=True))
-
-
-# -- client fingerprints ----------------------------------------------------------------------------------
-
-
-def put_client(client_id: str, options: ClientOptions) -> Call[ClientBody]:
-    return Call("PUT", f"/clients/{segment(client_id)}", model(ClientBody), body=json_body(dict(options)))
-
-
-def get_client(client_id: str) -> Call[ClientBody]:
-    return Call("GET", f"/clients/{segment(client_id)}", model(ClientBody))
-
-
-def list_clients() -> Call[ClientListBody]:
-    return Call("GET", "/clients", model(ClientListBody))
-
-
-def delete_client(client_id: str) -> Call[ClientDeletedBody]:
-    return Call("DELETE", f"/clients/{segment(client_id)}", model(ClientDeletedBody))
-
-
-def create_key(name: str, role: str, clients: Sequence[str] | str | None) -> Call[CreatedKeyBody]:
-    body = json_body({"name": name, "role": role, "clients": list(clients) if isinstance(clients, list | tuple)
-                      else clients})
-    return Call("POST", "/admin/keys", model(CreatedKeyBody), body=body)
-
-
-def list_keys() -> Call[ApiKeyListBody]:
-    return Call("GET", "/admin/keys", model(ApiKeyListBody))
-
-
-def revoke_key(key_id: str) -> Call[RevokedKeyBody]:
-    return Call("DELETE", f"/admin/keys/{segment(key_id)}", model(RevokedKeyBody))

@@ -8,17 +8,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from zengram.assembly.wiring import (
-    Container,
-    ContainerProvider,
-    DocumentsContainer,
-    build_container,
-    build_documents_container,
-)
+from zengram.assembly.containers import Container, build_container, build_documents_container
+from zengram.assembly.keys import resolve_api_key
+from zengram.assembly.provider import ContainerProvider
+from zengram.assembly.roles import HOST_ROUTE_ROLES
 from zengram.chat.api.routers import CHAT_ROUTERS
-from zengram.documents import api as kb
+from zengram.documents.api import app as kb
+from zengram.documents.wiring import DocumentsContainer
 from zengram.embedded.dashboard import DASHBOARD_PREFIX, mount_dashboard
-from zengram.embedded.keys import resolve_api_key
 from zengram.embedded.scheduler import PeriodicTask
 from zengram.kernel.errors import IndexUnavailable
 from zengram.memory.api import (
@@ -80,6 +77,7 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
         provider.close()
 
     app = create_app(ROUTERS, provider, expected_key=lambda: key, open_paths=OPEN_PATHS | kb.open_paths(),
+                     route_roles=HOST_ROUTE_ROLES,
                      open_prefixes=(DASHBOARD_PREFIX,), lifespan=lifespan)
     mount_dashboard(app)
     app.mount(kb.BASE_PATH, kb.create_kb_app(documents))

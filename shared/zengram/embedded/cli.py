@@ -11,10 +11,10 @@ from typing import Annotated
 import typer
 
 from zengram import cli as client_commands
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
+from zengram.assembly.keys import resolve_api_key
 from zengram.cli import kb as kb_commands
 from zengram.cli import keys as key_commands
-from zengram.embedded.keys import resolve_api_key
 from zengram.kernel.errors import EmbeddingMismatch
 from zengram.kernel.timestamps import utc_now
 from zengram.settings import Settings

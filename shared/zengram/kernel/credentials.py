@@ -8,7 +8,8 @@ does: after a password label anything but a placeholder is redacted, after a wea
 `api key`) only a value that looks generated. So "password is required", "Secret: classified", "Token
 authentication failed" and "Bearer instruments" are left alone.
 
-Formats follow the providers' documentation, cross-checked against gitleaks' and detect-secrets' rules.
+Formats follow the providers' documentation, cross-checked against gitleaks' and detect-secrets' rules. What a
+value or a label looks like (generated, a password, a stand-in, a secret's label) is judged in `secret_shapes`.
 Every detector has positive and negative examples in tests/unit/test_credential_detectors.py.
 """
 
@@ -20,6 +21,13 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+
+from zengram.kernel.secret_shapes import MASK as MASK
+from zengram.kernel.secret_shapes import PROSE_WORDS, TRAILING_PUNCTUATION, char_classes, first_word, is_stand_in
+from zengram.kernel.secret_shapes import label_kind as label_kind
+from zengram.kernel.secret_shapes import labelled_value_is_secret as labelled_value_is_secret
+from zengram.kernel.secret_shapes import looks_generated as looks_generated
+from zengram.kernel.secret_shapes import looks_like_a_password as looks_like_a_password
 
 Span = tuple[int, int, str]  # start, end, kind
 
@@ -40,128 +48,6 @@ def _hint(regex: str, flags: int = 0) -> Callable[[str], object]:
     return re.compile(regex, flags).search
 
 
-# -- value shapes -----------------------------------------------------------------------------------------------
-
-# A value that stands for a secret without being one: a variable, a template slot, a mask, an earlier redaction.
-_STAND_IN = re.compile(r"""(?x)^(?:
-    \$\{.*\}|\$\(.*\)|\$[A-Za-z_]\w*        # ${VAR}  $(command)  $VAR
-  | \{\{.*\}\}|%[A-Za-z_]\w*%               # {{slot}}  %VAR%
-  | (?:<[^<>]*>[^<>\w]*)+                   # <your-token>  <username>:<password>
-  | \[REDACTED\b.*                           # an earlier redaction
-  | [*xX•.…#_-]{3,}                          # ****  xxxx  ...
-  | [A-Z]+(?:_[A-Z]+)+                       # YOUR_API_KEY
-  | \(?(?:redacted|hidden|masked|omitted|removed|elided)\)?
-)$""")
-
-# First words that make a "value" prose about the secret rather than the secret ("password: required").
-_PROSE_WORDS = frozenset("""
-    a an the this that these those your our their my his her its same another any no none null nil n/a na
-    required optional mandatory empty blank unset unknown tbd todo hidden masked redacted omitted removed
-    must should will would can cannot could may might shall is are was were be been being has have had do does
-    not never also only just still now then see check ask use uses used using set stored saved kept managed
-    rotated reset changed updated expired expires expiring invalid incorrect wrong missing weak strong
-    encrypted hashed provided given supplied needed needs sent shown available disabled enabled true false
-    in on at of for from to via by with as into under below above per policy length minimum maximum min max
-    if whether when which where how what
-    str bytes string int bool float object dict list tuple secretstr secretbytes
-""".split())  # the last line: type annotations (`password: str | None = None`)
-
-_TRAILING_PUNCTUATION = ".,;:)]}>"
-
-
-# What detectors see in place of an earlier placeholder (same length, so spans stay valid): not a word, not
-# whitespace, never part of a token; a value starting with it is a stand-in.
-MASK = "\ue000"
-
-
-def is_stand_in(value: str) -> bool:
-    value = value.strip()
-    return value.startswith(MASK) or bool(_STAND_IN.match(value))
-
-
-def _first_word(value: str) -> str:
-    return value.split(maxsplit=1)[0].lower().strip(_TRAILING_PUNCTUATION + "'\"`") if value.split() else ""
-
-
-_SPACE = re.compile(r"\s")
-_WORD_LIKE = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
-_DIGIT, _LOWER, _UPPER, _OTHER = (re.compile(chars) for chars in (r"\d", "[a-z]", "[A-Z]", r"[^A-Za-z0-9]"))
-
-
-def _classes(value: str) -> tuple[bool, bool, bool, bool]:
-    """Has a digit, a lowercase letter, an uppercase letter, something else."""
-    return (bool(_DIGIT.search(value)), bool(_LOWER.search(value)), bool(_UPPER.search(value)),
-            bool(_OTHER.search(value)))
-
-
-def looks_generated(value: str) -> bool:
-    """A machine-made secret: letters mixed with digits, or long mixed case, or a long run of digits —
-    not a word, a path or a URL."""
-    if len(value) < 8 or _SPACE.search(value) or is_stand_in(value):
-        return False
-    if value.startswith(("/", "./", "~/")) or "://" in value:
-        return False
-    digit, lower, upper, _ = _classes(value)
-    if not digit and all(_WORD_LIKE.fullmatch(part) for part in re.split(r"[._]", value.rstrip(_TRAILING_PUNCTUATION))):
-        return False  # names, not randomness: TextGenerationStreamOutputToken, tokenize.TokenInfo, NEXT_PAGE
-    return (digit and (lower or upper)) or (len(value) >= 16 and lower and upper) or (len(value) >= 16 and digit)
-
-
-def looks_like_a_password(value: str) -> bool:
-    """One word after "password is": a digit, a symbol or an inner capital, or long enough not to be prose."""
-    if len(value) < 6 or is_stand_in(value) or value.lower() in _PROSE_WORDS:
-        return False
-    digit, _, _, other = _classes(value)
-    return digit or other or bool(_UPPER.search(value, 1)) or len(value) >= 12
-
-
-# -- labels ---------------------------------------------------------------------------------------------------
-
-_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
-# Not "auth" or "signature": "auth: OAuth2-PKCE", "signature: SHA256withRSA" name methods, not secrets.
-_SECRET_WORDS = frozenset({"secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
-                           "credential", "credentials"})
-_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "auth", "signing", "encryption", "master",
-                             "account", "client", "app", "application", "service", "subscription", "shared",
-                             "storage", "consumer", "webhook", "license", "session", "admin", "deploy"})
-_NEUTRAL_SUFFIXES = frozenset({"value", "base", "string"})  # SECRET_KEY_BASE, password_value
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def label_kind(label: str, qualifier: str = "", *, bare_equals: bool = False) -> str | None:
-    """"password" for a password label, "secret" for another secret's label, None for anything else.
-
-    `label` is one identifier (`DB_PASSWORD`, `clientSecret`, `x-api-key`); `qualifier` the word before it
-    (`API` in "API key"); `bare_equals`: written `label=value`, where `pass` is a password label too.
-    """
-    words = [word.lower() for word in _WORD.findall(label)]
-    while len(words) > 1 and words[-1] in _NEUTRAL_SUFFIXES:
-        words.pop()
-    if not words:
-        return None
-    last, joined = words[-1], "".join(words)
-    if last in _PASSWORD_WORDS or joined.endswith(_PASSWORD_WORDS[:3]):
-        return "password"
-    if last == "pass" and (len(words) > 1 or bare_equals):
-        return "password"
-    if last in _SECRET_WORDS:
-        return "secret"
-    before = words[-2] if len(words) > 1 else qualifier.lower()
-    if last == "key" and before in _KEY_QUALIFIERS:
-        return "secret"
-    return None
-
-
-def labelled_value_is_secret(kind: str, value: str) -> bool:
-    """Whether a whole value under a secret's label (a metadata entry, a quoted value) is the secret."""
-    value = value.strip()
-    if not value or is_stand_in(value):
-        return False
-    if kind == "password":
-        return _first_word(value) not in _PROSE_WORDS
-    return looks_generated(value)
-
-
 # -- building blocks --------------------------------------------------------------------------------------------
 
 def _pattern(name: str, regex: str, *, flags: int = 0,
@@ -180,12 +66,12 @@ def _pattern(name: str, regex: str, *, flags: int = 0,
 
 
 def _has_digit_and_letter(value: str) -> bool:
-    digit, lower, upper, _ = _classes(value)
+    digit, lower, upper, _ = char_classes(value)
     return digit and (lower or upper)
 
 
 def _random_looking(value: str) -> bool:
-    digit, lower, upper, _ = _classes(value)
+    digit, lower, upper, _ = char_classes(value)
     return digit or (lower and upper)
 
 
@@ -199,7 +85,7 @@ def _basic_credentials(value: str) -> bool:
 
 
 def _bearer_token(value: str) -> bool:
-    digit, lower, upper, other = _classes(value)
+    digit, lower, upper, other = char_classes(value)
     return (len(value) >= 6 and digit and (lower or upper)) or (len(value) >= 16 and (digit or other or
                                                                                        (lower and upper)))
 
@@ -219,7 +105,7 @@ PROVIDER_TOKENS = [
     _pattern("aws-secret-access-key",
              r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])[^\n]{0,100}?(?<![A-Za-z0-9/+])"
              r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-             accept=lambda value: all(_classes(value)[:3]) or (_random_looking(value) and "/" in value)),
+             accept=lambda value: all(char_classes(value)[:3]) or (_random_looking(value) and "/" in value)),
     _pattern("anthropic-api-key", _BEFORE + r"sk-ant-[A-Za-z0-9_-]{32,}", accept=_has_digit_and_letter),
     _pattern("openai-api-key",
              r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
@@ -327,12 +213,12 @@ def _authorization_header(text: str) -> Iterator[Span]:
             continue  # Bearer ${API_TOKEN}, request.headers.get("Authorization"), f"Bearer {token}"
         if scheme in _SINGLE_TOKEN_SCHEMES:
             value = first.rstrip(",;")
-            if value.lower().rstrip(_TRAILING_PUNCTUATION) in _NAMES_OF_A_TOKEN:
+            if value.lower().rstrip(TRAILING_PUNCTUATION) in _NAMES_OF_A_TOKEN:
                 continue  # "Authorization: Bearer token" names the token
-        elif not scheme and not looks_generated(first.rstrip(_TRAILING_PUNCTUATION)):
+        elif not scheme and not looks_generated(first.rstrip(TRAILING_PUNCTUATION)):
             continue  # without a scheme only a token counts: `authorization: Optional[str]`, `'Authorization': auth`
-        value = value.rstrip().rstrip(_TRAILING_PUNCTUATION) or value.rstrip()
-        if not value or _first_word(value) in _PROSE_WORDS:
+        value = value.rstrip().rstrip(TRAILING_PUNCTUATION) or value.rstrip()
+        if not value or first_word(value) in PROSE_WORDS:
             continue
         yield start, start + len(value), "authorization-header"
 
@@ -435,11 +321,14 @@ def _is_code(value: str, label: str | None = None) -> bool:
 
 
 def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
+    """The span of the unquoted value at `start`, after a label of `kind` and its separator `sep`, when it is
+    a secret: not a stand-in nor code; under a weaker label a token that looks generated; after "is"/"was" one
+    word that looks like a password; after any other password label, what `_password_value` takes."""
     bare = sep == "=" and text[start - 1] == "="
     token = (_SHELL_OR_QUERY_TOKEN if bare else _TOKEN).match(text, start)
     if token is None:
         return None
-    word = token.group(0).rstrip(_TRAILING_PUNCTUATION)
+    word = token.group(0).rstrip(TRAILING_PUNCTUATION)
     single = (start, start + len(word))
     if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
         return None
@@ -447,15 +336,21 @@ def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | Non
         return single if looks_generated(word) else None
     if sep in ("is", "was") or sep.startswith(("is", "was")):
         return single if looks_like_a_password(word) else None
-    if word.lower() in _PROSE_WORDS:
+    return _password_value(text, start, word, bare)
+
+
+def _password_value(text: str, start: int, word: str, bare: bool) -> tuple[int, int] | None:
+    """After a password label, the value's first `word` decides: prose is no password; `key=value` (shell,
+    query string, `bare`) or a classic password is one token; anything else is a phrase."""
+    if word.lower() in PROSE_WORDS:
         return None
-    digit, _, _, other = _classes(word)
+    digit, _, _, other = char_classes(word)
     if bare or (len(word) >= 6 and (digit or other)):
-        return single  # `key=value` (shell, query string) or a classic password: one token
+        return start, start + len(word)
     # A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair.
     end_of_phrase = _PHRASE_END.search(text, start)
     end = end_of_phrase.start() if end_of_phrase else len(text)
-    phrase = text[start:end].rstrip().rstrip(_TRAILING_PUNCTUATION).rstrip()
+    phrase = text[start:end].rstrip().rstrip(TRAILING_PUNCTUATION).rstrip()
     return (start, start + len(phrase)) if phrase else None
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, ClassVar, Literal, Self
+from typing import Annotated, ClassVar, Literal, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -24,8 +24,18 @@ from zengram.kernel.errors import Forbidden
 from zengram.kernel.identifiers import ClientId
 from zengram.kernel.text_rules import NotBlank
 
-if TYPE_CHECKING:
-    from zengram.memory.domain.models import Memory
+
+class OwnedRecord(Protocol):
+    """A record that belongs to one client (a memory)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def client_id(self) -> str: ...
+
+
+Owned = TypeVar("Owned", bound=OwnedRecord)
 
 # A scoped key reads `zgk_<key id>_<secret>`: the id finds the record in one read, the secret is checked against
 # its salted hash. 128 bits of id and 256 bits of secret, both from `secrets`.
@@ -78,7 +88,7 @@ class TenantScope:
         if not self.allows(client_id):
             raise Forbidden(f"{field}: '{client_id}' is not one of this API key's clients")
 
-    def require_memory(self, memory: Memory) -> Memory:
+    def require_memory(self, memory: Owned) -> Owned:
         if not self.allows(memory.client_id):
             raise Forbidden(f"memory {memory.id}: it belongs to a client this API key may not access")
         return memory

@@ -1,41 +1,16 @@
 """What a host builds on first use (never at import time) and shares with every request: its container, the
 documents' container.
 
-Apart from bootstrap (which wires the containers) so a Lambda function's init does not import the wiring, the
-settings and every service: the first request (or priming, under SnapStart) does."""
+Apart from the wiring, so a Lambda function's init does not import the wiring, the settings and every service: the
+first request (or priming, under SnapStart) does."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from zengram.assembly.wiring import Container
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
-
-
-class ContainerProvider:
-    """Builds the container on first use (never at import time) and hands the same one to everyone."""
-
-    def __init__(self, factory: Callable[[], Container]) -> None:
-        self._factory = factory
-        self._container: Container | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Container:
-        if self._container is None:
-            with self._lock:
-                if self._container is None:
-                    self._container = self._factory()
-        return self._container
-
-    def close(self) -> None:
-        with self._lock:
-            if self._container is not None:
-                self._container.close()
-                self._container = None
 
 
 class Lazy(Generic[T]):
@@ -52,6 +27,10 @@ class Lazy(Generic[T]):
             with self._lock:
                 if self._value is None:
                     self._value = self._factory()
+        return self._value
+
+    def peek(self) -> T | None:
+        """The value if it has been built, else None (building nothing)."""
         return self._value
 
     def close(self) -> None:

@@ -110,3 +110,25 @@ class LanguageModel(Protocol):
     def model(self) -> str: ...
 
     def complete_json(self, system: str, user: str, schema: type[JsonModel]) -> JsonModel: ...
+
+
+@runtime_checkable
+class RateLimiter(Protocol):
+    """Counts requests per (key, bucket) in fixed windows, kept in the record store's backend so every
+    process (every Lambda instance) shares the counts.
+
+    Contract:
+    - `hit(key, bucket, limit, window_seconds)` counts one request in the current window of `window_seconds`
+      (windows start at whole multiples of it since the epoch, by the limiter's clock) and returns None when
+      it is among the first `limit` of that window; otherwise the whole seconds (at least 1) until the window
+      ends. A bucket is always used with the same `window_seconds`.
+    - Atomic: under any number of concurrent callers exactly `limit` hits per window are allowed.
+    - Keys and buckets are opaque text; distinct (key, bucket) pairs never share a count.
+    - `refund(key, bucket, window_seconds)` takes one hit back from the current window (for a request that was
+      counted and then failed); it never takes the count below 0 and does nothing once the window is over.
+      Atomic like `hit`.
+    """
+
+    def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None: ...
+
+    def refund(self, key: str, bucket: str, window_seconds: int) -> None: ...

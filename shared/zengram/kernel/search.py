@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from zengram.memory.domain.models import Memory
 
 MEMORY_SCOPE = ""  # the scope of Zengram memories: documents written before scopes existed are in it
 
@@ -38,21 +37,6 @@ class IndexAttributes(BaseModel):
     created_at: datetime
     entities: tuple[str, ...] = ()  # entity keys (case-folded canonical names) the `entity` filter matches
     scope: str = MEMORY_SCOPE  # which kind of document, and whose (module docstring)
-
-    @classmethod
-    def of(cls, memory: Memory) -> IndexAttributes:
-        return cls(
-            type=memory.type.value,
-            source_agent=memory.source_agent,
-            client_id=memory.client_id,
-            category=memory.category.value,
-            knowledge_category=memory.knowledge_category.value if memory.knowledge_category else None,
-            active=memory.active,
-            valid_from=memory.valid_from or memory.created_at,
-            valid_to=memory.valid_to,
-            created_at=memory.created_at,
-            entities=tuple(dict.fromkeys(ref.key for ref in memory.entities)),
-        )
 
 
 @dataclass(frozen=True)

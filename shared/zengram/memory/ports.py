@@ -153,7 +153,8 @@ class RecordCounters(Protocol):
 
     Contract:
     - `stats(now, decay_factor)` gives the counts `RecordStats` defines; `decayed_below_50pct` uses
-      `zengram.memory.domain.scoring.effective_confidence(memory, now, decay_factor)`; `pending_index` and `parked_index`
+      `zengram.memory.domain.scoring.effective_confidence(memory, now, decay_factor)`; `pending_index` and
+      `parked_index`
       count the outbox (`IndexOutbox`).
     - Exact: once writes have returned, the numbers equal a recount of the records, whatever the number
       of concurrent writers (counters move in the same transaction as the records they count).
@@ -302,28 +303,6 @@ class ResearchRunner(Protocol):
     """
 
     def run(self, state: ResearchState) -> ResearchState: ...
-
-
-@runtime_checkable
-class RateLimiter(Protocol):
-    """Counts requests per (key, bucket) in fixed windows, kept in the record store's backend so every
-    process (every Lambda instance) shares the counts.
-
-    Contract:
-    - `hit(key, bucket, limit, window_seconds)` counts one request in the current window of `window_seconds`
-      (windows start at whole multiples of it since the epoch, by the limiter's clock) and returns None when
-      it is among the first `limit` of that window; otherwise the whole seconds (at least 1) until the window
-      ends. A bucket is always used with the same `window_seconds`.
-    - Atomic: under any number of concurrent callers exactly `limit` hits per window are allowed.
-    - Keys and buckets are opaque text; distinct (key, bucket) pairs never share a count.
-    - `refund(key, bucket, window_seconds)` takes one hit back from the current window (for a request that was
-      counted and then failed); it never takes the count below 0 and does nothing once the window is over.
-      Atomic like `hit`.
-    """
-
-    def hit(self, key: str, bucket: str, limit: int, window_seconds: int) -> int | None: ...
-
-    def refund(self, key: str, bucket: str, window_seconds: int) -> None: ...
 
 
 @runtime_checkable

@@ -14,9 +14,9 @@ from zengram.serverless.handlers import OBSERVABILITY, LambdaHandler, create_fun
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from zengram.assembly.wiring import DocumentsContainer
+    from zengram.assembly.provider import ContainerProvider
     from zengram.documents.services.indexing import DocumentIndexing
-    from zengram.kernel.lazy import ContainerProvider
+    from zengram.documents.wiring import DocumentsContainer
     from zengram.kernel.ports import Embedder
 
 # A batch stops taking new files when its invocation has less than this left (one large file must still fit).
@@ -28,7 +28,7 @@ def documents_provider(embedder: Callable[[], Embedder] | None = None) -> Lazy[D
     and the settings are imported when the container is built, not at init."""
 
     def build() -> DocumentsContainer:
-        from zengram.assembly.wiring import build_documents_container
+        from zengram.assembly.containers import build_documents_container
         from zengram.settings import Settings
 
         return build_documents_container(Settings(), embedder=embedder() if embedder else None)
@@ -39,7 +39,7 @@ def documents_provider(embedder: Callable[[], Embedder] | None = None) -> Lazy[D
 def create_documents_function_app(provider: Lazy[DocumentsContainer] | None = None) -> FastAPI:
     """The kb application mounted at /kb behind the same key check as every function. The function's container
     (built to verify scoped keys) lends the documents its embedder, so the two never load a model twice."""
-    from zengram.documents import api as kb
+    from zengram.documents.api import app as kb
     from zengram.web.middleware import OPEN_PATHS
 
     app = create_function_app([], open_paths=OPEN_PATHS | kb.open_paths())

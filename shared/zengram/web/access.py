@@ -7,75 +7,35 @@ The API key middleware authenticates the caller and leaves its `Principal` in th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
 
-from zengram.chat.api.roles import CHAT_ROUTE_ROLES, UNSUPPORTED_ROLES
 from zengram.kernel.errors import Forbidden
 from zengram.kernel.identifiers import GLOBAL_CLIENT
 from zengram.kernel.keys import Principal, Role, TenantScope, authenticate
 
-# (method, route path) → the least role that may call it. A route missing here needs admin: fail closed.
-ROUTE_ROLES: dict[tuple[str, str], Role] = {
-    ("POST", "/memory"): Role.WRITE,
-    ("GET", "/memory/search"): Role.READ,
-    ("GET", "/memory/query"): Role.READ,
-    ("GET", "/memory/{memory_id}"): Role.READ,
-    ("GET", "/memory/{memory_id}/history"): Role.READ,
-    ("PATCH", "/memory/{memory_id}"): Role.WRITE,
-    ("DELETE", "/memory/{memory_id}"): Role.WRITE,
-    ("POST", "/memory/{memory_id}/restore"): Role.WRITE,
-    ("GET", "/briefing"): Role.READ,
-    ("GET", "/stats"): Role.READ,
-    ("GET", "/export"): Role.READ,
-    ("POST", "/export/import"): Role.WRITE,
-    ("GET", "/entities"): Role.READ,
-    ("GET", "/entities/stats"): Role.READ,
-    ("GET", "/entities/graph"): Role.READ,
-    ("GET", "/entities/{name}"): Role.READ,
-    ("GET", "/entities/{name}/memories"): Role.READ,
-    ("POST", "/entities/reclassify"): Role.ADMIN,  # rewrites memories of every tenant
-    ("DELETE", "/entities/{name}"): Role.ADMIN,  # likewise
-    ("POST", "/entities/{name}/merge"): Role.ADMIN,
-    ("GET", "/collections"): Role.READ,
-    ("GET", "/collections/{name}"): Role.READ,
-    ("POST", "/collections"): Role.ADMIN,  # upstream's registry is one for every tenant
-    ("DELETE", "/collections/{name}"): Role.ADMIN,
-    ("GET", "/clients"): Role.READ,
-    ("GET", "/clients/{client_id}"): Role.READ,
-    ("PUT", "/clients/{client_id}"): Role.WRITE,
-    ("DELETE", "/clients/{client_id}"): Role.WRITE,
-    ("POST", "/reflect"): Role.READ,  # reads memories and answers; stores nothing
-    ("POST", "/research"): Role.READ,
-    ("POST", "/consolidate"): Role.ADMIN,  # merges and supersedes memories of every tenant
-    ("GET", "/consolidate/job/{job_id}"): Role.ADMIN,  # a job's result names every tenant it touched
-    ("GET", "/consolidate/status"): Role.READ,
-    ("POST", "/admin/keys"): Role.ADMIN,
-    ("GET", "/admin/keys"): Role.ADMIN,
-    ("DELETE", "/admin/keys/{key_id}"): Role.ADMIN,
-    # The document knowledge base (mounted at /kb; docs/documents.md). Its documents are shared knowledge, not any
-    # one client's: a scoped key also needs `global` among its clients (authorize_documents).
-    ("GET", "/kb/health/status"): Role.READ,
-    ("GET", "/kb/query/count"): Role.READ,
-    ("POST", "/kb/query"): Role.READ,
-    ("GET", "/kb/index/jobs"): Role.READ,
-    ("GET", "/kb/index/jobs/{job_id}"): Role.READ,
-    ("GET", "/kb/index/folders"): Role.READ,
-    ("POST", "/kb/index"): Role.WRITE,
-    ("POST", "/kb/index/add"): Role.WRITE,
-    ("DELETE", "/kb/index/jobs/{job_id}"): Role.WRITE,
-    ("DELETE", "/kb/index/folders"): Role.WRITE,
-    ("DELETE", "/kb/index"): Role.ADMIN,  # clears every indexed folder
-}
+
+@dataclass(frozen=True)
+class RouteRoles:
+    """The role each route needs: (method, route path) → the least role that may call it; `fallback` for routes
+    served only to say they are not offered. A route in neither needs admin: fail closed. Each context declares
+    its own (`memory.api.roles`, `chat.api.roles`, `documents.api.roles`); the host composes them
+    (`zengram.assembly.roles`) and hands them to its app (`app.state.route_roles`)."""
+
+    roles: Mapping[tuple[str, str], Role]
+    fallback: Mapping[tuple[str, str], Role] = field(default_factory=dict)
+
+    def required(self, method: str, route_path: str) -> Role:
+        return self.roles.get((method, route_path)) or self.fallback.get((method, route_path), Role.ADMIN)
 
 
-ROUTE_ROLES.update(CHAT_ROUTE_ROLES)  # the chat layer's routes (api/chat/roles.py)
-
-
-def required_role(method: str, route_path: str) -> Role:
-    return ROUTE_ROLES.get((method, route_path)) or UNSUPPORTED_ROLES.get((method, route_path), Role.ADMIN)
+def required_role(request: Request, route_path: str) -> Role:
+    """The role `route_path` needs, from the table the host gave the app (none: admin for everything)."""
+    route_roles: RouteRoles | None = getattr(request.app.state, "route_roles", None)
+    return route_roles.required(request.method, route_path) if route_roles is not None else Role.ADMIN
 
 
 def principal_of(request: Request) -> Principal:
@@ -110,9 +70,10 @@ async def authorize(request: Request) -> None:
 
 
 def require_role(request: Request, route_path: str) -> Principal:
-    """The caller, if its role reaches the one `route_path` (as written in ROUTE_ROLES) needs; else a 403."""
+    """The caller, if its role reaches the one `route_path` (as written in the host's RouteRoles) needs; else a
+    403."""
     principal = principal_of(request)
-    needed = required_role(request.method, route_path)
+    needed = required_role(request, route_path)
     if not principal.may(needed):
         raise Forbidden(f"role: this API key is {principal.role.value}; {request.method} {route_path} needs "
                         f"{needed.value}")

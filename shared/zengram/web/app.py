@@ -9,9 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI
 
 from zengram import __version__
-from zengram.kernel.lazy import ContainerProvider
-from zengram.memory.api.schemas import ERROR_BODY_SCHEMA, ErrorBody
-from zengram.web.access import authenticator, authorize
+from zengram.kernel.lazy import Lazy
+from zengram.web.access import RouteRoles, authenticator, authorize
 from zengram.web.errors import install_error_handlers
 from zengram.web.json_guard import JsonDepthMiddleware
 from zengram.web.middleware import (
@@ -22,6 +21,7 @@ from zengram.web.middleware import (
     VerifiedCaller,
 )
 from zengram.web.rate_limits import enforce_rate_limit
+from zengram.web.schemas import ERROR_BODY_SCHEMA, ErrorBody
 
 API_KEY_SCHEME = "ApiKey"
 REF_TEMPLATE = "#/components/schemas/{model}"
@@ -29,20 +29,22 @@ REF_TEMPLATE = "#/components/schemas/{model}"
 
 def create_app(
     routers: Sequence[APIRouter],
-    provider: ContainerProvider,
+    provider: Lazy[Any],
     expected_key: Callable[[], str],
     *,
     verified_caller: VerifiedCaller | None = None,
     open_paths: Collection[str] = OPEN_PATHS,
     open_prefixes: Sequence[str] = (),
     on_request_id: Callable[[str], None] | None = None,
+    route_roles: RouteRoles | None = None,
     **fastapi_options: Any,
 ) -> FastAPI:
     """`verified_caller`: how the host names a caller it verified before the app (the AWS authorizer); others
     are verified here, with `expected_key` (the bootstrap key) and the container's key store. `open_paths` are
     served without a key, and so is everything under `open_prefixes` (the embedded host's static dashboard).
     `on_request_id` hears each request's id as soon as it is decided (the Lambda host makes it the log lines'
-    correlation id)."""
+    correlation id). `route_roles`: the role each route needs (`zengram.assembly.roles`; without it, every route
+    needs admin)."""
     app = FastAPI(
         title="Zengram",
         version=__version__,
@@ -54,6 +56,7 @@ def create_app(
         **fastapi_options,
     )
     app.state.provider = provider
+    app.state.route_roles = route_roles
     for router in routers:
         app.include_router(router)
     install_error_handlers(app)

@@ -6,24 +6,39 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from zengram.kernel.errors import RateLimited
-from zengram.memory.api.deps import container_of
 from zengram.web.access import principal_of
 
 if TYPE_CHECKING:
-    from zengram.memory.ports import RateLimiter
-    from zengram.settings import Settings
+    from zengram.kernel.lazy import Lazy
+    from zengram.kernel.ports import RateLimiter
+    from zengram.kernel.settings import HostSettings
 
 UNLIMITED_PATHS = frozenset({"/health"})
 HEAVY_PATHS = frozenset({"/consolidate", "/research"})  # POSTs that run several LLM calls
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HEAVY_BUCKET = "heavy"
 logger = logging.getLogger(__name__)
+
+
+class LimitedHost(Protocol):
+    """What the limits need of a host's container: its settings and its counter store."""
+
+    @property
+    def settings(self) -> HostSettings: ...
+
+    @property
+    def rate_limiter(self) -> RateLimiter: ...
+
+
+def container_of(request: Request) -> LimitedHost:
+    provider: Lazy[LimitedHost] = request.app.state.provider
+    return provider.get()
 
 
 @dataclass(frozen=True)
@@ -34,7 +49,7 @@ class Limit:
     description: str
 
 
-def limit_for(method: str, path: str, settings: Settings) -> Limit | None:
+def limit_for(method: str, path: str, settings: HostSettings) -> Limit | None:
     """Which budget a request draws from; None for the routes that are never limited."""
     path = path.rstrip("/") or "/"
     if path in UNLIMITED_PATHS:

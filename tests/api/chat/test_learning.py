@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container, build_container
+from zengram.assembly.containers import Container, build_container
 from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.embedded.app import build_embedded_app
 from zengram.kernel.ports import Embedder

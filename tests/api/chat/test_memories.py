@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from zengram.assembly.wiring import Container
+from zengram.assembly.containers import Container
 
 from tests.api.chat.conftest import ChatClock
 from tests.api.helpers import assert_error

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from zengram.assembly.wiring import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.settings import Settings
 

@@ -4,8 +4,9 @@ Importing this package loads neither opensearch-py nor botocore; building an `Op
 """
 
 from zengram.adapters.opensearch.bulk import BulkWriteError, OpenSearchIndexError
-from zengram.adapters.opensearch.client import OpenSearchUnavailable
+from zengram.adapters.opensearch.client import ClientOptions, OpenSearchOptions, OpenSearchUnavailable, RetryPolicy
 from zengram.adapters.opensearch.mapping import MAPPING_VERSION
 from zengram.adapters.opensearch.search_index import OpenSearchIndex
 
-__all__ = ["MAPPING_VERSION", "BulkWriteError", "OpenSearchIndex", "OpenSearchIndexError", "OpenSearchUnavailable"]
+__all__ = ["MAPPING_VERSION", "BulkWriteError", "ClientOptions", "OpenSearchIndex", "OpenSearchIndexError",
+           "OpenSearchOptions", "OpenSearchUnavailable", "RetryPolicy"]

@@ -191,3 +191,13 @@ class RetryPolicy:
     def spent(self, started: float) -> bool:
         """Whether the time budget of an operation begun at `started` (by `clock`) is used up."""
         return self.budget is not None and self.clock() - started >= self.budget
+
+
+@dataclass(frozen=True)
+class OpenSearchOptions:
+    """What every index on one cluster takes from the settings but its alias: how to reach the cluster, how to retry,
+    and the `refresh` sent with writes (`zengram.adapters.factories.opensearch_options` reads them)."""
+
+    client: ClientOptions
+    retry: RetryPolicy
+    refresh: Literal["false", "true", "wait_for"]

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from zengram.adapters.opensearch.aliased_index import AliasedIndex
 from zengram.adapters.opensearch.bulk import BulkAction, BulkWriteError
-from zengram.adapters.opensearch.client import Auth, AwsService, ClientOptions, RetryPolicy, build_client
+from zengram.adapters.opensearch.client import ClientOptions, RetryPolicy, build_client
 from zengram.adapters.opensearch.mapping import Binding, binding_from_mapping
 from zengram.adapters.opensearch.queries import MAX_QUERY_CHARS, lucene_cosine, vector_values
 from zengram.documents.ports import ChunkFilters, ChunkHit, IndexedChunk
@@ -97,21 +97,16 @@ def parse_hits(response: dict[str, Any], k: int, *, cosine: bool) -> list[ChunkH
 
 
 class OpenSearchChunkIndex(AliasedIndex):
-    def __init__(self, url: str, *, alias: str = "zengram-documents", auth: Auth = "none",
-                 username: str | None = None, password: str | None = None, aws_region: str | None = None,
-                 aws_service: AwsService = "es", aws_credentials: Any | None = None, refresh: str = "false",
-                 client: Any | None = None, timeout: float = 10.0, max_attempts: int = 5,
-                 retry_delay: float = 0.2, retry_budget: float | None = None) -> None:
-        if aws_service == "aoss":
+    def __init__(self, options: ClientOptions, *, alias: str = "zengram-documents", refresh: str = "false",
+                 retry: RetryPolicy | None = None, client: Any | None = None) -> None:
+        if options.aws_service == "aoss":
             raise ValueError("the document index needs an OpenSearch domain: Serverless collections assign document "
                              "ids themselves, and chunk ids must be the document ids")
         super().__init__(
             alias=alias,
-            client=client if client is not None else build_client(ClientOptions(
-                url=url, auth=auth, username=username, password=password, aws_region=aws_region,
-                aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout)),
+            client=client if client is not None else build_client(options),
             owns_client=client is None,
-            retry=RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget),
+            retry=retry if retry is not None else RetryPolicy(),
             refresh=None if refresh == "false" else refresh,
             require_alias=True,
         )

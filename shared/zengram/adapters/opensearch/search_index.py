@@ -27,8 +27,6 @@ from zengram.adapters.opensearch.bulk import (
     update_action,
 )
 from zengram.adapters.opensearch.client import (
-    Auth,
-    AwsService,
     ClientOptions,
     OpenSearchUnavailable,
     RetryPolicy,
@@ -82,43 +80,31 @@ class OpenSearchIndex(AliasedIndex):
     A Serverless vector collection differs: it assigns document ids itself, has no refresh parameter and
     no lucene engine, so there documents carry their memory id in a field that writes look up, and the
     engine defaults to faiss (`server_generated_ids` and `engine` override the defaults).
+    `options` tell how to reach the cluster (unless a `client` is given), `retry` how to retry transient failures.
     """
 
     def __init__(
         self,
-        url: str,
+        options: ClientOptions,
         *,
         alias: str = "zengram-memories",
-        auth: Auth = "none",
-        username: str | None = None,
-        password: str | None = None,
-        aws_region: str | None = None,
-        aws_service: AwsService = "es",
-        aws_credentials: Any | None = None,
         refresh: Refresh = False,
+        retry: RetryPolicy | None = None,
         engine: Engine | None = None,
         server_generated_ids: bool | None = None,
         client: Any | None = None,
-        timeout: float = 10.0,
-        verify_certs: bool = True,
-        max_attempts: int = 5,
-        retry_delay: float = 0.2,
-        retry_budget: float | None = None,
     ) -> None:
         _check_name(alias)
-        serverless = aws_service == "aoss"
+        serverless = options.aws_service == "aoss"
         refresh_param = _refresh_param(refresh)
         if serverless and refresh_param:
             logger.warning("OpenSearch Serverless has no refresh parameter; writes become searchable on its own "
                            "schedule (about a minute for vector collections)")
         super().__init__(
             alias=alias,
-            client=client if client is not None else build_client(ClientOptions(
-                url=url, auth=auth, username=username, password=password, aws_region=aws_region,
-                aws_service=aws_service, aws_credentials=aws_credentials, timeout=timeout, verify_certs=verify_certs,
-            )),
+            client=client if client is not None else build_client(options),
             owns_client=client is None,
-            retry=RetryPolicy(attempts=max_attempts, base_delay=retry_delay, budget=retry_budget),
+            retry=retry if retry is not None else RetryPolicy(),
             refresh=None if serverless else refresh_param,
             require_alias=not serverless,  # Serverless has no require_alias
         )

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
 
-from fastapi import Depends, Header
+from fastapi import Depends, Header, Request
 
 from zengram.chat.domain.tenancy import PROJECT_HEADER, ProjectId, SubjectId, resolve_project
-from zengram.memory.api.deps import ContainerDep
 from zengram.web.access import ScopeDep
 
 if TYPE_CHECKING:  # a forward reference for FastAPI: the chat layer's wiring is imported when it is built
     from zengram.chat.wiring import ChatLayer
 
 
-def get_chat(container: ContainerDep) -> ChatLayer:
-    return container.chat
+async def get_chat(request: Request) -> ChatLayer:
+    """The host's chat layer: its container builds it on first use (`zengram.assembly.containers`)."""
+    layer: ChatLayer = request.app.state.provider.get().chat
+    return layer
 
 
 if TYPE_CHECKING:

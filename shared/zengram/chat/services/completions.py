@@ -9,10 +9,11 @@ import logging
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from zengram.chat.domain.assembly import Injected, InjectedRecord, assemble, state_json
-from zengram.chat.domain.history import NewMessage, Role
+from zengram.chat.domain.history import NewMessage, Role, StoredMessage
 from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.chat.domain.prompts import SystemPrompt, combined_text
 from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
@@ -27,6 +28,7 @@ from zengram.chat.domain.recalls import (
     StateUse,
 )
 from zengram.chat.domain.requests import ChatCompletionRequest, ChatMessageIn, MnxOptions
+from zengram.chat.domain.state import AgentState
 from zengram.chat.domain.tenancy import new_id, new_subject_id
 from zengram.chat.domain.tokens import estimate_tokens, message_tokens
 from zengram.chat.ports import ChatModel
@@ -78,6 +80,55 @@ class Prepared:
         return {"x-mnx-chat-id": self.chat_id, "x-mnx-subject-id": self.subject_id}
 
 
+@dataclass(frozen=True)
+class Turn:
+    """Where a completion goes: its subject and chat, and the provider call."""
+
+    subject_id: str
+    chat_id: str
+    call: ProviderCall
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """The context gathered for one completion, before it is assembled into the messages."""
+
+    prompts: list[SystemPrompt]
+    states: list[AgentState]
+    memories: list[RecallHit]
+    records: list[RecordHit]
+    history: list[StoredMessage]
+    notes: dict[str, Any]  # what could not be recalled, and why (the trace's options)
+
+    def injected(self) -> Injected:
+        """The context as the assembly injects it: texts, state values, record data, replayed messages."""
+        return Injected(
+            prompt=combined_text(self.prompts),
+            state={state.key: state.value for state in self.states} or None,
+            memories=[hit.memory.text for hit in self.memories],
+            records=[InjectedRecord(hit.record.type_name, hit.record.record_id, hit.record.data)
+                     for hit in self.records],
+            history=[message.as_prompt_message() for message in self.history])
+
+    def prompt_uses(self) -> list[PromptUse]:
+        return [PromptUse(id=p.id, name=p.name, scope=p.scope.value, tokens=estimate_tokens(p.prompt_text))
+                for p in self.prompts]
+
+    def state_uses(self) -> list[StateUse]:
+        return [StateUse(key=s.key, tokens=estimate_tokens(state_json({s.key: s.value}))) for s in self.states]
+
+    def memory_uses(self) -> list[MemoryUse]:
+        return [MemoryUse(memory_id=hit.memory.id, text=hit.memory.text, score=hit.score, relevance=hit.relevance,
+                          tokens=estimate_tokens(hit.memory.text)) for hit in self.memories]
+
+    def record_uses(self) -> list[RecordUse]:
+        return [RecordUse(record_id=hit.record.record_id, type_name=hit.record.type_name, score=hit.similarity,
+                          tokens=estimate_tokens(json.dumps(hit.record.data))) for hit in self.records]
+
+    def history_use(self) -> HistoryUse:
+        return HistoryUse(message_indexes=[m.index for m in self.history], tokens=sum(m.tokens for m in self.history))
+
+
 class CompletionService:
     def __init__(self, model: ChatModel, endpoints: ProviderEndpoints, *, memories: SubjectMemoryService,
                  history: ChatHistoryService, state: AgentStateService, records: RecordService,
@@ -99,11 +150,25 @@ class CompletionService:
     # -- before the model ------------------------------------------------------------------------------------
 
     def prepare(self, request: ChatCompletionRequest, caller: Caller) -> Prepared:
+        """Everything a completion needs before the provider is called: the subject and chat (new ids when the
+        request names none), the provider call (its endpoint, the caller's key), the context the `mnx` switches
+        ask for, the body with that context assembled into the messages, and the recall event to record once
+        the model answered. A missing provider key, an unknown prompt id or an unknown table raise here."""
         options = request.options
-        project = caller.project_id
         subject_id = options.subject_id or new_subject_id()
         chat_id = options.chat_id or str(uuid.uuid4())
         call = self._endpoints.call_for(request.model, caller.keys, options.provider)
+        gathered = self._gather(request, caller.project_id, subject_id, chat_id)
+        body = _body(request, call, gathered)
+        event = self._event(request, caller, Turn(subject_id, chat_id, call), gathered)
+        return Prepared(request, caller, subject_id, chat_id, call, body, event,
+                        [hit.memory.id for hit in gathered.memories])
+
+    def _gather(self, request: ChatCompletionRequest, project: str, subject_id: str, chat_id: str) -> Gathered:
+        """The context the `mnx` switches ask for, in this order: the system prompts, the agent state, the
+        memories and records recalled by the last user message, the chat's history. Recall that fails (the index
+        down) is noted, and the completion goes on without it."""
+        options = request.options
         notes: dict[str, Any] = {}
         query = _query_of(request.messages)
         prompts = self._prompts_for(project, subject_id, chat_id, options)
@@ -113,30 +178,19 @@ class CompletionService:
         records = self._records_for(project, subject_id, query, options, notes) \
             if options.records_options.recall else []
         history = self._history.replay(project, subject_id, chat_id) if options.history else []
-        injected = Injected(
-            prompt=combined_text(prompts),
-            state={state.key: state.value for state in states} or None,
-            memories=[hit.memory.text for hit in memories],
-            records=[InjectedRecord(hit.record.type_name, hit.record.record_id, hit.record.data) for hit in records],
-            history=[message.as_prompt_message() for message in history])
-        messages = [message.model_dump(exclude_none=True) for message in request.messages]
-        body = {**request.passthrough(), "model": call.model, "messages": assemble(messages, injected),
-                "stream": request.stream}
-        event = RecallEvent(
-            id=new_id("rcl"), project_id=project, subject_id=subject_id, chat_id=chat_id, request_id=caller.request_id,
-            provider=call.provider.value, model=call.model, stream=request.stream,
-            prompts=[PromptUse(id=p.id, name=p.name, scope=p.scope.value, tokens=estimate_tokens(p.prompt_text))
-                     for p in prompts],
-            state=[StateUse(key=s.key, tokens=estimate_tokens(state_json({s.key: s.value}))) for s in states],
-            memories=[MemoryUse(memory_id=hit.memory.id, text=hit.memory.text, score=hit.score,
-                                relevance=hit.relevance, tokens=estimate_tokens(hit.memory.text)) for hit in memories],
-            records=[RecordUse(record_id=hit.record.record_id, type_name=hit.record.type_name, score=hit.similarity,
-                               tokens=estimate_tokens(json.dumps(hit.record.data))) for hit in records],
-            history=HistoryUse(message_indexes=[m.index for m in history], tokens=sum(m.tokens for m in history)),
+        return Gathered(prompts, states, memories, records, history, notes)
+
+    def _event(self, request: ChatCompletionRequest, caller: Caller, turn: Turn, gathered: Gathered) -> RecallEvent:
+        """The recall event of this completion: what was injected and what it cost in tokens, and the options
+        as applied (with what could not be recalled, and why)."""
+        call = turn.call
+        return RecallEvent(
+            id=new_id("rcl"), project_id=caller.project_id, subject_id=turn.subject_id, chat_id=turn.chat_id,
+            request_id=caller.request_id, provider=call.provider.value, model=call.model, stream=request.stream,
+            prompts=gathered.prompt_uses(), state=gathered.state_uses(), memories=gathered.memory_uses(),
+            records=gathered.record_uses(), history=gathered.history_use(),
             message_tokens=sum(message_tokens(m.text()) for m in request.messages),
-            options=self._options_view(options, caller, notes), created_at=self._clock.now())
-        return Prepared(request, caller, subject_id, chat_id, call, body, event,
-                        [hit.memory.id for hit in memories])
+            options=self._options_view(request.options, caller, gathered.notes), created_at=self._clock.now())
 
     def _prompts_for(self, project: str, subject_id: str, chat_id: str, options: MnxOptions) -> list[SystemPrompt]:
         choice = options.system_prompt
@@ -214,34 +268,49 @@ class CompletionService:
     # -- after the model -------------------------------------------------------------------------------------
 
     def _finish(self, prepared: Prepared, reply: str) -> dict[str, Any]:
-        """Logs the exchange, reinforces what was recalled, records the event and queues learning."""
-        options, project = prepared.options, prepared.caller.project_id
+        """Logs the exchange, reinforces what was recalled, records the event and queues learning; returns the
+        reply's `mnx` block."""
         now = self._clock.now()
-        if options.log:
-            metadata = dict(options.metadata or {})
-            said = [NewMessage(role=Role(m.role), content=m.text(), name=m.name, tool_call_id=m.tool_call_id,
-                               metadata=metadata) for m in prepared.request.messages if m.role not in _SYSTEM_ROLES]
-            self._history.append(project, prepared.subject_id, prepared.chat_id,
-                                 [*said, NewMessage(role=Role.ASSISTANT, content=reply, metadata=metadata)], now)
+        if prepared.options.log:
+            self._log_exchange(prepared, reply, now)
         self._memories.reinforce(prepared.recalled)
         job = self._learning_job(prepared, reply)
-        skipped = None
-        if job is None and (options.learn or options.records_options.learn) and not self._learning.available:
-            skipped = LearningOutcome(status="skipped", error="no language model configured for learning "
-                                                              "(ZENGRAM_LLM_BASE_URL or ZENGRAM_LLM_API_KEY)")
+        skipped = self._learning_skipped(prepared.options) if job is None else None
         self._recalls.record(prepared.event.model_copy(update={"learning": skipped}))
         mnx: dict[str, Any] = {"chat_id": prepared.chat_id, "subject_id": prepared.subject_id,
                                "event_id": prepared.event.id}
         if job is not None:
-            sync = options.records_options.sync and job.records is not None
-            self._learning.enqueue(job, dispatch=not sync)
-            if sync:  # the caller asked to wait for record learning: this turn's job runs now
-                ran = self._learning.run(job.id)
-                mnx["records"] = (ran or job).report().model_dump(mode="json")
-            mnx["learning"] = {"job_id": job.id, "status": "done" if sync else "pending"}
+            mnx.update(self._queue_learning(job, prepared.options))
         elif skipped is not None:
             mnx["learning"] = skipped.model_dump(mode="json", include={"status", "error"})
         return mnx
+
+    def _log_exchange(self, prepared: Prepared, reply: str, now: datetime) -> None:
+        """Appends the request's messages (but the system's) and the reply to the chat's history."""
+        metadata = dict(prepared.options.metadata or {})
+        said = [NewMessage(role=Role(m.role), content=m.text(), name=m.name, tool_call_id=m.tool_call_id,
+                           metadata=metadata) for m in prepared.request.messages if m.role not in _SYSTEM_ROLES]
+        self._history.append(prepared.caller.project_id, prepared.subject_id, prepared.chat_id,
+                             [*said, NewMessage(role=Role.ASSISTANT, content=reply, metadata=metadata)], now)
+
+    def _learning_skipped(self, options: MnxOptions) -> LearningOutcome | None:
+        """The learning outcome of a turn that asked to learn with no language model to learn with, else None."""
+        if (options.learn or options.records_options.learn) and not self._learning.available:
+            return LearningOutcome(status="skipped", error="no language model configured for learning "
+                                                           "(ZENGRAM_LLM_BASE_URL or ZENGRAM_LLM_API_KEY)")
+        return None
+
+    def _queue_learning(self, job: LearningJob, options: MnxOptions) -> dict[str, Any]:
+        """Queues the turn's learning job, or runs it now when the caller asked to wait for record learning;
+        returns the `mnx` fields saying so."""
+        sync = options.records_options.sync and job.records is not None
+        self._learning.enqueue(job, dispatch=not sync)
+        answer: dict[str, Any] = {}
+        if sync:  # the caller asked to wait for record learning: this turn's job runs now
+            ran = self._learning.run(job.id)
+            answer["records"] = (ran or job).report().model_dump(mode="json")
+        answer["learning"] = {"job_id": job.id, "status": "done" if sync else "pending"}
+        return answer
 
     def _learning_job(self, prepared: Prepared, reply: str) -> LearningJob | None:
         options = prepared.options
@@ -269,6 +338,14 @@ def _query_of(messages: list[ChatMessageIn]) -> str:
         if message.role is Role.USER:
             return message.text()
     return messages[-1].text() if messages else ""
+
+
+def _body(request: ChatCompletionRequest, call: ProviderCall, gathered: Gathered) -> dict[str, Any]:
+    """The provider's request body: the caller's passthrough fields, the provider's model name, and the
+    messages with the gathered context assembled in (the spec's six-step order)."""
+    messages = [message.model_dump(exclude_none=True) for message in request.messages]
+    return {**request.passthrough(), "model": call.model, "messages": assemble(messages, gathered.injected()),
+            "stream": request.stream}
 
 
 def _delta_text(chunk: Mapping[str, Any]) -> str:

@@ -3,7 +3,8 @@
 
 The API key is checked by the host application's middleware (one check for every route of the process);
 `open_paths` tells it which of these paths need none: health, and the OpenAPI pages (they show no data). The
-caller's role and scope are checked here, by `authorize_documents` (the role table is ROUTE_ROLES, docs/keys.md).
+caller's role and scope are checked here, by `authorize_documents` (its role table is `documents.api.roles`,
+docs/keys.md).
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from zengram import __version__
+from zengram.documents.api.roles import KB_ROUTE_ROLES
 from zengram.documents.api.routes import ROUTERS
 from zengram.kernel.errors import ZengramError
-from zengram.kernel.lazy import Lazy
+from zengram.kernel.lazy import Lazy as Lazy  # kb.Lazy: what create_kb_app takes
 from zengram.kernel.validation import describe_validation_errors
-from zengram.web.access import authorize_documents
+from zengram.web.access import RouteRoles, authorize_documents
 from zengram.web.errors import status_of
 
 if TYPE_CHECKING:
-    from zengram.assembly.wiring import DocumentsContainer
+    from zengram.documents.wiring import DocumentsContainer
 
 logger = logging.getLogger(__name__)
 BASE_PATH = "/kb"
@@ -49,6 +51,7 @@ def create_kb_app(documents: Lazy[DocumentsContainer]) -> FastAPI:
         dependencies=[Depends(_authorize)],
     )
     app.state.documents = documents
+    app.state.route_roles = RouteRoles(KB_ROUTE_ROLES)
     for router in ROUTERS:
         app.include_router(router)
     _install_error_handlers(app)

@@ -33,9 +33,9 @@ from zengram.documents.domain.query import DocumentQuery, QueryResponse
 from zengram.kernel.timestamps import format_timestamp
 
 if TYPE_CHECKING:  # the services are imported with the documents' container, on first use
-    from zengram.assembly.wiring import DocumentsContainer
     from zengram.documents.services.indexing import DocumentIndexing
     from zengram.documents.services.query import DocumentQueries
+    from zengram.documents.wiring import DocumentsContainer
 
 Endpoint = TypeVar("Endpoint", bound=Callable[..., Any])
 

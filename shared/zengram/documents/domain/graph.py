@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zengram.documents.domain.models import CodeEntity, EntityKind, Relation, RelationType, target_key
 from zengram.kernel.text import STOP_WORDS
@@ -64,15 +64,28 @@ def candidate_names(query: str) -> list[list[str]]:
     names an entity is the one used, so "how are request headers parsed" does not start from every `request`."""
     tokens = [token for token in _IDENTIFIER.findall(query)
               if token.lower() not in STOP_WORDS and token.lower() not in _INTENT_WORDS]
-    written = [token for token in tokens if _looks_like_code(token)]
-    identifiers = [name for token in written for name in (token.lower().replace("::", "."), target_key(token))]
-    plain = [token.lower() for token in _IDENTIFIER.findall(query) if token.isalpha()]
-    joined = [name for first, second in itertools.pairwise(plain)
-              if first not in STOP_WORDS and second not in STOP_WORDS
-              for name in (f"{first}_{second}", f"{first}{second}")]
     words = [token.lower() for token in tokens if token.isalpha() and len(token) > 2]
-    tiers = [list(dict.fromkeys(name for name in tier if len(name) > 1)) for tier in (identifiers, joined, words)]
+    tiers = [_distinct_names(tier) for tier in (_code_names(tokens), _joined_words(query), words)]
     return [tier for tier in tiers if tier]
+
+
+def _distinct_names(names: list[str]) -> list[str]:
+    """The names longer than one character, each once, in order."""
+    return list(dict.fromkeys(name for name in names if len(name) > 1))
+
+
+def _code_names(tokens: list[str]) -> list[str]:
+    """The tokens written as code, each as written (`cart.total`) and as its target key (`total`)."""
+    return [name for token in tokens if _looks_like_code(token)
+            for name in (token.lower().replace("::", "."), target_key(token))]
+
+
+def _joined_words(query: str) -> list[str]:
+    """Each two adjacent plain words of the query (no stop word) joined as identifiers are: `a_b`, `ab`."""
+    plain = [token.lower() for token in _IDENTIFIER.findall(query) if token.isalpha()]
+    return [name for first, second in itertools.pairwise(plain)
+            if first not in STOP_WORDS and second not in STOP_WORDS
+            for name in (f"{first}_{second}", f"{first}{second}")]
 
 
 def _looks_like_code(token: str) -> bool:
@@ -97,62 +110,90 @@ class GraphReader:
     relations_from: Callable[[Sequence[str], int], list[Relation]]
 
 
+Path = tuple[str, ...]  # the qualified names and relations a walk went through
+Frontier = dict[str, tuple[CodeEntity, float, Path]]  # entity id → (entity, its score, the path to it)
+Reached = dict[str, tuple[float, Path]]  # entity id → (its best score in this hop, the path that gave it)
+
+
 def walk(seeds: Sequence[CodeEntity], depth: int, intent: Intent | None, graph: GraphReader) -> list[GraphHit]:
     """Breadth-first over `depth` hops; each chunk keeps its best score (and the path that gave it)."""
-    best: dict[str, GraphHit] = {}
-
-    def reach(chunk_id: str, score: float, path: tuple[str, ...]) -> None:
-        if chunk_id and (chunk_id not in best or best[chunk_id].score < score):
-            best[chunk_id] = GraphHit(chunk_id, round(score, 6), path)
-
+    state = _Walk(intent, graph)
     seed_score = SEED_WITH_INTENT if intent else SEED
-    frontier: dict[str, tuple[CodeEntity, float, tuple[str, ...]]] = {}
+    frontier: Frontier = {}
     for entity in seeds:
-        reach(entity.chunk_id, seed_score, (entity.qualified_name,))
+        state.reach(entity.chunk_id, seed_score, (entity.qualified_name,))
         frontier[entity.id] = (entity, SEED, (entity.qualified_name,))
     visited = set(frontier)
     for _ in range(depth):
         if not frontier:
             break
-        reached: dict[str, tuple[float, tuple[str, ...]]] = {}
-        by_key: dict[str, list[tuple[CodeEntity, float, tuple[str, ...]]]] = {}
+        reached: Reached = {}
+        state.hop_in(frontier, reached)
+        state.hop_out(frontier, reached)
+        frontier = state.next_frontier(reached, visited)
+        visited |= set(frontier)
+    return sorted(state.best.values(), key=lambda hit: (-hit.score, hit.chunk_id))
+
+
+@dataclass
+class _Walk:
+    """One walk: what it asks about, where it reads, and the best hit of each chunk reached so far."""
+
+    intent: Intent | None
+    graph: GraphReader
+    best: dict[str, GraphHit] = field(default_factory=dict)
+
+    def reach(self, chunk_id: str, score: float, path: Path) -> None:
+        if chunk_id and (chunk_id not in self.best or self.best[chunk_id].score < score):
+            self.best[chunk_id] = GraphHit(chunk_id, round(score, 6), path)
+
+    def hop_in(self, frontier: Frontier, reached: Reached) -> None:
+        """One hop against the relations: from the entities that point at the frontier's (callers, importers,
+        subclasses), matched by name."""
+        by_key: dict[str, list[tuple[CodeEntity, float, Path]]] = {}
         for entity, score, path in frontier.values():
             by_key.setdefault(entity.name_key, []).append((entity, score, path))
-        for relation in graph.relations_to(sorted(by_key), RELATIONS_PER_HOP):
+        for relation in self.graph.relations_to(sorted(by_key), RELATIONS_PER_HOP):
             for entity, score, path in by_key.get(relation.target_key, []):
                 if relation.source_entity == entity.id:
                     continue
-                hop = score * _weight(relation.type, intent, incoming=True)
+                hop = score * _weight(relation.type, self.intent, incoming=True)
                 step = (*path, f"<-{relation.type.value}-", relation.source_name)
-                reach(relation.chunk_id, hop, step)
+                self.reach(relation.chunk_id, hop, step)
                 _keep(reached, relation.source_entity, hop, step)
-        outgoing = graph.relations_from(sorted(frontier), RELATIONS_PER_HOP)
-        targets = graph.named(sorted({relation.target_key for relation in outgoing}), RELATIONS_PER_HOP) \
-            if outgoing else []
-        by_name: dict[str, list[CodeEntity]] = {}
-        for target in targets:
-            by_name.setdefault(target.name_key, []).append(target)
+
+    def hop_out(self, frontier: Frontier, reached: Reached) -> None:
+        """One hop along the relations: to the entities the frontier's point at (what they call, import,
+        extend, contain), looked up by name."""
+        outgoing = self.graph.relations_from(sorted(frontier), RELATIONS_PER_HOP)
+        by_name = self._named({relation.target_key for relation in outgoing}) if outgoing else {}
         for relation in outgoing:
             entity, score, path = frontier[relation.source_entity]
-            hop = score * _weight(relation.type, intent, incoming=False)
+            hop = score * _weight(relation.type, self.intent, incoming=False)
             for target in by_name.get(relation.target_key, []):
                 if target.id == entity.id:
                     continue
                 step = (*path, f"-{relation.type.value}->", target.qualified_name)
-                reach(target.chunk_id, hop, step)
+                self.reach(target.chunk_id, hop, step)
                 _keep(reached, target.id, hop, step)
+
+    def _named(self, keys: set[str]) -> dict[str, list[CodeEntity]]:
+        by_name: dict[str, list[CodeEntity]] = {}
+        for target in self.graph.named(sorted(keys), RELATIONS_PER_HOP):
+            by_name.setdefault(target.name_key, []).append(target)
+        return by_name
+
+    def next_frontier(self, reached: Reached, visited: set[str]) -> Frontier:
+        """The best entities reached for the first time go on (at most `FRONTIER_PER_HOP`). A module is where a
+        walk stops: everything in a file is two hops apart through it."""
         fresh = sorted((entity_id for entity_id in reached if entity_id not in visited),
                        key=lambda entity_id: (-reached[entity_id][0], entity_id))[:FRONTIER_PER_HOP]
-        found = graph.entities(fresh) if fresh else {}
-        # A module is where a walk stops: everything in a file is two hops apart through it.
-        frontier = {entity_id: (found[entity_id], *reached[entity_id]) for entity_id in fresh
-                    if entity_id in found and found[entity_id].kind is not EntityKind.MODULE}
-        visited |= set(frontier)
-    return sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk_id))
+        found = self.graph.entities(fresh) if fresh else {}
+        return {entity_id: (found[entity_id], *reached[entity_id]) for entity_id in fresh
+                if entity_id in found and found[entity_id].kind is not EntityKind.MODULE}
 
 
-def _keep(reached: dict[str, tuple[float, tuple[str, ...]]], entity_id: str, score: float,
-          path: tuple[str, ...]) -> None:
+def _keep(reached: Reached, entity_id: str, score: float, path: Path) -> None:
     if entity_id not in reached or reached[entity_id][0] < score:
         reached[entity_id] = (score, path)
 

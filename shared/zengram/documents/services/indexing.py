@@ -60,6 +60,15 @@ class IndexingConfig:
 
 
 @dataclass(frozen=True)
+class DocumentRecords:
+    """The knowledge base's records, kept together in one file or table: chunks and files, the code graph, the jobs."""
+
+    chunks: ChunkStore
+    graph: GraphStore
+    jobs: IndexJobStore
+
+
+@dataclass(frozen=True)
 class Enqueued:
     job: IndexJob
     queue_position: int
@@ -74,12 +83,12 @@ class BatchResult:
 
 
 class DocumentIndexing:
-    def __init__(self, chunks: ChunkStore, graph: GraphStore, jobs: IndexJobStore, index: ChunkIndex,
-                 embedder: Embedder, sources: Sequence[DocumentSource], parser: FileParser, clock: Clock,
-                 launcher: IndexJobLauncher, config: IndexingConfig | None = None) -> None:
-        self._chunks = chunks
-        self._graph = graph
-        self._jobs = jobs
+    def __init__(self, records: DocumentRecords, index: ChunkIndex, embedder: Embedder,
+                 sources: Sequence[DocumentSource], parser: FileParser, clock: Clock, launcher: IndexJobLauncher,
+                 config: IndexingConfig | None = None) -> None:
+        self._chunks = records.chunks
+        self._graph = records.graph
+        self._jobs = records.jobs
         self._index = index
         self._embedder = embedder
         self._sources = list(sources)

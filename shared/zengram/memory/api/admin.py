@@ -9,8 +9,8 @@ from fastapi import APIRouter, Path
 from zengram.kernel.keys import ALL_CLIENTS, ApiKey, KeyDraft
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import KeyServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.keys import KEY_NOT_FOUND, ApiKeyBody, ApiKeyListBody, CreatedKeyBody, RevokedKeyBody
+from zengram.web.schemas import ERROR_RESPONSES
 
 router = APIRouter(tags=["admin"], responses=ERROR_RESPONSES)
 

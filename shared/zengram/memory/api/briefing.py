@@ -8,12 +8,12 @@ from fastapi import APIRouter, Query
 
 from zengram.kernel.timestamps import format_timestamp, utc_now
 from zengram.memory.api.deps import KnowledgeServiceDep, StatsServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.briefing import BrainStats, BriefingBody, BriefingSummary, MentionBody, briefing_entry
 from zengram.memory.api.schemas.records import HeadlineRecord
 from zengram.memory.domain.models import MemoryType
 from zengram.memory.domain.requests import BriefingFormat, BriefingRequest
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 if TYPE_CHECKING:
     from zengram.memory.services.knowledge import Briefing

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Path, Response
 
 from zengram.kernel.identifiers import CLIENT_PATTERN
 from zengram.memory.api.deps import ClientServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.clients import CLIENT_NOT_FOUND, ClientBody, ClientDeletedBody, ClientListBody
 from zengram.memory.domain.clients import ClientDraft, ClientFingerprint
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 router = APIRouter(tags=["clients"], responses=ERROR_RESPONSES)
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Path, Query
 
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import CollectionServiceDep
-from zengram.memory.api.schemas import CONFLICT, ERROR_RESPONSES
+from zengram.memory.api.schemas import CONFLICT
 from zengram.memory.api.schemas.collections import (
     COLLECTION_NOT_FOUND,
     CollectionBody,
@@ -20,6 +20,7 @@ from zengram.memory.api.schemas.collections import (
 from zengram.memory.domain.collections import CollectionDeletion, CollectionDraft
 from zengram.memory.domain.requests import StrictQueryBool
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 router = APIRouter(tags=["collections"], responses=ERROR_RESPONSES)
 CollectionName = Annotated[str, Path(min_length=1, max_length=128)]

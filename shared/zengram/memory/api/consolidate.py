@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Response
 
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import ConsolidationServiceDep
-from zengram.memory.api.schemas import CONFLICT, ERROR_RESPONSES, documented_error
+from zengram.memory.api.schemas import CONFLICT
 from zengram.memory.api.schemas.consolidation import (
     ConsolidationResult,
     ConsolidationStarted,
@@ -19,6 +19,7 @@ from zengram.memory.api.schemas.consolidation import (
 from zengram.memory.domain.jobs import Job
 from zengram.memory.domain.llm import LLMInfo
 from zengram.web.rate_limits import refund_failed_heavy
+from zengram.web.schemas import ERROR_RESPONSES, documented_error
 
 router = APIRouter(tags=["consolidation"], responses=ERROR_RESPONSES)
 

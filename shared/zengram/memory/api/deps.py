@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Request
 
 if TYPE_CHECKING:  # only named here: a function imports the services its router needs, not every group's
-    from zengram.assembly.wiring import Container
-    from zengram.kernel.lazy import ContainerProvider
+    from zengram.kernel.lazy import Lazy
     from zengram.memory.services.clients import ClientService
     from zengram.memory.services.collections import CollectionService
     from zengram.memory.services.consolidation import ConsolidationService
@@ -24,14 +23,15 @@ if TYPE_CHECKING:  # only named here: a function imports the services its router
     from zengram.memory.services.reflect import ReflectService
     from zengram.memory.services.research import ResearchService
     from zengram.memory.services.stats import StatsService
+    from zengram.memory.wiring import MemoryContainer
 
 
-def container_of(request: Request) -> Container:
-    provider: ContainerProvider = request.app.state.provider
+def container_of(request: Request) -> MemoryContainer:
+    provider: Lazy[MemoryContainer] = request.app.state.provider
     return provider.get()
 
 
-async def get_container(request: Request) -> Container:
+async def get_container(request: Request) -> MemoryContainer:
     return container_of(request)
 
 
@@ -84,7 +84,7 @@ def get_collection_service(container: ContainerDep) -> CollectionService:
 # FastAPI needs only each alias's dependency, mypy its type. At run time the aliases name no type: resolving them
 # would import the container's wiring (settings, ports, every service) when a Lambda function starts.
 if TYPE_CHECKING:
-    ContainerDep = Annotated[Container, Depends(get_container)]
+    ContainerDep = Annotated[MemoryContainer, Depends(get_container)]
     MemoryServiceDep = Annotated[MemoryService, Depends(get_memory_service)]
     KnowledgeServiceDep = Annotated[KnowledgeService, Depends(get_knowledge_service)]
     ResearchServiceDep = Annotated[ResearchService, Depends(get_research_service)]

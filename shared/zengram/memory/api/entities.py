@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from zengram.kernel.identifiers import CLIENT_PATTERN
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import EntityServiceDep
-from zengram.memory.api.schemas import CONFLICT, ERROR_RESPONSES
+from zengram.memory.api.schemas import CONFLICT
 from zengram.memory.api.schemas.entities import (
     ENTITY_NOT_FOUND,
     EntityBody,
@@ -38,6 +38,7 @@ from zengram.memory.domain.entities import (
     entity_key,
 )
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
     from zengram.memory.services.entities import ReclassifyReport

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query
 
 from zengram.kernel.timestamps import format_timestamp, utc_now
 from zengram.memory.api.deps import KnowledgeServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.export import FORBIDDEN, ExportBody, ExportFilters, ImportBody, ImportResultItem
 from zengram.memory.domain.models import ImportStatus
 from zengram.memory.domain.requests import ExportRequest, ImportRequest, StrictQueryBool
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 router = APIRouter(tags=["export"], responses=ERROR_RESPONSES)
 

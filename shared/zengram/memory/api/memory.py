@@ -9,14 +9,7 @@ from fastapi import APIRouter, BackgroundTasks, Body, Query, Response
 
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import MemoryServiceDep
-from zengram.memory.api.schemas import (
-    COMPACT_CHARS,
-    CONFLICT,
-    ERROR_RESPONSES,
-    NOT_FOUND,
-    documented_error,
-    truncate,
-)
+from zengram.memory.api.schemas import COMPACT_CHARS, CONFLICT, NOT_FOUND, truncate
 from zengram.memory.api.schemas.memory import (
     AccessBody,
     ChainLinkBody,
@@ -45,9 +38,11 @@ from zengram.memory.domain.models import Memory, RecordQuery, WriteKind
 from zengram.memory.domain.requests import DeleteRequest, MemoryDraft, MemoryPatch, SearchRequest, StructuredQuery
 from zengram.memory.domain.scoring import DECAYING_TYPES
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES, documented_error
 
 if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
-    from zengram.memory.services.memory import SearchResult, StoreResult
+    from zengram.memory.services.memory import StoreResult
+    from zengram.memory.services.search import SearchResult
 
 router = APIRouter(tags=["memory"], responses=ERROR_RESPONSES)
 

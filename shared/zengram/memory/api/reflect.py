@@ -7,9 +7,9 @@ from typing import Any
 from fastapi import APIRouter
 
 from zengram.memory.api.deps import ReflectServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES, documented_error
 from zengram.memory.domain.reflect import ReflectRequest, ReflectResult
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES, documented_error
 
 REFLECT_ERRORS: dict[int | str, dict[str, Any]] = {
     502: documented_error("The LLM answered twice with something that is not the expected JSON"),

@@ -6,7 +6,6 @@ from fastapi import APIRouter, Depends
 
 from zengram.kernel.errors import ResearchFailed
 from zengram.memory.api.deps import ResearchServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.research import (
     RESEARCH_ERRORS,
     ResearchBody,
@@ -17,6 +16,7 @@ from zengram.memory.api.schemas.research import (
 from zengram.memory.domain.research import ResearchRequest, ResearchState
 from zengram.web.access import ScopeDep
 from zengram.web.rate_limits import refund_failed_heavy
+from zengram.web.schemas import ERROR_RESPONSES
 
 router = APIRouter(tags=["research"], responses=ERROR_RESPONSES)
 

@@ -8,7 +8,6 @@ from fastapi import APIRouter
 
 from zengram.kernel.timestamps import format_timestamp
 from zengram.memory.api.deps import StatsServiceDep
-from zengram.memory.api.schemas import ERROR_RESPONSES
 from zengram.memory.api.schemas.stats import (
     DecayConfig,
     IndexHealth,
@@ -20,6 +19,7 @@ from zengram.memory.api.schemas.stats import (
 )
 from zengram.memory.domain.entities import EntityStats
 from zengram.web.access import ScopeDep
+from zengram.web.schemas import ERROR_RESPONSES
 
 if TYPE_CHECKING:  # types only: the service is built (and imported) with the container
     from zengram.memory.services.stats import Dashboard

@@ -1,5 +1,6 @@
 """The transitions of a memory that depend on other records: create (dedup, corroborate, supersede), import,
-update, restore. Each reads what it needs through `RecordLookups` and returns the `Change`s to write.
+update, restore. Each reads what it needs through `RecordLookups` and returns the `Change`s to write. The memory
+a create or an import stores is built from its draft by `memory_from_draft`, the one factory of a `Memory`.
 
 A record store runs a transition inside its atomic write (SQLite: one transaction; DynamoDB: the reads its
 conditional transaction then checks) and persists the changes as they are: which memory wins, what is
@@ -8,13 +9,17 @@ superseded, which error a caller gets, is decided here once, for every backend.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
+from zengram.kernel.content import Scrubber, content_hash
 from zengram.kernel.errors import Conflict
+from zengram.memory.domain.entities import EntityRef
 from zengram.memory.domain.models import (
+    TIMELY_TYPES,
     ImportKind,
     ImportOutcome,
     Memory,
@@ -23,6 +28,7 @@ from zengram.memory.domain.models import (
     WriteKind,
     WriteOutcome,
 )
+from zengram.memory.domain.requests import ImportRecord, MemoryDraft
 
 
 class RecordLookups(Protocol):
@@ -55,6 +61,66 @@ class Creation:
     outcome: WriteOutcome
     changes: tuple[Change, ...] = ()
     observation: Change | None = None
+
+
+def memory_from_draft(draft: MemoryDraft, scrubber: Scrubber, *, content: str, client_id: str, now: datetime,
+                      entities: Sequence[EntityRef] = ()) -> Memory:
+    """The memory a draft stores: `content` is the draft's content scrubbed (the caller resolved `client_id` and
+    the `entities` from it); its other texts are scrubbed here, and a timely type is valid from its creation
+    unless it says otherwise. A POST /memory draft is a new memory: a fresh id, created and observed `now` by its
+    agent. An `ImportRecord` keeps what it carries (id, times, lifecycle, counters), else defaults as a new one."""
+    scrub = scrubber.scrub_optional
+    own = _carried_over(draft, scrub, now) if isinstance(draft, ImportRecord) else _new_record(draft, now)
+    return Memory(
+        type=draft.type,
+        content=content,
+        content_hash=content_hash(content),
+        source_agent=draft.source_agent,
+        client_id=client_id,
+        category=draft.category,
+        importance=draft.importance,
+        knowledge_category=draft.knowledge_category,
+        key=scrub(draft.key),
+        subject=scrub(draft.subject),
+        status_value=scrub(draft.status_value),
+        metadata=scrubber.scrub_value(draft.metadata),
+        valid_from=draft.valid_from or (own["created_at"] if draft.type in TIMELY_TYPES else None),
+        valid_to=draft.valid_to,
+        entities=list(entities),
+        **own,
+    )
+
+
+def _new_record(draft: MemoryDraft, now: datetime) -> dict[str, Any]:
+    """A new memory's own fields: a fresh id, created, updated and observed `now` by the draft's agent."""
+    return {"id": str(uuid.uuid4()), "created_at": now, "updated_at": now, "observed_by": [draft.source_agent],
+            "last_observed_at": now}
+
+
+def _carried_over(record: ImportRecord, scrub: Callable[[str | None], str | None], now: datetime) -> dict[str, Any]:
+    """What an import record carries over: its id, times, lifecycle and counters (created `now` when it has no
+    creation time); who deleted it, and why, only when it is deleted."""
+    created = record.created_at or now
+    return {
+        "id": record.id or str(uuid.uuid4()),
+        "created_at": created,
+        "updated_at": record.updated_at or created,
+        "active": record.resolved_active,
+        "supersedes": record.supersedes,
+        "superseded_by": record.superseded_by,
+        "superseded_at": record.superseded_at,
+        "deleted_at": record.deleted_at,
+        "deleted_by": record.deleted_by if record.deleted_at else None,
+        "delete_reason": scrub(record.delete_reason) if record.deleted_at else None,
+        "observed_by": record.observed_by if record.observed_by is not None else [record.source_agent],
+        "observation_count": record.observation_count,
+        "last_observed_at": record.last_observed_at,
+        "access_count": record.access_count,
+        "last_accessed_at": record.last_accessed_at,
+        "confidence": record.confidence,
+        "consolidated": record.consolidated,
+        "revision": record.revision,
+    }
 
 
 def require(lookups: RecordLookups, memory_id: str) -> Memory:

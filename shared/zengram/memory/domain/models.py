@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.kernel.errors import Conflict, NotFound, StaleRevision
 from zengram.kernel.identifiers import GLOBAL_CLIENT as GLOBAL_CLIENT
+from zengram.kernel.search import IndexAttributes
 from zengram.kernel.timestamps import as_utc as as_utc
 from zengram.kernel.timestamps import format_timestamp as format_timestamp
 from zengram.kernel.timestamps import parse_timestamp as parse_timestamp
@@ -155,7 +156,8 @@ class Memory(BaseModel):
         return self.revised(at, active=False, superseded_by=successor_id, superseded_at=at, valid_to=at)
 
     def reactivated(self, at: datetime) -> Memory:
-        """A superseded memory made active again (see `zengram.memory.domain.lifecycle.restore`). A deleted one cannot be."""
+        """A superseded memory made active again (see `zengram.memory.domain.lifecycle.restore`). A deleted one cannot
+        be."""
         if self.is_deleted:
             raise Conflict(f"memory {self.id} is deleted and cannot be restored")
         return self.revised(at, active=True, superseded_by=None, superseded_at=None, valid_to=None)
@@ -271,3 +273,19 @@ class ImportOutcome(BaseModel):
 
     kind: ImportKind
     existing_id: str | None = None
+
+
+def index_attributes(memory: Memory) -> IndexAttributes:
+    """The filterable fields the search index keeps of `memory`."""
+    return IndexAttributes(
+        type=memory.type.value,
+        source_agent=memory.source_agent,
+        client_id=memory.client_id,
+        category=memory.category.value,
+        knowledge_category=memory.knowledge_category.value if memory.knowledge_category else None,
+        active=memory.active,
+        valid_from=memory.valid_from or memory.created_at,
+        valid_to=memory.valid_to,
+        created_at=memory.created_at,
+        entities=tuple(dict.fromkeys(ref.key for ref in memory.entities)),
+    )

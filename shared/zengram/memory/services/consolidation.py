@@ -68,6 +68,15 @@ class ConsolidationConfig:
 
 
 @dataclass(frozen=True)
+class ConsolidationStores:
+    """Where consolidation reads and writes, all beside the records: the memories, its own writes, the jobs and lock."""
+
+    records: RecordStore
+    writes: ConsolidationWrites
+    jobs: JobStore
+
+
+@dataclass(frozen=True)
 class ConsolidationStatus:
     is_running: bool
     last_run_at: datetime | None
@@ -97,12 +106,11 @@ class RunSummary:
 
 
 class ConsolidationService:
-    def __init__(self, records: RecordStore, writes: ConsolidationWrites, jobs: JobStore, memory: MemoryService,
-                 index: SearchIndex, embedder: Embedder, llm: LanguageModel, clock: Clock, launcher: JobLauncher,
-                 config: ConsolidationConfig) -> None:
-        self._store = records
-        self._writes = writes
-        self._jobs = jobs
+    def __init__(self, stores: ConsolidationStores, memory: MemoryService, index: SearchIndex, embedder: Embedder,
+                 llm: LanguageModel, clock: Clock, launcher: JobLauncher, config: ConsolidationConfig) -> None:
+        self._store = stores.records
+        self._writes = stores.writes
+        self._jobs = stores.jobs
         self._memory = memory
         self._index = index
         self._embedder = embedder

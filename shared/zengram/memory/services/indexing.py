@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from zengram.kernel.errors import EmbeddingMismatch, IndexRejected, IndexUnavailable, ZengramError
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock, Embedder, SearchIndex
-from zengram.kernel.search import IndexAttributes, IndexDocument
+from zengram.kernel.search import IndexDocument
 from zengram.kernel.timestamps import utc_now
 from zengram.memory.domain.context import (
     CONTEXT_TYPES,
@@ -25,7 +25,7 @@ from zengram.memory.domain.context import (
     thread_key,
     with_context,
 )
-from zengram.memory.domain.models import Memory, shifted
+from zengram.memory.domain.models import Memory, index_attributes, shifted
 from zengram.memory.ports import IndexOutbox, RecordStore
 
 if TYPE_CHECKING:
@@ -362,7 +362,7 @@ class IndexSync:
         if re_embed:
             self._upsert_embedded(live, vectors)
         elif live:
-            self._index.set_attributes({memory.id: IndexAttributes.of(memory) for memory in live})
+            self._index.set_attributes({memory.id: index_attributes(memory) for memory in live})
         if self._context.enabled:
             # A changed, deleted or restored event is context of the events after it: index them anew so
             # no old or forgotten text lingers in their keyword entries.
@@ -446,7 +446,7 @@ def _document(memory: Memory, vector: Vectors, text: str | None = None) -> Index
         id=memory.id,
         text=text if text is not None else memory.index_text(),
         vector=vector,
-        attributes=IndexAttributes.of(memory),
+        attributes=index_attributes(memory),
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -11,16 +10,16 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from zengram.kernel.content import Scrubber, content_hash
+from zengram.kernel.content import Scrubber
 from zengram.kernel.errors import Forbidden, ZengramError
 from zengram.kernel.keys import TenantScope
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock
 from zengram.kernel.validation import describe_validation_errors
 from zengram.memory.domain.entities import EntityRef, MentionCount, most_mentioned
+from zengram.memory.domain.lifecycle import memory_from_draft
 from zengram.memory.domain.models import (
     GLOBAL_CLIENT,
-    TIMELY_TYPES,
     Importance,
     ImportKind,
     ImportStatus,
@@ -242,44 +241,9 @@ class KnowledgeService:
 
     def _memory_of(self, record: ImportRecord) -> Memory:
         now = self._clock.now()
-        scrub = self._scrubber.scrub_optional
         content = self._scrubber.scrub(record.content)
-        created = record.created_at or now
-        return Memory(
-            id=record.id or str(uuid.uuid4()),
-            type=record.type,
-            content=content,
-            content_hash=content_hash(content),
-            source_agent=record.source_agent,
-            client_id=record.client_id or GLOBAL_CLIENT,
-            category=record.category,
-            importance=record.importance,
-            knowledge_category=record.knowledge_category,
-            key=scrub(record.key),
-            subject=scrub(record.subject),
-            status_value=scrub(record.status_value),
-            metadata=self._scrubber.scrub_value(record.metadata),
-            valid_from=record.valid_from or (created if record.type in TIMELY_TYPES else None),
-            valid_to=record.valid_to,
-            created_at=created,
-            updated_at=record.updated_at or created,
-            active=record.resolved_active,
-            supersedes=record.supersedes,
-            superseded_by=record.superseded_by,
-            superseded_at=record.superseded_at,
-            deleted_at=record.deleted_at,
-            deleted_by=record.deleted_by if record.deleted_at else None,
-            delete_reason=scrub(record.delete_reason) if record.deleted_at else None,
-            observed_by=record.observed_by if record.observed_by is not None else [record.source_agent],
-            observation_count=record.observation_count,
-            last_observed_at=record.last_observed_at,
-            access_count=record.access_count,
-            last_accessed_at=record.last_accessed_at,
-            confidence=record.confidence,
-            consolidated=record.consolidated,
-            revision=record.revision,
-            entities=self._entities_of(record, content),
-        )
+        return memory_from_draft(record, self._scrubber, content=content, client_id=record.client_id or GLOBAL_CLIENT,
+                                 now=now, entities=self._entities_of(record, content))
 
 
 @dataclass(frozen=True)

@@ -3,40 +3,38 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zengram.kernel.content import Scrubber, content_hash
-from zengram.kernel.errors import Conflict, IndexUnavailable, InvalidInput
-from zengram.kernel.fusion import fuse
+from zengram.kernel.errors import Conflict, InvalidInput
 from zengram.kernel.keys import TenantScope
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock, Embedder, SearchIndex
-from zengram.kernel.search import IndexHit, SearchFilters
 from zengram.memory.domain.entities import canonical_entity_name, entity_key
 from zengram.memory.domain.history import MemoryHistory, history_of
+from zengram.memory.domain.lifecycle import memory_from_draft
 from zengram.memory.domain.models import (
     GLOBAL_CLIENT,
-    TIMELY_TYPES,
     Memory,
     MemoryChanges,
     MemoryNotFound,
     MemoryType,
     RecordQuery,
     WriteKind,
+    WriteOutcome,
 )
-from zengram.memory.domain.query import candidate_boosts, key_terms
-from zengram.memory.domain.query_plan import DEFAULT_QUERY_EXTRAS, QueryPlan, plan_query
+from zengram.memory.domain.query import key_terms
 from zengram.memory.domain.requests import MemoryDraft, MemoryPatch, SearchRequest
-from zengram.memory.domain.scoring import ScoredMemory, ScoringConfig, score_candidates
+from zengram.memory.domain.scoring import ScoringConfig
 from zengram.memory.ports import RecordStore
 from zengram.memory.services.embedding import QueryVectorCache
 from zengram.memory.services.entity_links import EntityLinker
 from zengram.memory.services.indexing import IndexSync, NewContext
 from zengram.memory.services.retrieval import RetrievalExtras
+from zengram.memory.services.search import MemorySearch, SearchPolicy, SearchResult
 
 if TYPE_CHECKING:
     from zengram.kernel.ports import Vectors
@@ -60,30 +58,6 @@ class StoreResult:
     superseded: Memory | None = None
     indexed: bool = True
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    query: str
-    hits: list[ScoredMemory]
-    multi_path: bool
-    path_counts: dict[str, int]
-    failed_paths: list[str] = field(default_factory=list)  # paths that could not answer: results are degraded
-    expanded_query: str | None = None  # the key-term query of the retry, when the query itself found nothing
-    plan: QueryPlan | None = None  # the query-time extras applied (temporal window and boost, expansion)
-    reranked: bool | None = None  # whether the re-ranker re-scored the hits (None: none configured)
-
-    def retrieval(self) -> dict[str, Any]:
-        """Upstream Zengram's `retrieval` block: the paths and their hit counts, and the extras applied."""
-        block: dict[str, Any] = {"multi_path": self.multi_path, "paths": self.path_counts}
-        if self.reranked is not None:
-            block["reranked"] = self.reranked
-        return {**block, **(self.plan.wire() if self.plan is not None else {})}
-
-    @property
-    def degraded_reason(self) -> str | None:
-        """Upstream Zengram's `retrieval.reason` for a search that answered without some of its paths."""
-        return f"{self.failed_paths[0]}_search_unavailable" if len(self.failed_paths) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -119,23 +93,19 @@ class MemoryService:
     ) -> None:
         self._store = records
         self.index_sync = index_sync
-        self._index = index
         self._embedder = embedder
         self._clock = clock
-        self._executor = executor
         self._embed_executor = embed_executor  # new memories' embeddings run there, beside their record writes
         self._write_behind = write_behind  # new memories' index writes are applied there, after the answer
         self._behind_left_pending = False  # a write behind its answer failed: later ones repair what it left
         self.scrubber = scrubber
         self._scoring = scoring
         self._max_observers = max_observers
-        self._search_paths = search_paths
-        self._path_fetch = path_fetch
         self._reinforce_on_search = reinforce_on_search
         self._resolve_client = resolve_client
         self._entities = entities
-        self._extras = extras
-        self._queries = QueryVectorCache(embedder)
+        self._search = MemorySearch(records, index, index_sync, QueryVectorCache(embedder), executor, clock,
+                                    SearchPolicy(scoring, search_paths, path_fetch), extras)
 
     # -- writes ---------------------------------------------------------------------------------------
 
@@ -155,9 +125,7 @@ class MemoryService:
         pending for the repair sweep, as an index outage does.
         """
         memories = [self._new_memory(draft, scope) for draft in drafts]
-        # Known duplicates are not embedded; the store's transactions below have the last word.
-        fresh = [m for m in memories
-                 if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
+        fresh = self._not_known_duplicates(memories)
         embedding = self._embed_beside(self.index_sync.embedding_texts(fresh))
         memories = [self._with_entities(memory) for memory in memories]
         outcomes = [self._store.create_or_corroborate(m, max_observers=self._max_observers) for m in memories]
@@ -170,17 +138,21 @@ class MemoryService:
             indexed = self._index_created(created, fresh, embedding, context)
             return self.index_sync.refresh_attributes(superseded) and indexed if superseded else indexed
 
-        if created and self._write_behind is not None and self._write_behind.accepts():
-            # Stored and pending already; every index call waits for it.
+        indexed = self._index_now_or_behind(bool(created), index_them)
+        return [_store_result(outcome, indexed) for outcome in outcomes]
+
+    def _not_known_duplicates(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The memories to embed: known duplicates are not (the store's transactions have the last word)."""
+        return [m for m in memories
+                if self._store.find_active_duplicate(m.client_id, m.type.value, m.content_hash) is None]
+
+    def _index_now_or_behind(self, any_created: bool, index_them: Callable[[], bool]) -> bool:
+        """Whether the new memories are indexed: the index write runs now, or is handed to the write-behind
+        when there is one with room (stored and pending already, every index call waits for it: true)."""
+        if any_created and self._write_behind is not None and self._write_behind.accepts():
             self._write_behind.submit(lambda: self._index_behind(index_them))
-            indexed = True
-        else:
-            indexed = index_them()
-        return [
-            StoreResult(o.kind, o.memory, o.superseded, indexed, _warnings(o.memory))
-            if o.kind is WriteKind.CREATED else StoreResult(o.kind, o.memory)
-            for o in outcomes
-        ]
+            return True
+        return index_them()
 
     def _index_behind(self, index_them: Callable[[], bool]) -> None:
         """A write's index write, after its answer (which could not say it would fail). The client was told
@@ -227,30 +199,9 @@ class MemoryService:
         if draft.client_id is not None and draft.client_id != GLOBAL_CLIENT:
             scope.require(draft.client_id)
         now = self._clock.now()
-        scrub = self.scrubber.scrub_optional
         content = self.scrubber.scrub(draft.content)
         client_id = self._client_of(draft, content, scope)
-        return Memory(
-            id=str(uuid.uuid4()),
-            type=draft.type,
-            content=content,
-            content_hash=content_hash(content),
-            source_agent=draft.source_agent,
-            client_id=client_id,
-            category=draft.category,
-            importance=draft.importance,
-            knowledge_category=draft.knowledge_category,
-            key=scrub(draft.key),
-            subject=scrub(draft.subject),
-            status_value=scrub(draft.status_value),
-            metadata=self.scrubber.scrub_value(draft.metadata),
-            valid_from=draft.valid_from or (now if draft.type in TIMELY_TYPES else None),
-            valid_to=draft.valid_to,
-            created_at=now,
-            updated_at=now,
-            observed_by=[draft.source_agent],
-            last_observed_at=now,
-        )
+        return memory_from_draft(draft, self.scrubber, content=content, client_id=client_id, now=now)
 
     def _with_entities(self, memory: Memory) -> Memory:
         if self._entities is None:
@@ -420,127 +371,17 @@ class MemoryService:
     def search_once(self, request: SearchRequest, scope: TenantScope = TenantScope.EVERYONE) -> SearchResult:
         """Vector and keyword paths (and the graph path, when on) in parallel, fused (`ScoringConfig.fusion`),
         ranked by `effective_score`, then re-ranked when a re-ranker is on; only memories of `scope`'s clients
-        (the index filters, the record store has the last word). The extras: docs/retrieval-extras.md."""
-        extras = self._extras
-        plan = plan_query(request.q, extras.query if extras else DEFAULT_QUERY_EXTRAS, now=self._clock.now(),
-                          reference_date=request.reference_date, at_time=request.at_time,
-                          date_from=request.date_from, date_to=request.date_to)
-        tenants = scope.narrow(request.client_id)
-        filters = SearchFilters(
-            type=request.type.value if request.type else None,
-            source_agent=request.source_agent,
-            client_id=tenants.client_id,
-            client_ids=tenants.client_ids,
-            category=request.category.value if request.category else None,
-            knowledge_category=request.knowledge_category.value if request.knowledge_category else None,
-            entity=self._entity_key(request.entity) if request.entity is not None else None,
-            include_inactive=request.include_superseded,
-            at_time=request.at_time,
-            date_from=plan.date_from,
-            date_to=plan.date_to,
-        )
-        fetch = max(request.limit, min(2 * request.limit, self._path_fetch))
-        # An entity filter narrows to the vector path, as Zengram does; `search_paths` may pin one path.
-        use_vector = self._search_paths != "keyword" or request.entity is not None
-        use_keyword = self._search_paths != "vector" and request.entity is None
-        multi_path = use_vector and use_keyword
-        self._searchable(request.q, [path for path, used in (("vector", use_vector), ("keyword", use_keyword)) if used])
-        keyword_future = (
-            self._executor.submit(self._index.keyword_search, request.q, filters, fetch) if use_keyword else None
-        )
-
-        def wanted(memory: Memory) -> bool:
-            return _still_matches(memory, request, scope) and plan.keeps(memory)
-
-        graph = extras.graph if extras is not None and multi_path else None  # the raw query: no expansion terms
-        graph_future = self._executor.submit(graph.search, request.q, wanted, fetch) if graph is not None else None
-        paths: dict[str, list[IndexHit]] = {}
-        failed: dict[str, str] = {}
-        if use_vector:
-            _run_path("vector",
-                      lambda: self._index.vector_search(self._queries.vector(plan.vector_text), filters, fetch),
-                      paths, failed)
-        if keyword_future is not None:
-            _run_path("keyword", keyword_future.result, paths, failed)
-        if failed and not paths:
-            raise _search_unavailable(request.q, "; ".join(failed.values()), list(failed))
-        if graph_future is not None:  # additive: a graph failure never fails nor degrades the search
-            _run_path("graph", graph_future.result, paths, {})
-        candidates = fuse({path: [(hit.id, hit.score) for hit in hits] for path, hits in paths.items()})
-        memories = {
-            memory_id: memory
-            for memory_id, memory in self._store.get_many(list(candidates)).items()
-            if wanted(memory) and _names_entity(memory, filters.entity)
-        }
-        boosts = candidate_boosts(request.q, memories, self._scoring.query_boosts())
-        if plan.boost_reference is not None:
-            boosts = {memory_id: boosts.get(memory_id, 1.0) * plan.boost(memory)
-                      for memory_id, memory in memories.items()}
-        scored = score_candidates(
-            candidates, memories, now=self._clock.now(), multi_path=multi_path, config=self._scoring, boosts=boosts,
-        )
-        reranked = None
-        if extras is not None and extras.rerank is not None:
-            scored, reranked = extras.rerank.apply(request.q, scored, request.limit)
-        return SearchResult(
-            query=request.q,
-            hits=scored[: request.limit],
-            multi_path=multi_path,
-            path_counts={path: len(hits) for path, hits in paths.items()},
-            failed_paths=list(failed),
-            plan=plan,
-            reranked=reranked,
-        )
-
-    def _searchable(self, query: str, paths: list[str]) -> None:
-        """Refuses an index built with another model (503 until reindexed); one that cannot be asked is a 503
-        with upstream's `retrieval` flags."""
-        try:
-            self.index_sync.ensure_compatible()
-        except IndexUnavailable as error:
-            raise _search_unavailable(query, str(error), paths) from error
+        (the index filters, the record store has the last word). The steps: services/search.py; the extras:
+        docs/retrieval-extras.md."""
+        entity_key = self._entity_key(request.entity) if request.entity is not None else None
+        return self._search.once(request, scope, entity_key)
 
 
-def _run_path(name: str, search: Callable[[], list[IndexHit]], paths: dict[str, list[IndexHit]],
-              failed: dict[str, str]) -> None:
-    """Runs one retrieval path; a path that fails is left out (the search degrades to the others) and noted."""
-    try:
-        paths[name] = search()
-    except Exception as error:
-        logger.warning("%s search path failed; answering without it: %s", name, describe_error(error))
-        failed[name] = describe_error(error)
-
-
-def _search_unavailable(query: str, why: str, paths: list[str]) -> IndexUnavailable:
-    """No path could answer: 503, shaped like upstream Zengram's (`query`, `retrieval.degraded`)."""
-    return IndexUnavailable(
-        f"Search unavailable: {why}. Memories are still stored and readable (GET /memory/query, "
-        "GET /memory/{id}); searches work again once the index is back.",
-        details={"query": query, "retrieval": {"degraded": True, "reason": "search_index_unavailable",
-                                               "failed_paths": paths}},
-    )
-
-
-def _still_matches(memory: Memory, request: SearchRequest, scope: TenantScope) -> bool:
-    """The record store has the last word: a stale index entry never leaks a deleted, superseded
-    or other-tenant memory into results."""
-    if memory.is_deleted or not scope.allows(memory.client_id):
-        return False
-    if request.at_time is not None:
-        if not memory.valid_at(request.at_time):
-            return False
-    elif not memory.active and not request.include_superseded:
-        return False
-    checks = {
-        "type": request.type, "source_agent": request.source_agent, "client_id": request.client_id,
-        "category": request.category, "knowledge_category": request.knowledge_category,
-    }
-    return all(wanted is None or getattr(memory, name) == wanted for name, wanted in checks.items())
-
-
-def _names_entity(memory: Memory, key: str | None) -> bool:
-    """The record has the last word on entities too (a PATCH may have dropped one the index still lists)."""
-    return key is None or any(ref.key == key for ref in memory.entities)
+def _store_result(outcome: WriteOutcome, indexed: bool) -> StoreResult:
+    """A write's result: a created memory's says whether it is indexed, and warns of a missing key or subject."""
+    if outcome.kind is WriteKind.CREATED:
+        return StoreResult(outcome.kind, outcome.memory, outcome.superseded, indexed, _warnings(outcome.memory))
+    return StoreResult(outcome.kind, outcome.memory)
 
 
 def _warnings(memory: Memory) -> list[str]:

@@ -15,7 +15,6 @@ from zengram.memory.domain.scoring import DECAYING_TYPES
 from zengram.memory.domain.stats import RecordStats, stats_of
 from zengram.memory.domain.tenant_entities import EntityTally
 from zengram.memory.ports import IndexOutbox, RecordCounters, RecordStore
-from zengram.settings import Settings
 
 logger = logging.getLogger(__name__)
 TOP_MENTIONED = 10
@@ -63,20 +62,22 @@ class Dashboard:
 
 class StatsService:
     def __init__(self, counters: RecordCounters, outbox: IndexOutbox, records: RecordStore, index: SearchIndex,
-                 settings: Settings, clock: Clock, entities: EntityStatsSource | None = None) -> None:
+                 decay_factor: float, search_paths: str, clock: Clock,
+                 entities: EntityStatsSource | None = None) -> None:
         self._counters = counters
         self._outbox = outbox
         self._records = records
         self._index = index
-        self._settings = settings
+        self._decay_factor = decay_factor
+        self._search_paths = search_paths
         self._clock = clock
         self._entities = entities
 
     def dashboard(self, scope: TenantScope = TenantScope.EVERYONE) -> Dashboard:
         if scope.is_restricted:
             return self._tenant_dashboard(scope)
-        factor = self._settings.decay_factor
-        paths = self._settings.search_paths
+        factor = self._decay_factor
+        paths = self._search_paths
         # Counted first: the index count waits for the index writes queued behind their answers, so the
         # counters read after it count none of those as pending.
         counted = self._index_count()
@@ -98,7 +99,7 @@ class StatsService:
         if scope.is_restricted:
             dashboard = self._tenant_dashboard(scope)
             return dashboard.records.total, dashboard.index.count
-        records = self._counters.stats(self._clock.now(), self._settings.decay_factor)
+        records = self._counters.stats(self._clock.now(), self._decay_factor)
         try:
             return records.total, self._index.count()
         except Exception as error:
@@ -118,12 +119,12 @@ class StatsService:
         """The dashboard of a key limited to some clients, counted from their memories (one read of them all):
         the stores' counters, the index count and the entity registry span every tenant. The index count is the
         scope's memories the index holds, i.e. those not deleted and not waiting for the index."""
-        now, factor = self._clock.now(), self._settings.decay_factor
+        now, factor = self._clock.now(), self._decay_factor
         memories = list(self._records.iter_all(include_deleted=True, client_ids=scope.sorted_clients()))
         pending = [m for m in self._outbox.pending_index(TENANT_PENDING_SCAN) if scope.allows(m.client_id)]
         records = stats_of(memories, now, factor, pending_index=len(pending))
         indexed = records.total - sum(1 for memory in pending if not memory.is_deleted)
-        paths = self._settings.search_paths
+        paths = self._search_paths
         return Dashboard(records=records, index=IndexStatus(count=max(0, indexed)), decay_factor=factor,
                          decaying_types=[type_ for type_ in MemoryType if type_ in DECAYING_TYPES],
                          multi_path=paths == "hybrid", keyword_search=paths != "vector",

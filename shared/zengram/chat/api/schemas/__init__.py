@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import documented_error
+from zengram.web.schemas import documented_error
 
 CHAT_ERRORS: dict[int | str, dict[str, Any]] = {
     400: documented_error("Invalid input; the message names the field"),

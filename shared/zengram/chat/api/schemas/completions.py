@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from zengram.memory.api.schemas import documented_error
+from zengram.web.schemas import documented_error
 
 PROVIDER_ERRORS: dict[int | str, dict[str, Any]] = {
     502: documented_error("The provider failed or answered with something unusable"),

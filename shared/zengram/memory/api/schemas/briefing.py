@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import COMPACT_CHARS, left_out
+from zengram.memory.api.schemas import COMPACT_CHARS
 from zengram.memory.api.schemas.records import CompactRecord, HeadlineRecord, MemoryRecord
 from zengram.memory.domain.entities import EntityType
 from zengram.memory.domain.models import Memory
+from zengram.web.schemas import left_out
 
 
 class BriefingItem(CompactRecord):

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import left_out
 from zengram.memory.domain.jobs import JobStatus, JobTrigger
 from zengram.memory.domain.llm import LLMInfo
+from zengram.web.schemas import left_out
 
 # -- consolidation --------------------------------------------------------------------------------------------
 

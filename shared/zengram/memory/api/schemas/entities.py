@@ -7,9 +7,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from zengram.kernel.timestamps import format_timestamp
-from zengram.memory.api.schemas import documented_error, left_out
 from zengram.memory.api.schemas.records import CompactRecord
 from zengram.memory.domain.entities import EntityRecord, aliases_of, entity_key
+from zengram.web.schemas import documented_error, left_out
 
 # -- entities -------------------------------------------------------------------------------------------------
 

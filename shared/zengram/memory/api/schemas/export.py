@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import documented_error, left_out
 from zengram.memory.api.schemas.records import MemoryRecord
 from zengram.memory.domain.models import ImportStatus
+from zengram.web.schemas import documented_error, left_out
 
 
 class ExportFilters(BaseModel):

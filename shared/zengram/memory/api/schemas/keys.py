@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import documented_error
+from zengram.web.schemas import documented_error
 
 # -- /admin/keys -----------------------------------------------------------------------------------------
 

@@ -8,9 +8,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from zengram.kernel.timestamps import format_timestamp
-from zengram.memory.api.schemas import SUMMARY_CHARS, left_out, truncate
+from zengram.memory.api.schemas import SUMMARY_CHARS, truncate
 from zengram.memory.api.schemas.records import CompactRecord, MemoryRecord
 from zengram.memory.domain.scoring import ScoredMemory
+from zengram.web.schemas import left_out
 
 
 class StoredIn(BaseModel):

@@ -8,8 +8,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 from zengram.kernel.timestamps import format_timestamp
-from zengram.memory.api.schemas import COMPACT_CHARS, PREVIEW_CHARS, left_out, truncate
+from zengram.memory.api.schemas import COMPACT_CHARS, PREVIEW_CHARS, truncate
 from zengram.memory.domain.models import Memory
+from zengram.web.schemas import left_out
 
 MemoryRecord = Memory  # the whole record, exactly as stored (its JSON is the record's one wire form)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import documented_error
 from zengram.memory.domain.llm import LLMInfo
+from zengram.web.schemas import documented_error
 
 
 class ResearchQueryTrace(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from zengram.memory.api.schemas import left_out
+from zengram.web.schemas import left_out
 
 # -- GET /stats ------------------------------------------------------------------------------------------
 

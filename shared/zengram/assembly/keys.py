@@ -1,4 +1,5 @@
-"""The embedded host's API key: from settings, or generated once and kept in the data folder (0600)."""
+"""The API key of a host that keeps its records in a local file (the embedded server): from settings, or generated
+once and kept in the data folder (0600). The credential scrubber falls back on it too."""
 
 from __future__ import annotations
 
