@@ -118,7 +118,7 @@ def through_lambda(lambda_url: str, warm: int) -> dict[str, dict[str, Any]]:
 
 @contextmanager
 def embedded_server(keys: dict[str, str]) -> Iterator[str]:
-    from zengram.assembly.wiring import build_container
+    from zengram.assembly.containers import build_container
     from zengram.embedded.app import build_embedded_app
     from zengram.embedded.background import BackgroundServer
     from zengram.settings import Settings

@@ -20,7 +20,7 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 def build_embedder() -> Any:
-    from zengram.bootstrap import build_minilm_embedder
+    from zengram.adapters.factories import build_minilm_embedder
     from zengram.settings import Settings
 
     return build_minilm_embedder(Settings())

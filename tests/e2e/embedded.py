@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from zengram.bootstrap import build_container
+from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
 from zengram.settings import Settings

@@ -103,7 +103,7 @@ def sample(relative: str) -> dict[str, Any]:
 def pending_documents_job(state: dict[str, Any]) -> str:
     """A queued indexing job in the documents table (as POST /kb/index leaves it), for the step function to fail."""
     from zengram.adapters.dynamodb.documents import DynamoDBDocumentTables
-    from zengram.domain.documents.models import IndexJob
+    from zengram.documents.domain.models import IndexJob
 
     from infra.local_cloud import provision
 
