@@ -33,8 +33,8 @@ STAGE ?= dev
 KEEP ?= 2
 
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock deploy prune-versions delete \
-	localstack reindex backfill-entities clean local-cloud local-cloud-down local-cloud-status sam-build invoke \
-	podman lambda-image selfhosted-image
+	localstack reindex backfill-entities clean podman lambda-image selfhosted-image \
+	local-cloud local-cloud-down local-cloud-status sam-build invoke
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -204,7 +204,7 @@ delete: $(SAM_STAMP)
 # `sam local start-api` and `start-lambda`, moto's server for DynamoDB/S3/SQS/Secrets Manager, the OpenSearch node,
 # a local MiniLM embeddings endpoint. Idempotent; prints the URLs (all of it in .local-cloud/state.json).
 # ARGS='--warm EAGER' starts every function's container up front.
-local-cloud: $(STAMP) $(SAM_STAMP) opensearch-node
+local-cloud: $(STAMP) $(SAM_STAMP) opensearch-node podman lambda-image
 	$(BIN)/python -m infra.local_cloud up $(ARGS)
 
 local-cloud-down:
@@ -221,7 +221,7 @@ sam-build: $(STAMP) $(SAM_STAMP)
 # One function in its container with one sample event, against the local cloud (started if needed):
 # `make invoke FUNCTION=MemoryFunction EVENT=events/memory/post_memory.json`. The sample key becomes the local
 # cloud's, verified by the authorizer function, whose verdict the event carries as API Gateway's would.
-invoke: $(STAMP) $(SAM_STAMP)
+invoke: $(STAMP) $(SAM_STAMP) podman lambda-image
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=<logical id> EVENT=<events/...json>"; exit 2; }
 	$(BIN)/python -m infra.local_cloud.invoke $(FUNCTION) $(EVENT)
 

@@ -94,7 +94,9 @@ def build(log: Path) -> float | None:
            "SAM_CLI_TELEMETRY": "0"}
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as output:
-        result = subprocess.run([str(SAM), "build", "--cached", "--parallel"], cwd=ROOT, env=env, stdout=output,
+        # Not --cached: SAM keys a layer's cache on its ContentUri (infra/layer/) alone, and this layer's Makefile
+        # packs shared/zengram from outside it, so a cached build kept a stale package. This skip is by all inputs.
+        result = subprocess.run([str(SAM), "build", "--parallel"], cwd=ROOT, env=env, stdout=output,
                                 stderr=subprocess.STDOUT, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"sam build failed ({result.returncode}): see {log}")

@@ -8,35 +8,31 @@ and the verdict is in `requestContext.authorizer.lambda` (infra/local_cloud/invo
 its status and body, and, where the function writes, for what it wrote.
 
 Needs podman (its Docker API), the Lambda base image, the SAM CLI venv, Java and Maven (the OpenSearch node):
-without them the module is skipped with the reason, and fails instead under CI=true. The invocations run two at a
+without them the module is skipped with the reason, and fails instead under CI=true (or
+ZENGRAM_REQUIRE_CONTAINERS=1: tests/e2e/containers.py). The invocations run two at a
 time (a container start and a cold init each); the cloud is started once for the module and stopped after it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.containers import unusable
 from tests.support import REPO_ROOT
 
 pytestmark = [pytest.mark.xdist_group("local-cloud"), pytest.mark.timeout(3600)]
 
 EVENTS = REPO_ROOT / "events"
 PARALLEL_INVOCATIONS = 2
-
-
-def required() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def unusable_reason() -> str | None:
@@ -64,9 +60,7 @@ def unusable_reason() -> str | None:
 def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     reason = unusable_reason()
     if reason is not None:
-        if required():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+        unusable(reason)
     from infra import local_cloud
 
     state_dir = tmp_path_factory.mktemp("local-cloud")
@@ -82,6 +76,7 @@ class Answer:
     event: dict[str, Any]
     payload: Any
     seconds: float
+    error: str | None = None  # why there is no answer (the invocation itself failed)
 
     @property
     def status(self) -> int:
@@ -152,19 +147,24 @@ CASES = {case.function: case for case in (
     Case("DocumentsFunction", "documents/get_status.json"),
     Case("DocumentsStepFunction", "documents_step/fail.json", with_job),
     Case("ChatFunction", "chat/put_state.json"),
-    Case("ChatDataFunction", "chat/post_memory.json"),
+    Case("ChatDataFunction", "chat_data/post_memory.json"),
     Case("ChatLearningFunction", "chat_learning/scheduled_sweep.json"),
     Case("IndexBootstrapFunction", "bootstrap/update.json", with_answer_url),
 )}
 
 
 def invoke_case(case: Case, state: dict[str, Any]) -> Answer:
+    """One invocation; a failure to invoke at all is kept as the answer's error (each test reports its own)."""
     from infra.local_cloud import invoke
 
-    event = invoke.prepare(sample(case.event), state)
-    if case.prepare is not None:
-        event = case.prepare(event, state)
-    payload, seconds, _ = invoke.sam_invoke(case.function, event, state)
+    event: dict[str, Any] = {}
+    try:
+        event = invoke.prepare(sample(case.event), state)
+        if case.prepare is not None:
+            event = case.prepare(event, state)
+        payload, seconds, _ = invoke.sam_invoke(case.function, event, state)
+    except Exception as error:  # reported by the function's own test, not as an error of every test
+        return Answer(case.function, event, None, 0.0, error=f"{type(error).__name__}: {error}")
     return Answer(case.function, event, payload, seconds)
 
 
@@ -182,31 +182,42 @@ def answers(cloud: dict[str, Any]) -> dict[str, Answer]:
     return results
 
 
+@pytest.fixture
+def answer_of(answers: dict[str, Answer]) -> Callable[[str], Answer]:
+    def answer(function: str) -> Answer:
+        found = answers[function]
+        assert found.error is None, found.error
+        assert not (isinstance(found.payload, dict) and "errorMessage" in found.payload), found.payload
+        return found
+
+    return answer
+
+
 def test_every_function_of_the_template_has_a_case() -> None:
     from tests.infra.template_model import functions, load_template
 
     assert {function.logical_id for function in functions(load_template())} == set(CASES)
 
 
-def test_the_authorizer_verifies_the_key_and_passes_its_scope(answers: dict[str, Answer],
+def test_the_authorizer_verifies_the_key_and_passes_its_scope(answer_of: Callable[[str], Answer],
                                                              cloud: dict[str, Any]) -> None:
     from infra.local_cloud import invoke
 
-    assert answers["KeyAuthorizerFunction"].payload == {"isAuthorized": True, "context": {
+    assert answer_of("KeyAuthorizerFunction").payload == {"isAuthorized": True, "context": {
         "key_id": "bootstrap", "name": "bootstrap admin key (BRAIN_API_KEY)", "role": "admin", "clients": "null"}}
     refused = invoke.invoke_through_start_lambda(cloud["lambda_url"], "KeyAuthorizerFunction",
                                                  sample("authorizer/invalid_key.json"))
     assert refused == {"isAuthorized": False}
 
 
-def test_health_checks_every_backend(answers: dict[str, Answer]) -> None:
-    answer = answers["HealthFunction"]
+def test_health_checks_every_backend(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("HealthFunction")
     assert answer.status == 200
     assert answer.body["checks"] == {"records": "up", "search_index": "up", "embeddings": "up"}
 
 
-def test_memory_stores_in_dynamodb_and_opensearch(answers: dict[str, Answer], cloud: dict[str, Any]) -> None:
-    answer = answers["MemoryFunction"]
+def test_memory_stores_in_dynamodb_and_opensearch(answer_of: Callable[[str], Answer], cloud: dict[str, Any]) -> None:
+    answer = answer_of("MemoryFunction")
     assert answer.status in (200, 201), answer.payload
     assert answer.body["stored_in"] == {"vector": True, "structured_db": True}
     from infra.local_cloud import provision
@@ -216,72 +227,72 @@ def test_memory_stores_in_dynamodb_and_opensearch(answers: dict[str, Answer], cl
     assert item["Item"]["content"]["S"] == "Acme Corp uses Next.js 14 with App Router"
 
 
-def test_briefing_counts_the_stored_memory(answers: dict[str, Answer]) -> None:
-    answer = answers["BriefingFunction"]
+def test_briefing_counts_the_stored_memory(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("BriefingFunction")
     assert answer.status == 200
     assert answer.body["total_memories"] >= 1 and answer.body["by_type"]["fact"] >= 1
 
 
-def test_export_lists_the_clients_memories(answers: dict[str, Answer]) -> None:
-    answer = answers["ExportFunction"]
+def test_export_lists_the_clients_memories(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ExportFunction")
     assert answer.status == 200
     contents = [memory["content"] for memory in answer.body["memories"]]
     assert "Acme Corp uses Next.js 14 with App Router" in contents
 
 
-def test_entities_counts_what_the_memory_mentions(answers: dict[str, Answer]) -> None:
-    answer = answers["EntitiesFunction"]
+def test_entities_counts_what_the_memory_mentions(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("EntitiesFunction")
     assert answer.status == 200
     assert answer.body["total"] >= 1
 
 
-def test_clients_stores_a_fingerprint(answers: dict[str, Answer]) -> None:
-    answer = answers["ClientsFunction"]
-    assert answer.status == 200, answer.payload
+def test_clients_stores_a_fingerprint(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ClientsFunction")
+    assert answer.status == 201, answer.payload  # a new fingerprint
     assert answer.body["client_id"] == "acme-corp" and answer.body["name"] == "Acme Corporation"
 
 
-def test_admin_lists_keys(answers: dict[str, Answer]) -> None:
-    answer = answers["AdminFunction"]
+def test_admin_lists_keys(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("AdminFunction")
     assert answer.status == 200
     assert isinstance(answer.body["keys"], list)
 
 
-def test_the_repair_sweep_finds_nothing_pending(answers: dict[str, Answer]) -> None:
-    assert answers["RepairFunction"].payload == {"repaired": 0, "failed": 0, "parked": 0, "requeued": 0,
-                                                 "stopped": False, "pending_index": 0}
+def test_the_repair_sweep_finds_nothing_pending(answer_of: Callable[[str], Answer]) -> None:
+    assert answer_of("RepairFunction").payload == {"repaired": 0, "failed": 0, "parked": 0, "requeued": 0,
+                                                 "stopped": None, "pending_index": 0}
 
 
-def test_research_is_off_unless_enabled(answers: dict[str, Answer]) -> None:
-    answer = answers["ResearchFunction"]  # ResearchEnabled defaults to false
+def test_research_is_off_unless_enabled(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ResearchFunction")  # ResearchEnabled defaults to false
     assert answer.status == 503 and "error" in answer.body
 
 
-def test_the_research_retrieve_step_finds_the_memory(answers: dict[str, Answer]) -> None:
-    state = answers["ResearchStepFunction"].payload
+def test_the_research_retrieve_step_finds_the_memory(answer_of: Callable[[str], Answer]) -> None:
+    state = answer_of("ResearchStepFunction").payload
     assert state["iterations"] == 1 and len(state["memory_ids"]) >= 1
     assert state["query_trace"][0]["retrieved"] >= 1
 
 
-def test_reflect_refuses_an_invalid_request(answers: dict[str, Answer]) -> None:
-    answer = answers["ReflectFunction"]
+def test_reflect_refuses_an_invalid_request(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ReflectFunction")
     assert answer.status in (400, 422) and "error" in answer.body
 
 
-def test_consolidation_status(answers: dict[str, Answer]) -> None:
-    answer = answers["ConsolidateFunction"]
+def test_consolidation_status(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ConsolidateFunction")
     assert answer.status == 200
     assert "last_run_at" in answer.body
 
 
-def test_the_document_base_reports_its_status(answers: dict[str, Answer]) -> None:
-    answer = answers["DocumentsFunction"]
+def test_the_document_base_reports_its_status(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("DocumentsFunction")
     assert answer.status == 200, answer.payload
     assert "total_documents" in answer.body
 
 
-def test_the_documents_fail_step_fails_the_job(answers: dict[str, Answer], cloud: dict[str, Any]) -> None:
-    answer = answers["DocumentsStepFunction"]
+def test_the_documents_fail_step_fails_the_job(answer_of: Callable[[str], Answer], cloud: dict[str, Any]) -> None:
+    answer = answer_of("DocumentsStepFunction")
     job_id = answer.event["job_id"]
     assert answer.payload == {"job_id": job_id, "wait": False, "done": True, "status": "failed"}
     from zengram.adapters.dynamodb.documents import DynamoDBDocumentTables
@@ -293,31 +304,29 @@ def test_the_documents_fail_step_fails_the_job(answers: dict[str, Answer], cloud
     assert job is not None and job.status.value == "failed" and "ran out of memory" in (job.error or "")
 
 
-def test_chat_state_is_stored(answers: dict[str, Answer]) -> None:
-    answer = answers["ChatFunction"]
+def test_chat_state_is_stored(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ChatFunction")
     assert answer.status in (200, 201), answer.payload
     assert answer.body["value"] == {"step": 3, "next": "book hotels"}
 
 
-def test_chat_memory_is_stored(answers: dict[str, Answer]) -> None:
-    answer = answers["ChatDataFunction"]
+def test_chat_memory_is_stored(answer_of: Callable[[str], Answer]) -> None:
+    answer = answer_of("ChatDataFunction")
     assert answer.status in (200, 201), answer.payload
     assert answer.body["text"] == "User is vegetarian and enjoys Italian cuisine"
 
 
-def test_the_learning_sweep_finds_no_due_job(answers: dict[str, Answer]) -> None:
-    payload = answers["ChatLearningFunction"].payload
+def test_the_learning_sweep_finds_no_due_job(answer_of: Callable[[str], Answer]) -> None:
+    payload = answer_of("ChatLearningFunction").payload
     assert isinstance(payload, dict) and "errorMessage" not in payload
 
 
-def test_the_index_bootstrap_answers_cloudformation(answers: dict[str, Answer], cloud: dict[str, Any]) -> None:
+def test_the_index_bootstrap_answers_cloudformation(answer_of: Callable[[str], Answer], cloud: dict[str, Any]) -> None:
     from infra.local_cloud import provision
 
-    answer = answers["IndexBootstrapFunction"]
+    answer = answer_of("IndexBootstrapFunction")
     reply = provision.read_answer(cloud["moto_url"], answer.event["answer_key"])
     assert reply["Status"] == "SUCCESS", reply
     assert reply["PhysicalResourceId"] == f"zengram-{cloud['stage']}-memories"
 
 
-def event_path(relative: str) -> Path:
-    return EVENTS / relative
