@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,7 +29,7 @@ import pytest
 from tests.e2e.containers import unusable
 from tests.support import REPO_ROOT
 
-pytestmark = [pytest.mark.xdist_group("local-cloud"), pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.timeout(3600)]  # the conftest puts every e2e test in the xdist group "e2e"
 
 EVENTS = REPO_ROOT / "events"
 PARALLEL_INVOCATIONS = 2
@@ -57,17 +57,12 @@ def unusable_reason() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+def cloud(local_cloud: dict[str, Any]) -> dict[str, Any]:
+    """The session's local cloud (tests/e2e/conftest.py): one cloud for the whole e2e suite."""
     reason = unusable_reason()
     if reason is not None:
         unusable(reason)
-    from infra import local_cloud
-
-    state_dir = tmp_path_factory.mktemp("local-cloud")
-    try:
-        yield local_cloud.up(state_dir)
-    finally:
-        local_cloud.down(state_dir)
+    return local_cloud
 
 
 @dataclass(frozen=True)
@@ -330,36 +325,3 @@ def test_the_index_bootstrap_answers_cloudformation(answer_of: Callable[[str], A
     assert reply["PhysicalResourceId"] == f"zengram-{cloud['stage']}-memories"
 
 
-
-
-# ---- the same functions behind `sam local start-api`: the authorizers the template now lets SAM local run ----
-
-FAMILIES = [  # (header, how the key is sent, a route of that family, its status with the right key)
-    ("x-api-key", "{}", "/stats", 200),
-    ("x-mnexium-key", "{}", "/api/v1/memories?subject_id=user_123", 200),
-    ("authorization", "Bearer {}", "/kb/health/status", 200),
-]
-
-
-@pytest.mark.parametrize(("header", "form", "path", "status"), FAMILIES, ids=[f[0] for f in FAMILIES])
-def test_start_api_refuses_a_missing_or_wrong_key_on_every_route_family(cloud: dict[str, Any], header: str,
-                                                                       form: str, path: str, status: int) -> None:
-    """401 from API Gateway without the family's header, 403 from the authorizer function for a wrong key, the
-    route's answer for the right one (SAM local used to drop all three authorizers: every route was open)."""
-    import urllib.error
-    import urllib.request
-
-    def call(headers: dict[str, str]) -> tuple[int, Any]:
-        request = urllib.request.Request(f"{cloud['api_url']}{path}", headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=300) as response:
-                return response.status, json.loads(response.read())
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
-
-    assert call({})[0] == 401
-    assert call({header: form.format("not-the-key")}) == (403, {"message": "User is not authorized to access this "
-                                                                           "resource"})
-    answered, body = call({header: form.format(cloud["api_key"])})
-    assert answered == status, body
-    assert isinstance(body, dict) and "error" not in body
