@@ -35,7 +35,8 @@ KEEP ?= 2
 .PHONY: install serve mcp test lint typecheck unit chromium opensearch-node fuzz bench bench-writes bench-soak \
 	bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock \
 	route-map deploy prune-versions delete localstack reindex backfill-entities clean podman lambda-image \
-	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub bench-smoke
+	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub bench-smoke \
+	bench-documents-quality
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -165,6 +166,10 @@ bench-embedder: $(STAMP)
 # The document knowledge base: indexing files/s and chunks/s, query latency per mode, on >= 1,000 files.
 bench-documents: $(STAMP)
 	$(BIN)/python -m bench.documents
+
+# hit@1 / hit@5 / empty answers per query mode at the default threshold, over bench/documents_queries.json
+bench-documents-quality: $(STAMP)
+	$(BIN)/python -m bench.documents_quality $(ARGS)
 
 bench-recall: $(STAMP)
 	$(BIN)/python -m bench.recall

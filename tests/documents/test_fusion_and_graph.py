@@ -9,32 +9,43 @@ from zengram.documents.domain import fusion
 from zengram.documents.domain.fusion import LegHit
 from zengram.documents.domain.graph import GraphReader, candidate_names, query_intent, walk
 from zengram.documents.domain.models import CodeEntity, EntityKind, Relation, RelationType
+from zengram.documents.domain.relevance import LEXICAL_LIFT
 
 
-def test_hybrid_is_relative_score_fusion() -> None:
-    vector = [LegHit("a", 0.8), LegHit("b", 0.4)]
+def test_fuse_scores_every_candidate_by_calibrated_relevance() -> None:
+    semantic = {"a": 0.8, "b": 0.4, "c": 0.1}
     bm25 = [LegHit("b", 10.0), LegHit("c", 5.0)]
-    fused = {hit.chunk_id: hit for hit in fusion.hybrid(vector, bm25, alpha=0.3, top_k=10)}
-    assert fused["a"].score == pytest.approx(0.3 * 1.0)
-    assert fused["b"].score == pytest.approx(0.3 * 0.5 + 0.7 * 1.0)
-    assert fused["c"].score == pytest.approx(0.7 * 0.5)
-    assert (fused["b"].vector, fused["b"].bm25) == (0.4, 1.0)
-    assert [hit.chunk_id for hit in fusion.hybrid(vector, bm25, alpha=1.0, top_k=1)] == ["a"]
+    fused = fusion.fuse(["a", "b", "c"], semantic.__getitem__, bm25, [], lexical_weight=1.0)
+    assert fused["a"].score == pytest.approx(0.8)  # no keyword agreement: the semantic score itself
+    assert fused["b"].score == pytest.approx(0.4 + 0.6 * LEXICAL_LIFT * 1.0)
+    assert fused["c"].score == pytest.approx(0.1 + 0.9 * LEXICAL_LIFT * 0.5)
+    assert (fused["b"].vector, fused["b"].bm25, fused["b"].graph) == (0.4, 1.0, None)
+    unweighted = fusion.fuse(["b"], semantic.__getitem__, bm25, [], lexical_weight=0.0)
+    assert unweighted["b"].score == pytest.approx(0.4)
+    assert [hit.chunk_id for hit in fusion.ranked(fused, 1)] == ["a"]
 
 
-def test_multi_is_reciprocal_rank_fusion_with_k_60() -> None:
-    fused = {hit.chunk_id: hit for hit in fusion.reciprocal_rank(
-        [LegHit("a", 0.9), LegHit("b", 0.5)], [LegHit("b", 3.0)], [LegHit("c", 0.9), LegHit("a", 0.45)], 10)}
-    assert fused["a"].score == pytest.approx(round(1 / 61 + 1 / 62, 6))
-    assert fused["b"].score == pytest.approx(round(1 / 62 + 1 / 61, 6))
-    assert fused["c"].score == pytest.approx(round(1 / 61, 6))
+def test_keyword_agreement_alone_never_reaches_the_default_threshold() -> None:
+    """BM25 is relative to the query's best, so its top hit always has 1.0: it may lift, not certify."""
+    unrelated = fusion.fuse(["x"], lambda _: 0.2, [LegHit("x", 42.0)], [], lexical_weight=1.0)["x"]
+    assert unrelated.score < 0.7
+
+
+def test_a_graph_hit_scores_at_least_its_graph_score_and_multi_scores_differ() -> None:
+    semantic = {"a": 0.9, "b": 0.5, "c": 0.2}
+    fused = fusion.fuse(fusion.candidates([LegHit("a", 0.9), LegHit("b", 0.5)], [LegHit("b", 3.0)],
+                                          [LegHit("c", 0.9), LegHit("a", 0.45)]),
+                        semantic.__getitem__, [LegHit("b", 3.0)], [LegHit("c", 0.9), LegHit("a", 0.45)], 0.5)
+    assert fused["c"].score == pytest.approx(0.9) and fused["a"].score == pytest.approx(0.9)
+    assert fused["b"].score == pytest.approx(0.5 + 0.5 * LEXICAL_LIFT * 0.5)
+    assert len({hit.score for hit in fused.values()}) > 1
     assert (fused["a"].vector, fused["a"].bm25, fused["a"].graph) == (0.9, None, 0.45)
 
 
 def test_threshold_and_bm25_normalisation() -> None:
-    assert [hit.chunk_id for hit in fusion.above_threshold([LegHit("a", 0.71), LegHit("b", 0.69)], 0.7)] == ["a"]
-    assert [(hit.chunk_id, hit.score) for hit in fusion.bm25_only([LegHit("a", 4.0), LegHit("b", 2.0)], 5)] == [
-        ("a", 1.0), ("b", 0.5)]
+    hits = [fusion.Fused("a", 0.71), fusion.Fused("b", 0.69)]
+    assert [hit.chunk_id for hit in fusion.above_threshold(hits, 0.7)] == ["a"]
+    assert fusion.relative([LegHit("a", 4.0), LegHit("b", 2.0)]) == {"a": 1.0, "b": 0.5}
 
 
 def test_candidate_names_prefer_code_identifiers() -> None:

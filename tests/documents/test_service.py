@@ -79,11 +79,15 @@ def test_indexing_a_mixed_folder(kb: DocumentsContainer, root: Path) -> None:
     assert job.progress.files_processed == job.progress.files_total == 6
     assert [folder.folder_path for folder in status.indexed_folders] == [str(root / "sample")]
     assert kb.queries.is_ready() and not status.indexing_in_progress
-    pdf = kb.queries.query(DocumentQuery(query="paid leave vacation days", mode=QueryMode.BM25)).results[0]
+    # the tests' hashing embedder has no calibrated scores: the BM25 ranking is read without a threshold
+    pdf = kb.queries.query(DocumentQuery(query="paid leave vacation days", mode=QueryMode.BM25,
+                                         similarity_threshold=0.0)).results[0]
     assert pdf.source.endswith("handbook.pdf") and pdf.metadata["page"] == 1 and pdf.source_type == "doc"
-    guide = kb.queries.query(DocumentQuery(query="partial refunds card", mode=QueryMode.BM25)).results[0]
+    guide = kb.queries.query(DocumentQuery(query="partial refunds card", mode=QueryMode.BM25,
+                                           similarity_threshold=0.0)).results[0]
     assert guide.metadata["section"] == "Billing service guide > Invoices > Refunds"
-    code = kb.queries.query(DocumentQuery(query="charge card gateway receipt", mode=QueryMode.BM25)).results[0]
+    code = kb.queries.query(DocumentQuery(query="charge card gateway receipt", mode=QueryMode.BM25,
+                                          similarity_threshold=0.0)).results[0]
     assert (code.metadata["symbol"], code.language, code.source_type) == ("charge_card", "python", "code")
 
 
@@ -185,7 +189,9 @@ def test_every_mode_answers_and_multi_fuses_the_three_legs(kb: DocumentsContaine
     multi = kb.queries.query(DocumentQuery(query="what calls compute_total", mode=QueryMode.MULTI, top_k=10,
                                            similarity_threshold=0.0)).results
     assert any(result.graph_score is not None and result.bm25_score is not None for result in multi)
-    assert all(result.score <= 3 / 61 + 1e-9 for result in multi)  # RRF with k=60 over three legs
+    assert all(0.0 <= result.score <= 1.0 for result in multi)  # one relevance scale in every mode
+    assert len({result.score for result in multi}) > 1
+    assert [result.score for result in multi] == sorted((result.score for result in multi), reverse=True)
 
 
 def test_filters(kb: DocumentsContainer, root: Path) -> None:

@@ -1,15 +1,25 @@
-"""How the retrieval legs' rankings become one (semantics.md, "Documents").
+"""How the retrieval legs' hits become one ranking of relevance scores (docs/documents.md, "Scores").
 
-- hybrid: relative score fusion, `α·v/max_v + (1−α)·bm25/max_bm25`, over the hits of this query;
-- multi: reciprocal rank fusion, `Σ 1/(k + rank)` with k = 60, over vector, BM25 and graph.
+Every mode scores a chunk the same way (`relevance.relevance`): its calibrated semantic relevance to the query,
+lifted by keyword agreement and at least its graph score. The modes differ in which legs propose candidates and
+how much keyword agreement weighs:
+
+- vector: the vector leg's hits, no keyword lift;
+- bm25: the BM25 leg's hits, the full lift;
+- hybrid: both legs' hits (whichever has any), the lift weighted by `1 − α`;
+- graph: the graph walk's chunks scored by the walk (already in [0, 1]: a named entity 0.9–1.0, less per hop),
+  or the vector leg's when the walk finds none;
+- multi: all three legs' hits, the lift weighted by `1 − α`.
+
+`similarity_threshold` applies to the final score in every mode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-RRF_K = 60
+from zengram.documents.domain.relevance import relevance
 
 
 @dataclass(frozen=True)
@@ -35,54 +45,30 @@ def relative(hits: Sequence[LegHit]) -> dict[str, float]:
     return {hit.chunk_id: hit.score / best for hit in hits}
 
 
-def above_threshold(hits: Sequence[LegHit], threshold: float) -> list[LegHit]:
+def above_threshold(hits: Sequence[Fused], threshold: float) -> list[Fused]:
     return [hit for hit in hits if hit.score >= threshold]
 
 
 def ranked(fused: dict[str, Fused], top_k: int) -> list[Fused]:
-    return sorted(fused.values(), key=lambda hit: (-hit.score, hit.chunk_id))[:top_k]
+    return sorted(fused.values(), key=lambda hit: (-hit.score, -(hit.bm25 or 0.0), hit.chunk_id))[:top_k]
 
 
-def vector_only(hits: Sequence[LegHit], top_k: int) -> list[Fused]:
-    return ranked({hit.chunk_id: Fused(hit.chunk_id, hit.score, vector=hit.score) for hit in hits}, top_k)
+def candidates(*legs: Sequence[LegHit]) -> list[str]:
+    """The chunk ids the legs propose, each once, in leg order."""
+    return list(dict.fromkeys(hit.chunk_id for leg in legs for hit in leg))
 
 
-def bm25_only(hits: Sequence[LegHit], top_k: int) -> list[Fused]:
-    normalised = relative(hits)
-    return ranked({cid: Fused(cid, score, bm25=score) for cid, score in normalised.items()}, top_k)
-
-
-def graph_only(hits: Sequence[LegHit], top_k: int) -> list[Fused]:
-    return ranked({hit.chunk_id: Fused(hit.chunk_id, hit.score, graph=hit.score) for hit in hits}, top_k)
-
-
-def hybrid(vector_hits: Sequence[LegHit], bm25_hits: Sequence[LegHit], alpha: float, top_k: int) -> list[Fused]:
-    """`vector_score` is the cosine itself; `bm25_score` the BM25 score over this query's best."""
-    vector_relative, bm25_relative = relative(vector_hits), relative(bm25_hits)
-    cosine = {hit.chunk_id: hit.score for hit in vector_hits}
-    fused = {
-        chunk_id: Fused(
-            chunk_id,
-            round(alpha * vector_relative.get(chunk_id, 0.0) + (1 - alpha) * bm25_relative.get(chunk_id, 0.0), 6),
-            vector=cosine.get(chunk_id),
-            bm25=bm25_relative.get(chunk_id),
-        )
-        for chunk_id in {**vector_relative, **bm25_relative}
-    }
-    return ranked(fused, top_k)
-
-
-def reciprocal_rank(vector_hits: Sequence[LegHit], bm25_hits: Sequence[LegHit], graph_hits: Sequence[LegHit],
-                    top_k: int, k: int = RRF_K) -> list[Fused]:
-    """Rank 1 is the best of a leg; a chunk in several legs adds their terms."""
-    totals: dict[str, float] = {}
-    for hits in (vector_hits, bm25_hits, graph_hits):
-        for rank, hit in enumerate(hits, start=1):
-            totals[hit.chunk_id] = totals.get(hit.chunk_id, 0.0) + 1.0 / (k + rank)
-    cosine = {hit.chunk_id: hit.score for hit in vector_hits}
-    bm25_relative = relative(bm25_hits)
+def fuse(chunk_ids: Sequence[str], semantic: Callable[[str], float] | None, bm25_hits: Sequence[LegHit],
+         graph_hits: Sequence[LegHit], lexical_weight: float) -> dict[str, Fused]:
+    """Scores each of `chunk_ids`: `semantic(id)` is its calibrated vector relevance; its BM25 score counts relative
+    to this query's best, weighted by `lexical_weight`; its graph score is a floor. Without `semantic` (graph mode
+    when the walk found chunks: the walk's scores are the ranking asked for) the graph score alone."""
+    bm25 = relative(bm25_hits)
     graph = {hit.chunk_id: hit.score for hit in graph_hits}
-    fused = {chunk_id: Fused(chunk_id, round(score, 6), vector=cosine.get(chunk_id),
-                             bm25=bm25_relative.get(chunk_id), graph=graph.get(chunk_id))
-             for chunk_id, score in totals.items()}
-    return ranked(fused, top_k)
+    fused = {}
+    for chunk_id in chunk_ids:
+        vector = round(semantic(chunk_id), 6) if semantic else None
+        keyword, walk = bm25.get(chunk_id), graph.get(chunk_id)
+        score = relevance(vector or 0.0, bm25=keyword, graph=walk, lexical_weight=lexical_weight)
+        fused[chunk_id] = Fused(chunk_id, score, vector=vector, bm25=keyword, graph=walk)
+    return fused

@@ -33,9 +33,9 @@ class DocumentQuery(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Search query text")
     top_k: int = Field(default=5, ge=1, le=100, description="Number of results (1-100)")
     similarity_threshold: float = Field(
-        default=0.7, ge=0.0, le=1.0, description="Least cosine similarity of a vector hit (vector, hybrid, multi)")
+        default=0.7, ge=0.0, le=1.0, description="Least relevance score (calibrated, 0-1) of a result, every mode")
     mode: QueryMode = Field(default=QueryMode.HYBRID, description="vector, bm25, hybrid, graph or multi")
-    alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Hybrid weight: 1.0 vector only, 0.0 BM25 only")
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Hybrid and multi: 1.0 no keyword lift, 0.0 the most")
     traversal_depth: int = Field(default=2, ge=1, le=5, description="Graph hops for graph and multi modes")
     include_relationships: bool = Field(default=False, description="Add each result's code relationships")
     source_types: list[SourceType] | None = Field(default=None, description="Only doc, code and/or test chunks")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from zengram.documents.domain import fusion
 from zengram.documents.domain.files import matches_any
@@ -12,9 +13,13 @@ from zengram.documents.domain.fusion import Fused, LegHit
 from zengram.documents.domain.graph import SEEDS_MAX, GraphReader, candidate_names, query_intent, walk
 from zengram.documents.domain.models import Chunk, CodeEntity, IndexCounts, IndexedFolder, IndexJobStatus
 from zengram.documents.domain.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
+from zengram.documents.domain.relevance import calibration_for
 from zengram.documents.ports import ChunkFilters, ChunkIndex, ChunkStore, GraphStore, IndexJobStore
 from zengram.kernel.errors import FeatureUnavailable
 from zengram.kernel.ports import Embedder
+
+if TYPE_CHECKING:
+    from zengram.documents.ports import Vectors
 
 LEG_FETCH_MIN = 20
 LEG_FETCH_MAX = 100
@@ -102,24 +107,38 @@ class DocumentQueries:
         return QueryResponse(results=results, query_time_ms=elapsed, total_results=len(results))
 
     def _rank(self, request: DocumentQuery, filters: ChunkFilters) -> list[Fused]:
+        """Each mode's legs propose candidates; every candidate gets the same relevance score (fusion.py), and the
+        threshold applies to it. The vector leg always runs, wide, for the candidates' cosines; a candidate it did
+        not return is embedded (its text, from the embedding cache when it has it). Graph mode falls back to the
+        vector leg when the question names no indexed code entity (as Agent Brain's server does)."""
         mode, top_k = request.mode, request.top_k
         fetch = min(LEG_FETCH_MAX, max(LEG_FETCH_MIN, 2 * top_k))
-        if mode is QueryMode.VECTOR:
-            return fusion.vector_only(self._vector(request, filters, top_k), top_k)
-        if mode is QueryMode.BM25:
-            return fusion.bm25_only(self._bm25(request, filters, top_k), top_k)
-        if mode is QueryMode.HYBRID:
-            return fusion.hybrid(self._vector(request, filters, fetch), self._bm25(request, filters, fetch),
-                                 request.alpha, top_k)
-        if mode is QueryMode.GRAPH:
-            return fusion.graph_only(self._graph_hits(request, filters), top_k)
-        return fusion.reciprocal_rank(self._vector(request, filters, fetch), self._bm25(request, filters, fetch),
-                                      self._graph_hits(request, filters)[:fetch], top_k)
+        query_vector = self._embedder.embed([request.query])[0]
+        cosines = {hit.id: hit.score for hit in self._index.vector_search(query_vector, filters, LEG_FETCH_MAX)}
+        vector = [LegHit(chunk_id, score) for chunk_id, score in cosines.items()][:fetch]
+        bm25 = self._bm25(request, filters, fetch) if mode in (QueryMode.BM25, QueryMode.HYBRID, QueryMode.MULTI) \
+            else []
+        graph = self._graph_hits(request, filters)[:fetch] if mode.uses_graph else []
+        legs = {QueryMode.VECTOR: (vector,), QueryMode.BM25: (bm25,), QueryMode.HYBRID: (vector, bm25),
+                QueryMode.GRAPH: (graph or vector,), QueryMode.MULTI: (vector, bm25, graph)}[mode]
+        chunk_ids = fusion.candidates(*legs)
+        walked = mode is QueryMode.GRAPH and bool(graph)  # the walk's own scores rank graph mode
+        if not walked:
+            cosines.update(self._cosines(query_vector, [chunk_id for chunk_id in chunk_ids if chunk_id not in cosines]))
+        lexical = {QueryMode.BM25: 1.0, QueryMode.HYBRID: 1 - request.alpha,
+                   QueryMode.MULTI: 1 - request.alpha}.get(mode, 0.0)
+        calibrate = calibration_for(self._embedder.model_id)
+        semantic = None if walked else (lambda chunk_id: calibrate(cosines.get(chunk_id, 0.0)))
+        fused = fusion.fuse(chunk_ids, semantic, bm25, graph, lexical)
+        return fusion.above_threshold(fusion.ranked(fused, top_k), request.similarity_threshold)
 
-    def _vector(self, request: DocumentQuery, filters: ChunkFilters, k: int) -> list[LegHit]:
-        vector = self._embedder.embed([request.query])[0]
-        hits = [LegHit(hit.id, round(hit.score, 6)) for hit in self._index.vector_search(vector, filters, k)]
-        return fusion.above_threshold(hits, request.similarity_threshold)
+    def _cosines(self, query_vector: Vectors, chunk_ids: list[str]) -> dict[str, float]:
+        if not chunk_ids:
+            return {}
+        chunks = self._chunks.get_chunks(chunk_ids)
+        present = [chunks[chunk_id] for chunk_id in chunk_ids if chunk_id in chunks]
+        vectors = self._embedder.embed([chunk.embedding_text() for chunk in present])
+        return {chunk.id: float(vectors[row] @ query_vector) for row, chunk in enumerate(present)}
 
     def _bm25(self, request: DocumentQuery, filters: ChunkFilters, k: int) -> list[LegHit]:
         return [LegHit(hit.id, hit.score) for hit in self._index.keyword_search(request.query, filters, k)]
