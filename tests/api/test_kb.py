@@ -218,7 +218,7 @@ def test_jobs_folders_and_reset(kb: TestClient, root: Path) -> None:
 def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
     document = kb.get("/kb/openapi.json").json()
     assert {"/health", "/health/status", "/query", "/query/count", "/index", "/index/add", "/index/jobs",
-            "/index/jobs/{job_id}", "/index/folders"} == set(document["paths"])
+            "/index/jobs/{job_id}", "/index/folders", "/index/cache"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
 
@@ -251,3 +251,14 @@ def test_a_symlink_loop_or_a_nul_byte_is_400_naming_the_field(kb: TestClient, ro
         assert response.status_code == 400, response.text
         assert response.json()["error"].startswith("folder_path: "), response.json()
     assert kb.get("/kb/health").status_code == 200  # the connection and the server carry on
+
+
+def test_embedding_cache_status_and_clear(kb: TestClient, root: Path) -> None:
+    """GET/DELETE /kb/index/cache as agent-brain-cli's `cache status` / `cache clear` call them (with the slash)."""
+    job = indexed(kb, root)
+    status = kb.get("/kb/index/cache/", headers=BEARER).json()
+    assert {"entry_count", "size_bytes", "hits", "misses", "hit_rate", "mem_entries"} <= set(status)
+    assert status["entry_count"] > 0 and status["misses"] >= job["total_chunks"] and status["size_bytes"] > 0
+    cleared = kb.delete("/kb/index/cache/", headers=BEARER).json()
+    assert cleared["count"] == status["entry_count"] and cleared["size_mb"] > 0
+    assert kb.get("/kb/index/cache", headers=BEARER).json()["entry_count"] == 0

@@ -159,6 +159,8 @@ def test_the_whole_cycle_with_the_unchanged_agent_brain_cli(project: Project) ->
     assert len({result["chunk_id"] for result in everything}) == len(everything)
     reindexed = project.api("GET", "/query/count")["total_chunks"]
     assert reindexed == second["total_chunks"]
+    cache = project.agent_brain("cache", "status")  # GET /index/cache/: the embedding cache's counters
+    assert cache["entry_count"] > 0 and cache["misses"] > 0 and cache["size_bytes"] > 0
 
     project.agent_brain("reset", "--yes")
     assert project.agent_brain("status")["indexing"]["total_chunks"] == 0

@@ -285,3 +285,20 @@ class IndexJobLauncher(Protocol):
     def launch(self, job_id: str, run_here: Callable[[str], object]) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class EmbeddingCacheStore(Protocol):
+    """Vectors by key (`<model id>:<sha256 of the text>`), kept beside the documents' records.
+
+    Contract: `get(keys)` returns the vectors it holds (missing keys left out); `put` upserts; `stats()` gives
+    (entries, bytes); `clear()` drops every entry and returns how many there were.
+    """
+
+    def get(self, keys: Sequence[str]) -> dict[str, Vectors]: ...
+
+    def put(self, vectors: dict[str, Vectors]) -> None: ...
+
+    def stats(self) -> tuple[int, int]: ...
+
+    def clear(self) -> int: ...

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
         ChunkIndex,
         ChunkStore,
         DocumentSource,
+        EmbeddingCacheStore,
         GraphStore,
         IndexJobLauncher,
         IndexJobStore,
     )
+    from zengram.documents.services.embedding_cache import CachingEmbedder
     from zengram.documents.services.indexing import DocumentIndexing
     from zengram.documents.services.query import DocumentQueries
 
@@ -35,6 +37,7 @@ class DocumentsContainer:
     embedder: Embedder
     launcher: IndexJobLauncher
     closers: list[Callable[[], None]] = field(default_factory=list)
+    cache: CachingEmbedder | None = None  # the embedding cache, where the record store keeps one (SQLite)
 
     def close(self) -> None:
         self.launcher.close()
@@ -53,6 +56,7 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     from zengram.adapters.pdf import PypdfTextExtractor
     from zengram.adapters.system import SystemClock
     from zengram.adapters.treesitter import TreeSitterCodeParser
+    from zengram.documents.services.embedding_cache import CachingEmbedder
     from zengram.documents.services.indexing import DocumentIndexing, DocumentRecords, IndexingConfig
     from zengram.documents.services.parsing import FileParser
     from zengram.documents.services.query import DocumentQueries
@@ -66,12 +70,14 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     config = IndexingConfig(batch_files=settings.documents_batch_files,
                             max_file_bytes=int(settings.documents_max_file_mb * 1024 * 1024),
                             graph_enabled=settings.documents_graph_enabled)
+    cache = CachingEmbedder(embedder, stores.embedding_cache) if stores.embedding_cache else None
+    model = cache or embedder  # the memories' embedder itself stays the container's (one model per process)
     parser = FileParser(TreeSitterCodeParser(), PypdfTextExtractor(), scrub=scrubber.scrub)
-    indexing = DocumentIndexing(DocumentRecords(chunks, graph, jobs), index, embedder, _document_sources(settings),
+    indexing = DocumentIndexing(DocumentRecords(chunks, graph, jobs), index, model, _document_sources(settings),
                                 parser, clock, launcher, config)
-    queries = DocumentQueries(chunks, graph, jobs, index, embedder, graph_enabled=settings.documents_graph_enabled,
+    queries = DocumentQueries(chunks, graph, jobs, index, model, graph_enabled=settings.documents_graph_enabled,
                               graph_store_type=stores.graph_store_type)
-    container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers)
+    container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers, cache)
     if recover:
         indexing.recover()
     return container
@@ -87,6 +93,7 @@ class DocumentStores:
     jobs: IndexJobStore
     graph_store_type: str
     close: Callable[[], None]
+    embedding_cache: EmbeddingCacheStore | None = None
 
 
 def build_sqlite_documents(settings: DocumentsSettings) -> DocumentStores:
@@ -96,10 +103,11 @@ def build_sqlite_documents(settings: DocumentsSettings) -> DocumentStores:
         SQLiteIndexJobStore,
         open_document_database,
     )
+    from zengram.adapters.sqlite.embedding_cache import SQLiteEmbeddingCache
 
     database = open_document_database(settings.documents_path)
     return DocumentStores(SQLiteChunkStore(database), SQLiteGraphStore(database), SQLiteIndexJobStore(database),
-                          "sqlite", database.close)
+                          "sqlite", database.close, SQLiteEmbeddingCache(database))
 
 
 def build_dynamodb_documents(settings: DocumentsSettings) -> DocumentStores:

@@ -12,6 +12,8 @@ KB_ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/kb/index/jobs"): Role.READ,
     ("GET", "/kb/index/jobs/{job_id}"): Role.READ,
     ("GET", "/kb/index/folders"): Role.READ,
+    ("GET", "/kb/index/cache"): Role.READ,
+    ("DELETE", "/kb/index/cache"): Role.WRITE,  # drops derived vectors only: the next index re-embeds
     ("POST", "/kb/index"): Role.WRITE,
     ("POST", "/kb/index/add"): Role.WRITE,
     ("DELETE", "/kb/index/jobs/{job_id}"): Role.WRITE,

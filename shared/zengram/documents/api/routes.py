@@ -31,9 +31,11 @@ from zengram.documents.api.schemas import (
 )
 from zengram.documents.domain.models import IndexJobStatus, IndexOperation
 from zengram.documents.domain.query import DocumentQuery, QueryResponse
+from zengram.kernel.errors import FeatureUnavailable
 from zengram.kernel.timestamps import format_timestamp
 
 if TYPE_CHECKING:  # the services are imported with the documents' container, on first use
+    from zengram.documents.services.embedding_cache import CachingEmbedder
     from zengram.documents.services.indexing import DocumentIndexing
     from zengram.documents.services.query import DocumentQueries
     from zengram.documents.wiring import DocumentsContainer
@@ -194,4 +196,24 @@ def delete_folder(body: FolderDeleteRequest, indexing: IndexingDep) -> FolderDel
     removed = indexing.delete_folder(body.folder_path)
     return FolderDeleteResponse(folder_path=body.folder_path, chunks_deleted=removed,
                                 message=f"Removed {removed} chunks")
+
+
+def _cache(request: Request) -> CachingEmbedder:
+    cache = _container(request).cache
+    if cache is None:
+        raise FeatureUnavailable("the embedding cache is kept on the embedded host only (SQLite records)")
+    return cache
+
+
+@router.get("/index/cache", tags=["Indexing"], summary="Embedding cache: entries, size, hits and misses")
+def get_cache(request: Request) -> dict[str, Any]:
+    stats = _cache(request).stats()
+    return {"entry_count": stats.entries, "size_bytes": stats.size_bytes, "hits": stats.hits, "misses": stats.misses,
+            "hit_rate": stats.hit_rate, "mem_entries": 0}
+
+
+@router.delete("/index/cache", tags=["Indexing"], summary="Clear the embedding cache")
+def clear_cache(request: Request) -> dict[str, Any]:
+    count, size = _cache(request).clear()
+    return {"count": count, "size_bytes": size, "size_mb": size / (1024 * 1024)}
 
