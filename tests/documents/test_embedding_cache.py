@@ -9,10 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from zengram.documents.domain.models import IndexJobStatus, IndexOperation, IndexOptions
 from zengram.documents.wiring import DocumentsContainer
 
-from tests.documents.backends import documents_container
+from tests.documents.backends import BACKENDS, documents_container
 from tests.support import REPO_ROOT, HashingEmbedder
 
 SAMPLE = REPO_ROOT / "tests" / "data" / "kb_sample"
@@ -34,11 +35,12 @@ def index(kb: DocumentsContainer, folder: Path, *, force: bool = False) -> None:
     assert kb.indexing.job(queued.job.id).status is IndexJobStatus.DONE
 
 
-def test_forced_reindex_of_an_unchanged_folder_embeds_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_forced_reindex_of_an_unchanged_folder_embeds_nothing(backend: str, tmp_path: Path) -> None:
     shutil.copytree(SAMPLE, tmp_path / "project" / "sample")
     folder = tmp_path / "project" / "sample"
     model = CountingEmbedder()
-    with documents_container("sqlite", tmp_path, [tmp_path / "project"], model) as kb:
+    with documents_container(backend, tmp_path, [tmp_path / "project"], model) as kb:
         assert kb.cache is not None
         index(kb, folder)
         first = model.texts

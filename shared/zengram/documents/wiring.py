@@ -37,7 +37,7 @@ class DocumentsContainer:
     embedder: Embedder
     launcher: IndexJobLauncher
     closers: list[Callable[[], None]] = field(default_factory=list)
-    cache: CachingEmbedder | None = None  # the embedding cache, where the record store keeps one (SQLite)
+    cache: CachingEmbedder | None = None  # the embedding cache, where the record store keeps one
 
     def close(self) -> None:
         self.launcher.close()
@@ -112,10 +112,12 @@ def build_sqlite_documents(settings: DocumentsSettings) -> DocumentStores:
 
 def build_dynamodb_documents(settings: DocumentsSettings) -> DocumentStores:
     from zengram.adapters.dynamodb.documents import DynamoDBDocumentTables
+    from zengram.adapters.dynamodb.embedding_cache import DynamoDBEmbeddingCache
 
     tables = DynamoDBDocumentTables(settings.documents_dynamodb_table, region=settings.aws_region,
                                     create=settings.dynamodb_create_table)
-    return DocumentStores(tables.chunks, tables.graph, tables.jobs, "dynamodb", lambda: None)
+    return DocumentStores(tables.chunks, tables.graph, tables.jobs, "dynamodb", lambda: None,
+                          DynamoDBEmbeddingCache(tables.table))
 
 
 def build_embedded_chunk_index(settings: DocumentsSettings) -> ChunkIndex:

@@ -8,7 +8,8 @@ own (keys `pk`/`sk`, no GSI; separate from the memories' table). Items:
   readiness, and counters (documents, chunks, entities, relations) kept by atomic ADDs in the writes that change them;
 - `GRAPH#<source>` / `E#<qualified name>` and `R#<source entity>\x1f<n>`: a file's entities and relations;
   `GNAME#<name>` / `<source>\x1f<qualified>` and `GREF#<target name>` / `<source>\x1f<n>`: copies keyed for the
-  walk's lookups (by entity name, by relation target), replaced with the file's graph.
+  walk's lookups (by entity name, by relation target), replaced with the file's graph;
+- `EMBED` / `<model id>:<text sha256>`: the embedding cache (adapters/dynamodb/embedding_cache.py).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class DynamoDBDocumentTables:
         self.chunks = DynamoDBChunkStore(table)
         self.graph = DynamoDBGraphStore(table)
         self.jobs = DynamoDBIndexJobStore(table)
+        self.table = table  # for the embedding cache beside them (adapters/dynamodb/embedding_cache.py)
 
 
 def ensure_table(client: Any, table_name: str) -> None:

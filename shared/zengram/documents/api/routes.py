@@ -201,7 +201,7 @@ def delete_folder(body: FolderDeleteRequest, indexing: IndexingDep) -> FolderDel
 def _cache(request: Request) -> CachingEmbedder:
     cache = _container(request).cache
     if cache is None:
-        raise FeatureUnavailable("the embedding cache is kept on the embedded host only (SQLite records)")
+        raise FeatureUnavailable("this host's record store keeps no embedding cache")
     return cache
 
 
