@@ -218,7 +218,8 @@ def test_jobs_folders_and_reset(kb: TestClient, root: Path) -> None:
 def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
     document = kb.get("/kb/openapi.json").json()
     assert {"/health", "/health/status", "/query", "/query/count", "/index", "/index/add", "/index/jobs",
-            "/index/jobs/{job_id}", "/index/folders", "/index/cache"} == set(document["paths"])
+            "/index/jobs/{job_id}", "/index/folders", "/index/cache",
+            "/query/chunk/{chunk_id}"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
 
@@ -262,3 +263,15 @@ def test_embedding_cache_status_and_clear(kb: TestClient, root: Path) -> None:
     cleared = kb.delete("/kb/index/cache/", headers=BEARER).json()
     assert cleared["count"] == status["entry_count"] and cleared["size_mb"] > 0
     assert kb.get("/kb/index/cache", headers=BEARER).json()["entry_count"] == 0
+
+
+def test_one_chunk_by_id(kb: TestClient, root: Path) -> None:
+    """GET /kb/query/chunk/{chunk_id}: Agent Brain's ChunkRecord fields; 404 with `error` for an unknown id."""
+    indexed(kb, root)
+    hit = kb.post("/kb/query", json={"query": "invoice total tax", "similarity_threshold": 0}, headers=BEARER).json()
+    first = hit["results"][0]
+    chunk = kb.get(f"/kb/query/chunk/{first['chunk_id']}", headers=BEARER).json()
+    assert (chunk["chunk_id"], chunk["content"], chunk["source"]) == (first["chunk_id"], first["text"], first["source"])
+    assert chunk["folder_id"] == str(root / "sample") and chunk["token_count"] > 0 and chunk["parent_doc_id"]
+    missing = kb.get("/kb/query/chunk/chunk_nothing/", headers=BEARER)
+    assert missing.status_code == 404 and "chunk_nothing" in missing.json()["error"]

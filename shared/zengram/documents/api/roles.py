@@ -9,6 +9,7 @@ KB_ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/kb/health/status"): Role.READ,
     ("GET", "/kb/query/count"): Role.READ,
     ("POST", "/kb/query"): Role.READ,
+    ("GET", "/kb/query/chunk/{chunk_id}"): Role.READ,
     ("GET", "/kb/index/jobs"): Role.READ,
     ("GET", "/kb/index/jobs/{job_id}"): Role.READ,
     ("GET", "/kb/index/folders"): Role.READ,

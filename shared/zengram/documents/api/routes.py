@@ -128,6 +128,15 @@ def get_count(queries: QueriesDep) -> CountResponse:
     return CountResponse(total_chunks=queries.status().counts.chunks, ready=queries.is_ready())
 
 
+@both_slashes(query, "GET", "/query/chunk/{chunk_id}", summary="One chunk by id (Agent Brain's ChunkRecord)")
+def get_chunk(chunk_id: str, queries: QueriesDep) -> dict[str, Any]:
+    chunk, folder = queries.chunk(chunk_id)
+    return {"chunk_id": chunk.id, "parent_doc_id": chunk.source, "source": chunk.source, "content": chunk.text,
+            "summary": None, "folder_id": folder, "token_count": len(chunk.text.split()),  # words: no tokenizer here
+            "language": chunk.metadata.language, "source_type": chunk.metadata.source_type.value,
+            "metadata": {**chunk.metadata.public(), "chunk_index": chunk.index}}
+
+
 def _enqueue(indexing: DocumentIndexing, body: IndexRequest, operation: IndexOperation, force: bool) -> IndexResponse:
     queued = indexing.enqueue(body.folder_path, operation, body.options(force))
     message = (f"Duplicate request: job {queued.job.id} is already queued for {queued.job.folder_path}"

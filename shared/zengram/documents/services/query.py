@@ -15,7 +15,7 @@ from zengram.documents.domain.models import Chunk, CodeEntity, IndexCounts, Inde
 from zengram.documents.domain.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
 from zengram.documents.domain.relevance import calibration_for
 from zengram.documents.ports import ChunkFilters, ChunkIndex, ChunkStore, GraphStore, IndexJobStore
-from zengram.kernel.errors import FeatureUnavailable
+from zengram.kernel.errors import FeatureUnavailable, NotFound
 from zengram.kernel.ports import Embedder
 
 if TYPE_CHECKING:
@@ -83,6 +83,14 @@ class DocumentQueries:
             indexed_folders=folders, graph_enabled=self._graph_enabled, graph_store_type=self._graph_store_type,
             pending_jobs=sum(job.status is IndexJobStatus.PENDING for job in active),
         )
+
+    def chunk(self, chunk_id: str) -> tuple[Chunk, str]:
+        """One chunk by id and the indexed folder its file came from (404 when there is no such chunk)."""
+        chunk = self._chunks.get_chunks([chunk_id]).get(chunk_id)
+        if chunk is None:
+            raise NotFound(f"chunk_id: {chunk_id} not found")
+        record = self._chunks.get_file(chunk.source)
+        return chunk, record.folder if record else chunk.source.rsplit("/", 1)[0]
 
     # -- queries ----------------------------------------------------------------------------------------
 
