@@ -219,7 +219,7 @@ def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
     document = kb.get("/kb/openapi.json").json()
     assert {"/health", "/health/status", "/query", "/query/count", "/index", "/index/add", "/index/jobs",
             "/index/jobs/{job_id}", "/index/folders", "/index/cache",
-            "/query/chunk/{chunk_id}"} == set(document["paths"])
+            "/query/chunk/{chunk_id}", "/health/providers"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
 
@@ -275,3 +275,14 @@ def test_one_chunk_by_id(kb: TestClient, root: Path) -> None:
     assert chunk["folder_id"] == str(root / "sample") and chunk["token_count"] > 0 and chunk["parent_doc_id"]
     missing = kb.get("/kb/query/chunk/chunk_nothing/", headers=BEARER)
     assert missing.status_code == 404 and "chunk_nothing" in missing.json()["error"]
+
+
+def test_providers_report_the_embedder(kb: TestClient) -> None:
+    answer = kb.get("/kb/health/providers/", headers=BEARER)
+    assert answer.status_code == 200
+    body = answer.json()
+    assert {"config_source", "strict_mode", "validation_errors", "providers", "timestamp"} <= set(body)
+    [provider] = body["providers"]
+    assert (provider["provider_type"], provider["status"]) == ("embedding", "healthy")
+    assert provider["model"] == "test:hashing" and provider["dimensions"] > 0
+    assert kb.get("/kb/health/providers").status_code == 401  # unlike /kb/health, it needs a key

@@ -7,6 +7,7 @@ from zengram.kernel.keys import Role
 
 KB_ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/kb/health/status"): Role.READ,
+    ("GET", "/kb/health/providers"): Role.READ,
     ("GET", "/kb/query/count"): Role.READ,
     ("POST", "/kb/query"): Role.READ,
     ("GET", "/kb/query/chunk/{chunk_id}"): Role.READ,

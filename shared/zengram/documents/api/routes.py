@@ -111,6 +111,22 @@ def get_status(queries: QueriesDep) -> IndexingStatusResponse:
     )
 
 
+@router.get("/health/providers", tags=["Health"], summary="The embedding provider and whether it answers")
+def get_providers(request: Request) -> dict[str, Any]:
+    """Agent Brain's ProvidersStatus: this server has one provider, the embedder (no summariser, no reranker)."""
+    embedder = _container(request).embedder
+    try:
+        embedder.embed(["health check"])
+        state, message = "healthy", None
+    except Exception as error:  # a remote model that does not answer: say so rather than fail
+        state, message = "unavailable", f"{type(error).__name__}: {error}"
+    return {"config_source": None, "strict_mode": False, "validation_errors": [],
+            "providers": [{"provider_type": "embedding", "provider_name": embedder.model_id.split(":", 1)[0],
+                           "model": embedder.model_id, "status": state, "message": message,
+                           "dimensions": embedder.dimension}],
+            "timestamp": format_timestamp(datetime.now(UTC))}
+
+
 @router.post("/query", tags=["Querying"], response_model=QueryResponse,
               summary="Search indexed documents (vector, bm25, hybrid, graph or multi)")
 def post_query(body: DocumentQuery, queries: QueriesDep) -> JSONResponse:
@@ -128,7 +144,7 @@ def get_count(queries: QueriesDep) -> CountResponse:
     return CountResponse(total_chunks=queries.status().counts.chunks, ready=queries.is_ready())
 
 
-@both_slashes(query, "GET", "/query/chunk/{chunk_id}", summary="One chunk by id (Agent Brain's ChunkRecord)")
+@router.get("/query/chunk/{chunk_id}", tags=["Querying"], summary="One chunk by id (Agent Brain's ChunkRecord)")
 def get_chunk(chunk_id: str, queries: QueriesDep) -> dict[str, Any]:
     chunk, folder = queries.chunk(chunk_id)
     return {"chunk_id": chunk.id, "parent_doc_id": chunk.source, "source": chunk.source, "content": chunk.text,
