@@ -133,5 +133,5 @@ def test_every_kb_route_has_its_hidden_trailing_slash_twin(app: FastAPI) -> None
               for path, route in route_map.served_routes(app) if path.startswith("/kb/")}
     documented = {(path, endpoint) for path, endpoint, shown in served if shown and endpoint is not None
                   and endpoint.__module__.startswith("zengram.")}
-    assert len(documented) == 12
+    assert len(documented) == 16
     assert {(path, endpoint) for path, endpoint in documented if (f"{path}/", endpoint, False) not in served} == set()

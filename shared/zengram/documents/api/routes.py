@@ -112,18 +112,13 @@ def get_status(queries: QueriesDep) -> IndexingStatusResponse:
 
 
 @router.get("/health/providers", tags=["Health"], summary="The embedding provider and whether it answers")
-def get_providers(request: Request) -> dict[str, Any]:
+def get_providers(queries: QueriesDep) -> dict[str, Any]:
     """Agent Brain's ProvidersStatus: this server has one provider, the embedder (no summariser, no reranker)."""
-    embedder = _container(request).embedder
-    try:
-        embedder.embed(["health check"])
-        state, message = "healthy", None
-    except Exception as error:  # a remote model that does not answer: say so rather than fail
-        state, message = "unavailable", f"{type(error).__name__}: {error}"
+    model_id, dimension, problem = queries.embedder_status()
     return {"config_source": None, "strict_mode": False, "validation_errors": [],
-            "providers": [{"provider_type": "embedding", "provider_name": embedder.model_id.split(":", 1)[0],
-                           "model": embedder.model_id, "status": state, "message": message,
-                           "dimensions": embedder.dimension}],
+            "providers": [{"provider_type": "embedding", "provider_name": model_id.split(":", 1)[0],
+                           "model": model_id, "status": "unavailable" if problem else "healthy", "message": problem,
+                           "dimensions": dimension}],
             "timestamp": format_timestamp(datetime.now(UTC))}
 
 
@@ -230,15 +225,21 @@ def _cache(request: Request) -> CachingEmbedder:
     return cache
 
 
+if TYPE_CHECKING:
+    CacheDep = Annotated[CachingEmbedder, Depends(_cache)]
+else:
+    CacheDep = Annotated[object, Depends(_cache)]
+
+
 @router.get("/index/cache", tags=["Indexing"], summary="Embedding cache: entries, size, hits and misses")
-def get_cache(request: Request) -> dict[str, Any]:
-    stats = _cache(request).stats()
+def get_cache(cache: CacheDep) -> dict[str, Any]:
+    stats = cache.stats()
     return {"entry_count": stats.entries, "size_bytes": stats.size_bytes, "hits": stats.hits, "misses": stats.misses,
             "hit_rate": stats.hit_rate, "mem_entries": 0}
 
 
 @router.delete("/index/cache", tags=["Indexing"], summary="Clear the embedding cache")
-def clear_cache(request: Request) -> dict[str, Any]:
-    count, size = _cache(request).clear()
+def clear_cache(cache: CacheDep) -> dict[str, Any]:
+    count, size = cache.clear()
     return {"count": count, "size_bytes": size, "size_mb": size / (1024 * 1024)}
 

@@ -94,6 +94,14 @@ class DocumentQueries:
 
     # -- queries ----------------------------------------------------------------------------------------
 
+    def embedder_status(self) -> tuple[str, int, str | None]:
+        """The embedder's model id and dimension, and why it does not answer a probe (None: it does)."""
+        try:
+            self._embedder.embed(["health check"])
+        except Exception as error:  # a remote model that does not answer: say so rather than fail
+            return self._embedder.model_id, self._embedder.dimension, f"{type(error).__name__}: {error}"
+        return self._embedder.model_id, self._embedder.dimension, None
+
     def query(self, request: DocumentQuery) -> QueryResponse:
         started = time.perf_counter()
         if not self.is_ready():
