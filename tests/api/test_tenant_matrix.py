@@ -592,6 +592,10 @@ def shared_documents(method: str, route: str, path: str, admin_status: int, **kw
 
 shared_documents("GET", "/kb/health/status", "/kb/health/status", 200)
 shared_documents("GET", "/kb/query/count", "/kb/query/count/", 200)
+shared_documents("GET", "/kb/query/chunk/{chunk_id}", "/kb/query/chunk/no-such-chunk", 404)
+shared_documents("GET", "/kb/health/providers", "/kb/health/providers/", 200)
+shared_documents("GET", "/kb/index/cache", "/kb/index/cache", 200)
+shared_documents("DELETE", "/kb/index/cache", "/kb/index/cache/", 200)  # drops derived vectors only
 shared_documents("POST", "/kb/query", "/kb/query/", 503, json={"query": "deployment"})  # nothing indexed yet
 shared_documents("GET", "/kb/index/jobs", "/kb/index/jobs", 200)
 shared_documents("GET", "/kb/index/jobs/{job_id}", "/kb/index/jobs/no-such-job", 404)

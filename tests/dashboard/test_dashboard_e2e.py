@@ -37,7 +37,6 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Optional parts of the API the dashboard probes for its tabs: their refusal is expected and logged by the browser.
 PROBES = ("/kb/health/status", "/api/v1/prompts", "/admin/keys")
-CLAIMS = "/slots"  # the chat layer answers claims 501 (a later issue): the card says so
 VIEWPORT = {"width": 1280, "height": 900}
 # What the consolidation engine's language model answers: no change to make (the sample stays as it is).
 EMPTY_PLAN = {"merged_facts": [], "contradictions": [], "connections": [], "summaries": [], "categories": []}
@@ -347,7 +346,6 @@ def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashbo
 
 def test_the_chat_tab_shows_the_chat_layers_prompts_and_a_subjects_memories(
         dashboard: Dashboard, page: Any, console: Console, tmp_path: Path) -> None:
-    console.refused.append(CLAIMS)
     settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
     container = build_container(settings, embedder=HashingEmbedder())
     app = build_embedded_app(settings, container)
@@ -358,6 +356,8 @@ def test_the_chat_tab_shows_the_chat_layers_prompts_and_a_subjects_memories(
                 seed.post("/prompts", json={"name": name, "prompt_text": text}).raise_for_status()
             for text, kind in (("Lives in Lisbon", "fact"), ("Prefers email over phone", "preference")):
                 seed.post("/memories", json={"subject_id": SUBJECT, "text": text, "kind": kind}).raise_for_status()
+            claim = {"subject_id": SUBJECT, "slot": "home_city", "value": "Lisbon"}
+            seed.post("/claims", json=claim).raise_for_status()
             page.goto(f"{server.url}/dashboard/")
             page.fill("input[name=key]", API_KEY)
             page.click("[data-testid=signin] button[type=submit]")
@@ -371,7 +371,8 @@ def test_the_chat_tab_shows_the_chat_layers_prompts_and_a_subjects_memories(
             page.wait_for_selector("[data-testid=subject-memories] tbody tr")
             memories = page.inner_text("[data-testid=subject-memories]")
             assert "Lives in Lisbon" in memories and "Prefers email over phone" in memories
-            page.wait_for_selector("[data-testid=subject-claims] >> text=not supported")  # claims: a later issue (501)
+            page.wait_for_selector("[data-testid=subject-claims] >> text=home_city")  # the slot and its value
+            assert "Lisbon" in page.inner_text("[data-testid=subject-claims]")
             page.wait_for_selector("[data-testid=subject-chats] >> text=No conversations.")
             assert_drawn(screenshot(page, dashboard, "chat"), min_colours=20, min_inked=0.03)
     finally:

@@ -52,9 +52,11 @@ def unavailable(reason: str) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each module that uses the cloud marks itself `pytest.mark.xdist_group("e2e")`: a group added here comes too late
+    for `--dist loadgroup` (and beside a module's own group it would name a third), so two workers would each bring
+    a cloud up in the same checkout."""
     for item in items:
         if HERE in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.xdist_group("e2e"))
             item.add_marker(pytest.mark.timeout(SETUP_TIMEOUT))
 
 

@@ -24,8 +24,8 @@ import pytest
 
 from tests.clients.test_agent_brain_cli import AGENT_BRAIN, MODES, SAMPLE
 
-pytestmark = pytest.mark.skipif(not AGENT_BRAIN.exists(),
-                                reason="agent-brain CLI missing: `make install` puts it in .venv-agent-brain")
+pytestmark = [pytest.mark.xdist_group("e2e"), pytest.mark.skipif(not AGENT_BRAIN.exists(),
+                                reason="agent-brain CLI missing: `make install` puts it in .venv-agent-brain")]
 
 
 class AgentBrain:

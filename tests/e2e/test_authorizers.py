@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 # (method, path, body, the header its clients send the key in) — one route of each function behind an authorizer
 ROUTES = [
     ("POST", "/memory", {"type": "event", "content": "x"}, "x-api-key"),

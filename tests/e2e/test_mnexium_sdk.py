@@ -31,6 +31,8 @@ from mnexium import (
 from tests.e2e.helpers import eventually, unique
 from tests.llm_server import ScriptedLLMServer
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 
 @pytest.fixture
 def mnx(api_url: str, api_key: str, llm: ScriptedLLMServer) -> Iterator[Mnexium]:

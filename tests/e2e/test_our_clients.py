@@ -20,6 +20,8 @@ from tests.clients.test_mcp import Recorder, payload
 from tests.e2e.helpers import eventually, unique
 from tests.support import REPO_ROOT
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 ZENGRAM = Path(sys.executable).parent / "zengram"
 
 

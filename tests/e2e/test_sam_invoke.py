@@ -29,7 +29,7 @@ import pytest
 from tests.e2e.containers import unusable
 from tests.support import REPO_ROOT
 
-pytestmark = [pytest.mark.timeout(3600)]  # the conftest puts every e2e test in the xdist group "e2e"
+pytestmark = [pytest.mark.timeout(3600), pytest.mark.xdist_group("e2e")]  # one worker, one cloud (conftest)
 
 EVENTS = REPO_ROOT / "events"
 PARALLEL_INVOCATIONS = 2

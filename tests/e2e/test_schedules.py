@@ -21,6 +21,8 @@ from tests.e2e.conftest import unavailable
 from tests.e2e.helpers import eventually, unique
 from tests.e2e.warming import warmed
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 REPAIR_ANSWER = {"repaired", "failed", "parked", "requeued", "stopped", "pending_index"}
 
 

@@ -25,6 +25,8 @@ from tests.e2e.warming import warmed
 from tests.llm_server import ScriptedLLMServer
 from tests.support import REPO_ROOT
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 SAMPLE_TOPIC = "which decision superseded the caching approach, and what status did it leave the API in?"
 
 

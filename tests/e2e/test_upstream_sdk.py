@@ -14,6 +14,8 @@ import pytest
 from tests.compat.test_upstream_clients import call
 from tests.e2e.helpers import eventually, unique
 
+pytestmark = pytest.mark.xdist_group("e2e")  # one worker, one cloud (conftest.py)
+
 AGENT = "sdk-python"
 
 

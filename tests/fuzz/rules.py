@@ -24,6 +24,9 @@ RULES_STATED_IN_WORDS = (
     "type_name: 'schemas' is reserved",  # /records/schemas is a path of its own
     "scope_id: ",  # a prompt's scope_id goes with its scope (none for project, required for subject and chat)
     "required for provider '",  # chat completions: `mnx.provider` (a body field) needs that provider's key header
+    "slot: required (or predicate)",  # POST /api/v1/claims: the SDK names the slot one way or the other
+    "value: required (or object_value)",  # POST /api/v1/claims: likewise the value
+    "valid_until: must be after valid_from",  # a claim's validity window compares two timestamps
 )
 LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
                   ("POST", "/api/v1/chat/completions")}

@@ -8,10 +8,12 @@ import { Badge, Card, Loaded, Table, html, pick, useLoad, when } from "../ui.js"
 const rowsOf = (body) => (Array.isArray(body) ? body
   : pick(body, "data", "items", "memories", "prompts", "chats") || []);
 
-// Claim slots come as a list of claims, or as an object keyed by slot name.
+// Claim slots come as a list of claims, grouped by status (GET /claims/subject/{id}/slots: the active ones are the
+// subject's truth), or as an object keyed by slot name.
 function slotRows(body) {
   const slots = pick(body, "slots", "data") ?? body;
   if (Array.isArray(slots)) return slots;
+  if (slots && Array.isArray(slots.active)) return slots.active;
   return Object.entries(slots || {}).map(([slot, claim]) => (
     claim && typeof claim === "object" ? { slot, ...claim } : { slot, value: claim }));
 }
