@@ -99,8 +99,11 @@ typecheck: $(STAMP)
 	$(BIN)/mypy shared functions
 
 # loadgroup keeps each xdist_group (e.g. the LocalStack tests) on one worker, so one emulator serves them.
+# The end-to-end suite (tests/e2e: one local cloud for all of it) runs on its own, after the rest: two xdist workers
+# could each bring a cloud up in this checkout, and two `sam build`s in one folder collide.
 unit: install opensearch-node chromium podman lambda-image
-	$(BIN)/pytest -q -n 2 --dist loadgroup
+	$(BIN)/pytest -q -n 2 --dist loadgroup --ignore=tests/e2e
+	$(BIN)/pytest -q -n 0 tests/e2e
 
 # The real single-node OpenSearch the tests start (infra/opensearch-node), built by Maven when missing or stale.
 # Without Java or Maven this only says so (the tests that need it are skipped), except in CI, where it fails.
