@@ -139,9 +139,11 @@ def test_state_records_memories_and_recall(mnx: Mnexium, completions: openai.Ope
     assert system.startswith("Relevant memories about the user:\n- User's favorite color is blue")
     recalls = subject.memories.recalls(chat_id=recalling.id)
     assert [row["memory_id"] for row in recalls][:1] == [color["id"]]
-    with pytest.raises(APIError) as unsupported:
-        subject.claims.get("favorite_color")
-    assert unsupported.value.status == 501
+    assert subject.claims.get("favorite_color") is None
+    claim = subject.claims.set("favorite_color", "blue", confidence=0.9, source="chat")
+    assert subject.claims.get("favorite_color")["active_claim_id"] == claim["id"]
+    assert subject.claims.retract(claim["id"])["success"] is True
+    assert subject.claims.get("favorite_color") is None
 
 
 def test_streaming_through_both_sdks(mnx: Mnexium, completions: openai.OpenAI, llm: ScriptedLLMServer) -> None:
