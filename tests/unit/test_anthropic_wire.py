@@ -7,9 +7,11 @@ import json
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from zengram.chat.domain.anthropic_replies import MessageStream, message_of
 from zengram.chat.domain.anthropic_requests import MessagesRequest
 from zengram.kernel.errors import InvalidInput
+from zengram.kernel.validation import describe_validation_errors
 
 
 def translated(**fields: Any) -> dict[str, Any]:
@@ -37,21 +39,36 @@ def test_system_blocks_text_blocks_and_images_become_chat_completion_parts() -> 
 
 
 @pytest.mark.parametrize(("fields", "named"), [
-    ({"system": [{"type": "image", "source": {}}]}, "system[0]: only text blocks"),
+    ({"system": [{"type": "image", "source": {}}]}, "system.list[TextBlock].0.type: Input should be 'text'"),
     ({"messages": [{"role": "user", "content": [{"type": "thinking", "thinking": "…"}]}]},
-     "messages[0].content[0].type: 'thinking' blocks are not supported in user messages"),
+     "Input tag 'thinking' found using 'type' does not match any of the expected tags: 'text', 'image', 'tool_result'"),
     ({"messages": [{"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]},
-     "messages[0].content[0].type: 'tool_result' blocks are not supported in assistant messages"),
+     "Input tag 'tool_result' found using 'type' does not match any of the expected tags: 'text', 'tool_use'"),
     ({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
-        {"type": "image", "source": {}}]}]}]}, "messages[0].content[0].content: a tool result's content must be text"),
-    ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "messages[0].content[0].text: required"),
-    ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools[0].type: 'web_search_20250305'"),
-    ({"tools": [{"name": "f"}]}, "tools[0].input_schema: required"),
-    ({"tool_choice": {"type": "sometimes"}}, "tool_choice.type: one of auto, any, tool, none"),
+        {"type": "image", "source": {}}]}]}]}, "tool_result.content.list[TextBlock].0.type: Input should be 'text'"),
+    ({"messages": [{"role": "user", "content": [{"type": "text"}]}]}, "text.text: Field required"),
+    ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools.0.type: Input should be 'custom'"),
+    ({"tools": [{"name": "f"}]}, "tools.0.input_schema: Field required"),
+    ({"tool_choice": {"type": "sometimes"}}, "tool_choice: Input tag 'sometimes'"),
 ])
 def test_what_the_chat_completions_wire_cannot_say_is_refused_by_name(fields: dict[str, Any], named: str) -> None:
-    with pytest.raises(InvalidInput, match=named.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+    with pytest.raises(ValidationError) as refused:
         translated(**{"messages": [{"role": "user", "content": "hi"}], **fields})
+    assert named in describe_validation_errors(refused.value.errors())
+
+
+def test_tool_choices_and_a_users_tool_results() -> None:
+    tool = {"name": "f", "input_schema": {"type": "object"}}
+    for choice, expected in (({"type": "auto"}, "auto"), ({"type": "any"}, "required"), ({"type": "none"}, "none"),
+                             ({"type": "tool", "name": "f"}, {"type": "function", "function": {"name": "f"}})):
+        assert translated(messages=[{"role": "user", "content": "hi"}], tools=[tool],
+                          tool_choice=choice)["tool_choice"] == expected
+    body = translated(tools=[tool], tool_choice={"type": "auto", "disable_parallel_tool_use": True}, messages=[
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, {"type": "text", "text": "thanks"}]}])
+    assert body["parallel_tool_calls"] is False
+    assert body["messages"] == [{"role": "tool", "tool_call_id": "t1", "content": "a\nb"},
+                                {"role": "user", "content": "thanks"}]
 
 
 def test_text_too_long_once_joined_is_invalid_input_not_a_crash() -> None:

@@ -4,10 +4,10 @@ request the layer already assembles, sends and learns from (docs/chat.md, "Anthr
 The translation is the one Anthropic's own OpenAI compatibility documents, in the other direction: `system` (a
 string or text blocks) becomes the leading system message, text blocks become text parts, images image parts,
 an assistant's `tool_use` blocks its `tool_calls`, a user's `tool_result` blocks `tool` messages; `max_tokens`,
-`temperature`, `top_p`, `stop_sequences`, `metadata.user_id`, `tools` and `tool_choice` keep their meaning. Block
-types the chat-completions wire cannot say (documents, thinking, server tools) are refused by name, never dropped
-without a word; request fields Anthropic has and this layer does not use (`top_k`, `thinking`, `service_tier`…)
-are ignored. The `mnx` block is the same as on chat completions.
+`temperature`, `top_p`, `stop_sequences`, `metadata.user_id`, `tools` and `tool_choice` keep their meaning. The
+blocks each role may send are typed, so the OpenAPI document states them and anything else (documents, thinking,
+server tools) is refused by validation, never dropped without a word; request fields Anthropic has and this layer
+does not use (`top_k`, `thinking`, `service_tier`…) are ignored. The `mnx` block is the same as on chat completions.
 """
 
 from __future__ import annotations
@@ -19,24 +19,129 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from zengram.chat.domain.requests import MAX_MESSAGE_CHARS, MAX_MESSAGES, ChatCompletionRequest, MnxOptions, ModelName
 from zengram.kernel.errors import InvalidInput
+from zengram.kernel.validation import describe_validation_errors
 
 MAX_BLOCKS = 500
 MAX_TOOLS = 128
-Block = dict[str, Any]
+MAX_IMAGE_CHARS = 10_000_000  # base64; the request body limit is the tighter bound
 Text = Annotated[str, StringConstraints(max_length=MAX_MESSAGE_CHARS)]
+Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ToolName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]  # what a function name may be
 
 
-class AnthropicMessage(BaseModel):
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # cache_control, citations…: nothing the translation carries
+
+
+class TextBlock(_Block):
+    type: Literal["text"]
+    text: Text
+
+
+class Base64Source(_Block):
+    type: Literal["base64"]
+    media_type: Annotated[str, StringConstraints(pattern=r"^image/[a-z0-9.+-]{1,50}$")]
+    data: Annotated[str, StringConstraints(max_length=MAX_IMAGE_CHARS)]
+
+
+class UrlSource(_Block):
+    type: Literal["url"]
+    url: Annotated[str, StringConstraints(pattern=r"^https?://", max_length=2000)]
+
+
+class ImageBlock(_Block):
+    type: Literal["image"]
+    source: Annotated[Base64Source | UrlSource, Field(discriminator="type")]
+
+    def url(self) -> str:
+        source = self.source
+        return f"data:{source.media_type};base64,{source.data}" if isinstance(source, Base64Source) else source.url
+
+
+class ToolUseBlock(_Block):
+    type: Literal["tool_use"]
+    id: Short
+    name: ToolName
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(_Block):
+    type: Literal["tool_result"]
+    tool_use_id: Short
+    content: Annotated[list[TextBlock], Field(max_length=MAX_BLOCKS)] | Text | None = None
+    is_error: StrictBool | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "\n".join(block.text for block in self.content)
+        return self.content or ""
+
+
+UserBlock = Annotated[TextBlock | ImageBlock | ToolResultBlock, Field(discriminator="type")]
+AssistantBlock = Annotated[TextBlock | ToolUseBlock, Field(discriminator="type")]
+
+
+class UserMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    role: Literal["user", "assistant"]
-    content: Text | Annotated[list[Block], Field(max_length=MAX_BLOCKS)]
+    role: Literal["user"]
+    content: Annotated[list[UserBlock], Field(min_length=1, max_length=MAX_BLOCKS)] | Text  # blocks first: their
+    # errors are the ones worth reading
+
+
+class AssistantMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["assistant"]
+    content: Annotated[list[AssistantBlock], Field(min_length=1, max_length=MAX_BLOCKS)] | Text
 
 
 class AnthropicMetadata(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     user_id: Annotated[str, StringConstraints(max_length=256)] | None = None
+
+
+class Tool(BaseModel):
+    """A custom tool (server tools, which name a `type`, are not offered)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: Literal["custom"] | None = None
+    name: ToolName
+    description: Annotated[str, StringConstraints(max_length=10_000)] | None = None
+    input_schema: dict[str, Any]
+
+    def function(self) -> dict[str, Any]:
+        described = {"description": self.description} if self.description is not None else {}
+        return {"type": "function", "function": {"name": self.name, **described, "parameters": self.input_schema}}
+
+
+class _Choice(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    disable_parallel_tool_use: StrictBool | None = None
+
+
+class AutoChoice(_Choice):
+    type: Literal["auto"]
+
+
+class AnyChoice(_Choice):
+    type: Literal["any"]
+
+
+class NoChoice(_Choice):
+    type: Literal["none"]
+
+
+class ToolChoice(_Choice):
+    type: Literal["tool"]
+    name: ToolName
+
+
+Choice = Annotated[AutoChoice | AnyChoice | NoChoice | ToolChoice, Field(discriminator="type")]
+OPENAI_CHOICE = {"auto": "auto", "any": "required", "none": "none"}
 
 
 class MessagesRequest(BaseModel):
@@ -46,32 +151,33 @@ class MessagesRequest(BaseModel):
 
     model: ModelName
     max_tokens: Annotated[int, Field(ge=1, le=1_000_000)]
-    messages: Annotated[list[AnthropicMessage], Field(min_length=1, max_length=MAX_MESSAGES)]
-    system: Text | Annotated[list[Block], Field(max_length=MAX_BLOCKS)] | None = None
+    messages: Annotated[list[Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]],
+                        Field(min_length=1, max_length=MAX_MESSAGES)]
+    system: Annotated[list[TextBlock], Field(max_length=MAX_BLOCKS)] | Text | None = None
     stream: StrictBool = False
     temperature: Annotated[float, Field(ge=0, le=2)] | None = None
     top_p: Annotated[float, Field(ge=0, le=1)] | None = None
     stop_sequences: Annotated[list[Annotated[str, StringConstraints(max_length=500)]], Field(max_length=16)] | None \
         = None
     metadata: AnthropicMetadata | None = None
-    tools: Annotated[list[Block], Field(max_length=MAX_TOOLS)] | None = None
-    tool_choice: Block | None = None
+    tools: Annotated[list[Tool], Field(max_length=MAX_TOOLS)] | None = None
+    tool_choice: Choice | None = None
     mnx: MnxOptions | None = None
 
     def as_chat_completion(self) -> ChatCompletionRequest:
-        """The same request on the chat-completions wire (InvalidInput names a block it cannot translate)."""
+        """The same request on the chat-completions wire (InvalidInput when what it says, joined, is too long)."""
         messages: list[dict[str, Any]] = []
-        if self.system:
-            messages.append({"role": "system", "content": _system_text(self.system)})
-        for index, message in enumerate(self.messages):
-            messages.extend(_translated(message, f"messages[{index}]"))
+        system = self.system if isinstance(self.system, str) else "\n\n".join(b.text for b in self.system or [])
+        if system:
+            messages.append({"role": "system", "content": system})
+        for message in self.messages:
+            messages.extend(_user(message) if isinstance(message, UserMessage) else [_assistant(message)])
         try:
             return ChatCompletionRequest.model_validate({
                 "model": self.model, "messages": messages, "stream": self.stream,
                 **({"mnx": self.mnx} if self.mnx is not None else {}), **self._parameters()})
         except ValidationError as error:  # e.g. text blocks that, joined, exceed a message's length
-            first = error.errors()[0]
-            raise InvalidInput(".".join(str(part) for part in first["loc"]), first["msg"]) from None
+            raise InvalidInput("messages", describe_validation_errors(error.errors())) from None
 
     def _parameters(self) -> dict[str, Any]:
         parameters: dict[str, Any] = {"max_tokens": self.max_tokens}
@@ -82,100 +188,42 @@ class MessagesRequest(BaseModel):
         if self.metadata is not None and self.metadata.user_id:
             parameters["user"] = self.metadata.user_id
         if self.tools:
-            parameters["tools"] = [_tool(tool, f"tools[{i}]") for i, tool in enumerate(self.tools)]
-        if self.tool_choice is not None:
-            parameters.update(_tool_choice(self.tool_choice))
+            parameters["tools"] = [tool.function() for tool in self.tools]
+        choice = self.tool_choice
+        if choice is not None:
+            parameters["tool_choice"] = {"type": "function", "function": {"name": choice.name}} \
+                if isinstance(choice, ToolChoice) else OPENAI_CHOICE[choice.type]
+            if choice.disable_parallel_tool_use:
+                parameters["parallel_tool_calls"] = False
         return parameters
 
 
-def _system_text(system: str | list[Block]) -> str:
-    if isinstance(system, str):
-        return system
-    for index, block in enumerate(system):
-        if block.get("type") != "text" or not isinstance(block.get("text"), str):
-            raise InvalidInput(f"system[{index}]", "only text blocks are supported")
-    return "\n\n".join(block["text"] for block in system)
-
-
-def _translated(message: AnthropicMessage, where: str) -> list[dict[str, Any]]:
-    """One Anthropic message as chat-completions messages: a user's tool results first, as `tool` messages."""
+def _user(message: UserMessage) -> list[dict[str, Any]]:
+    """A user message as chat-completions messages: its tool results first, as `tool` messages."""
     if isinstance(message.content, str):
-        return [{"role": message.role, "content": message.content}]
-    results: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
-    for index, block in enumerate(message.content):
-        at = f"{where}.content[{index}]"
-        kind = block.get("type")
-        if kind == "text":
-            parts.append({"type": "text", "text": _string(block, "text", at)})
-        elif kind == "image" and message.role == "user":
-            parts.append({"type": "image_url", "image_url": {"url": _image_url(block, at)}})
-        elif kind == "tool_result" and message.role == "user":
-            results.append({"role": "tool", "tool_call_id": _string(block, "tool_use_id", at),
-                            "content": _result_text(block.get("content"), at)})
-        elif kind == "tool_use" and message.role == "assistant":
-            calls.append({"id": _string(block, "id", at), "type": "function", "function": {
-                "name": _string(block, "name", at), "arguments": json.dumps(block.get("input") or {})}})
-        else:
-            raise InvalidInput(f"{at}.type", f"'{kind}' blocks are not supported in {message.role} messages here")
-    said = _content(parts)
-    if message.role == "assistant":
-        return [{"role": "assistant", "content": said, **({"tool_calls": calls} if calls else {})}]
-    return [*results, *([{"role": "user", "content": said}] if parts else [])]
+        return [{"role": "user", "content": message.content}]
+    results = [{"role": "tool", "tool_call_id": block.tool_use_id, "content": block.text()}
+               for block in message.content if isinstance(block, ToolResultBlock)]
+    parts = [{"type": "text", "text": block.text} if isinstance(block, TextBlock)
+             else {"type": "image_url", "image_url": {"url": block.url()}}
+             for block in message.content if isinstance(block, TextBlock | ImageBlock)]
+    return [*results, *([{"role": "user", "content": _content(parts)}] if parts else [])]
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any]:
+    if isinstance(message.content, str):
+        return {"role": "assistant", "content": message.content}
+    parts = [{"type": "text", "text": block.text} for block in message.content if isinstance(block, TextBlock)]
+    calls = [{"id": block.id, "type": "function",
+              "function": {"name": block.name, "arguments": json.dumps(block.input)}}
+             for block in message.content if isinstance(block, ToolUseBlock)]
+    return {"role": "assistant", "content": _content(parts), **({"tool_calls": calls} if calls else {})}
 
 
 def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]] | None:
-    """Text parts only: one string (as the caller wrote it); with images: the parts."""
+    """Text parts only: one string (several joined by newlines); with images: the parts."""
     if not parts:
         return None
     if all(part["type"] == "text" for part in parts):
-        return "".join(part["text"] for part in parts) if len(parts) == 1 else "\n".join(p["text"] for p in parts)
+        return "\n".join(part["text"] for part in parts)
     return parts
-
-
-def _string(block: Block, name: str, at: str) -> str:
-    value = block.get(name)
-    if not isinstance(value, str):
-        raise InvalidInput(f"{at}.{name}", "required (a string)")
-    return value
-
-
-def _image_url(block: Block, at: str) -> str:
-    source = block.get("source")
-    if isinstance(source, dict) and source.get("type") == "base64":
-        return f"data:{_string(source, 'media_type', at + '.source')};base64,{_string(source, 'data', at + '.source')}"
-    if isinstance(source, dict) and source.get("type") == "url":
-        return _string(source, "url", at + ".source")
-    raise InvalidInput(f"{at}.source", "a base64 or url image source is required")
-
-
-def _result_text(content: Any, at: str) -> str:
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
-        return "\n".join(_string(b, "text", f"{at}.content") for b in content)
-    raise InvalidInput(f"{at}.content", "a tool result's content must be text")
-
-
-def _tool(tool: Block, at: str) -> dict[str, Any]:
-    if tool.get("type") not in (None, "custom"):
-        raise InvalidInput(f"{at}.type", f"'{tool.get('type')}': server tools are not supported here")
-    schema = tool.get("input_schema")
-    if not isinstance(schema, dict):
-        raise InvalidInput(f"{at}.input_schema", "required (a JSON Schema object)")
-    described = {"description": tool["description"]} if isinstance(tool.get("description"), str) else {}
-    return {"type": "function", "function": {"name": _string(tool, "name", at), **described, "parameters": schema}}
-
-
-def _tool_choice(choice: Block) -> dict[str, Any]:
-    kind = choice.get("type")
-    picked: dict[str, Any] = {"auto": {"tool_choice": "auto"}, "any": {"tool_choice": "required"},
-                              "none": {"tool_choice": "none"}}.get(str(kind), {})
-    if kind == "tool":
-        picked = {"tool_choice": {"type": "function", "function": {"name": _string(choice, "name", "tool_choice")}}}
-    if not picked:
-        raise InvalidInput("tool_choice.type", "one of auto, any, tool, none")
-    if choice.get("disable_parallel_tool_use") is True:
-        picked["parallel_tool_calls"] = False
-    return picked
