@@ -15,6 +15,15 @@ from typing import Any
 import anthropic
 import httpx
 import pytest
+from mnexium import (
+    ChatCompletionOptions,
+    ChatCompletionResponse,
+    ChatMessage,
+    Mnexium,
+    ProcessOptions,
+    ProcessResponse,
+    ProviderConfig,
+)
 from zengram.assembly.containers import build_container
 from zengram.embedded.app import build_embedded_app
 from zengram.embedded.background import BackgroundServer
@@ -182,6 +191,28 @@ def test_tool_use_round_trips_as_anthropic_blocks(claude: anthropic.Anthropic, l
         {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {
             "name": "get_weather", "arguments": json.dumps({"city": "Lisbon"})}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny, 24"}]
+
+
+def test_the_mnexium_sdks_own_anthropic_path(server: BackgroundServer, http: httpx.Client,
+                                            llm_server: ScriptedLLMServer) -> None:
+    """The Mnexium SDK 0.2 reaches Anthropic through /chat/completions: a claude model and an `anthropic` provider
+    config send x-anthropic-key, so the layer calls the Anthropic provider, with the same recall."""
+    assert http.post("/memories", json={"subject_id": "carol", "text": MEMORY}).status_code == 201
+    llm_server.script("Caldo verde.", "Pastel de nata.", route="anthropic")
+    with Mnexium(api_key=API_KEY, base_url=f"{server.url}/api/v1", anthropic=ProviderConfig(api_key=ANTHROPIC_KEY),
+                 max_retries=0) as mnx:
+        answer = mnx.process(ProcessOptions(content=QUESTION, model=MODEL, subject_id="carol", recall=True,
+                                            learn=False, system_prompt=False))
+        chat = mnx.chat.completions.create(ChatCompletionOptions(
+            model=MODEL, anthropic_key=ANTHROPIC_KEY, subject_id="carol", learn=False, history=False,
+            messages=[ChatMessage(role="user", content="And dessert?")]))
+    assert isinstance(answer, ProcessResponse) and answer.content == "Caldo verde."
+    first, second = llm_server.calls_to("anthropic")[-2:]
+    assert first.headers["authorization"] == second.headers["authorization"] == f"Bearer {ANTHROPIC_KEY}"
+    assert first.messages == [{"role": "system", "content": f"Relevant memories about the user:\n- {MEMORY}"},
+                              {"role": "user", "content": QUESTION}]
+    assert second.messages[-1] == {"role": "user", "content": "And dessert?"}
+    assert isinstance(chat, ChatCompletionResponse) and chat.choices[0].message.content == "Pastel de nata."
 
 
 def test_refusals_reach_the_sdk_as_its_errors(claude: anthropic.Anthropic, server: BackgroundServer,
