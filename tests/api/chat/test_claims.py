@@ -144,3 +144,18 @@ def test_profile_fields_are_claims_of_the_subject(api: TestClient) -> None:
                         ({"updates": [{"field_key": "x", "value": 1}]}, "subject_id")]:
         assert assert_error(api.patch(f"{V1}/profiles", json=body), 400).startswith(field), body
     assert_error(api.get(f"{V1}/profiles"), 400)
+
+
+def test_the_subject_graph_history_and_slots_take_core_mnx_limits(api: TestClient) -> None:
+    lisbon, porto, faro = (claim(api, "gil", "home_city", city) for city in ("Lisbon", "Porto", "Faro"))
+    graph = api.get(f"{V1}/claims/subject/gil/graph").json()
+    assert (graph["claims_count"], graph["edges_count"], graph["edges_by_type"]) == (3, 2, {"supersedes": 2})
+    cut = api.get(f"{V1}/claims/subject/gil/graph", params={"limit": 2}).json()
+    assert [c["id"] for c in cut["claims"]] == [porto["id"], faro["id"]]  # the two newest
+    assert {(e["from_claim_id"], e["to_claim_id"]) for e in cut["edges"]} == {
+        (faro["id"], porto["id"]), (porto["id"], lisbon["id"])}  # every edge touching one of them, as core-mnx
+    history = api.get(f"{V1}/claims/subject/gil/history", params={"limit": 1}).json()
+    assert [c["id"] for c in history["data"]] == [faro["id"]]
+    assert api.get(f"{V1}/claims/subject/gil/slots", params={"limit": 2}).json()["total"] == 2
+    assert_error(api.get(f"{V1}/claims/subject/gil/graph", params={"limit": 201}), 400)
+    assert_error(api.get(f"{V1}/claims/subject/gil/history", params={"limit": 0}), 400)
