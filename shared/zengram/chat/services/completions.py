@@ -48,7 +48,7 @@ from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock
 
 logger = logging.getLogger(__name__)
-IGNORED_OPTIONS = ("profile", "summarize", "regenerate_key")  # accepted, not supported (docs/chat.md)
+IGNORED_OPTIONS = ("summarize", "regenerate_key")  # accepted, not supported (docs/chat.md)
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,8 @@ class CompletionService:
         prompts = self._prompts_for(project, subject_id, chat_id, options)
         states = self._state.load(project, subject_id, options.state_options.key) \
             if options.state_options.load else []
-        facts = self._knowledge.facts(project, subject_id) if options.recall and self._knowledge else {}
+        wants_facts = options.recall or options.profile  # `profile: true` loads the fields without recall
+        facts = self._knowledge.facts(project, subject_id) if wants_facts and self._knowledge else {}
         memories = self._recall(project, subject_id, query, policy, notes) if options.recall else []
         records = self._records_for(project, subject_id, query, options, notes) \
             if options.records_options.recall else []
