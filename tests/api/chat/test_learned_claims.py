@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.api.chat.conftest import complete, wait_for_learning
@@ -15,6 +16,7 @@ from tests.clients.test_mnexium_sdk import host_settings  # noqa: F401  (the hos
 from tests.llm_server import ScriptedLLMServer
 
 V1 = "/api/v1"
+SQLITE_ONLY = pytest.mark.parametrize("host_settings", ["sqlite"], indirect=True)  # host-independent logic
 MOVED = {"memories": [{"text": "User moved to Porto for a new job", "kind": "fact", "importance": 80}],
          "claims": [{"slot": "home_city", "value": "Porto", "confidence": 0.9, "memory": 0},
                     {"slot": "employer", "value": "Acme", "confidence": 0.7}]}
@@ -59,6 +61,7 @@ def test_learning_asserts_the_claims_the_model_names(host: TestClient,  # noqa: 
                       "Relevant memories about the user:\n- User moved to Porto for a new job")
 
 
+@SQLITE_ONLY
 def test_a_bad_slot_is_skipped_visibly_and_learn_false_asserts_nothing(host: TestClient,  # noqa: F811
                                                                        llm_server: ScriptedLLMServer) -> None:
     outcome = learn_turn(host, llm_server, {"memories": [], "claims": [
@@ -71,6 +74,7 @@ def test_a_bad_slot_is_skipped_visibly_and_learn_false_asserts_nothing(host: Tes
     assert host.get(f"{V1}/chat/learning", params={"chat_id": "c2"}).json()["jobs"] == []  # nothing extracted
 
 
+@SQLITE_ONLY
 def test_the_profile_schema_lists_the_system_fields(host: TestClient) -> None:  # noqa: F811
     schema = host.get(f"{V1}/profiles/schema").json()
     assert [f["key"] for f in schema["fields"]] == ["name", "email", "timezone", "language", "location",
