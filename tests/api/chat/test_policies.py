@@ -196,3 +196,13 @@ def test_a_policy_may_keep_private_memories_out_of_the_context(host: TestClient,
     assert "Ana drinks tea every morning" in injected(host, llm_server, "c0")
     policy(host, scope="subject", scope_id="ana", config={"recall_private": False})
     assert injected(host, llm_server, "c1") == ["The office serves jasmine tea"]
+
+
+@SQLITE_ONLY
+def test_a_policys_free_text_is_scrubbed_before_it_is_kept(host: TestClient) -> None:
+    secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
+    made = policy(host, name=f"n {secret}", policy_text=f"never keep {secret}", metadata={"note": secret})
+    patched = host.patch(f"{POLICIES}/{made['id']}", json={"policy_text": f"still {secret}"}).json()["policy"]
+    kept = host.get(f"{POLICIES}/{made['id']}").json()
+    assert secret not in str(made) + str(patched) + str(kept)
+    assert "[REDACTED:github-token:" in kept["policy_text"] and "[REDACTED:github-token:" in kept["name"]
