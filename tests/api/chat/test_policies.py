@@ -81,6 +81,10 @@ def test_crud_resolve_and_scopes(host: TestClient) -> None:
                                   "max_memories_per_turn": 2}  # the subject's key wins
     assert resolved["effective"]["recall_private"] is True and resolved["effective"]["recall_limit"] == 5
     assert host.get(f"{POLICIES}/resolve", params={"subject_id": "bo"}).json()["policy_ids"] == ["mp_support"]
+    first = policy(host, id="mp_first", priority=5, config={"confidence_min": 0.9})  # made later, ranked first
+    ranked = host.get(f"{POLICIES}/resolve", params={"subject_id": "bo"}).json()
+    assert ranked["policy_ids"] == [first["id"], "mp_support"] and ranked["config"]["confidence_min"] == 0.7
+    host.delete(f"{POLICIES}/{first['id']}")
 
     listed = host.get(POLICIES).json()
     assert listed["count"] == 2 and host.get(POLICIES, params={"include_inactive": True}).json()["count"] == 3
