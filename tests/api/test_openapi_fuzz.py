@@ -130,7 +130,8 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys"),
              # the chat layer: every route takes a constrained query, header or body but the two unconstrained lists
              *(route for route in CHAT_ROUTE_ROLES if route not in {("GET", "/api/v1/prompts"),
-                                                                     ("GET", "/api/v1/records/schemas")})}
+                                                                     ("GET", "/api/v1/records/schemas"),
+                                                                     ("GET", "/api/v1/profiles/schema")})}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

@@ -14,6 +14,7 @@ from zengram.chat.domain.claims import Claim
 from zengram.chat.domain.history import ChatSummary, NewMessage, StoredMessage
 from zengram.chat.domain.learning import JobStatus, LearningJob
 from zengram.chat.domain.memories import MemoryWrite, SubjectMemory
+from zengram.chat.domain.policies import MemoryPolicy
 from zengram.chat.domain.prompts import SystemPrompt
 from zengram.chat.domain.providers import ProviderCall
 from zengram.chat.domain.recalls import LearningOutcome, RecallEvent
@@ -185,6 +186,19 @@ class PromptStore(Protocol):
     def of_project(self, project_id: str) -> list[SystemPrompt]: ...
 
     def delete(self, project_id: str, prompt_id: str) -> bool: ...
+
+
+@runtime_checkable
+class MemoryPolicyStore(Protocol):
+    """Memory policies per project; the contract of `PromptStore`."""
+
+    def put(self, policy: MemoryPolicy) -> MemoryPolicy: ...
+
+    def get(self, project_id: str, policy_id: str) -> MemoryPolicy | None: ...
+
+    def of_project(self, project_id: str) -> list[MemoryPolicy]: ...
+
+    def delete(self, project_id: str, policy_id: str) -> bool: ...
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ from typing import Any
 
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.policies import PolicyConfig
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.ports import (
@@ -23,6 +24,7 @@ from zengram.chat.ports import (
     ClaimStore,
     LearningDispatch,
     LearningJobStore,
+    MemoryPolicyStore,
     PromptStore,
     RecallEventStore,
     RecordBase,
@@ -35,6 +37,7 @@ from zengram.chat.services.indexing import ChatIndexSync
 from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import SubjectMemoryService
+from zengram.chat.services.policies import MemoryPolicyService
 from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
@@ -53,6 +56,7 @@ class ChatStores:
     recalls: RecallEventStore
     learning: LearningJobStore
     claims: ClaimStore
+    policies: MemoryPolicyStore
 
 
 @dataclass
@@ -71,6 +75,8 @@ class ChatLayer:
     memory_index: ChatIndexSync
     record_index: ChatIndexSync
     dispatch: LearningDispatch
+    policies: MemoryPolicyService
+    policy_defaults: PolicyConfig  # what applies where no memory policy sets a key (the settings)
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -101,6 +107,7 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
+    from zengram.adapters.sqlite.chat_policies import SQLiteMemoryPolicyStore
     from zengram.adapters.sqlite.chat_prompts import SQLitePromptStore
     from zengram.adapters.sqlite.chat_recalls import SQLiteRecallEventStore
     from zengram.adapters.sqlite.chat_records import SQLiteRecordBase
@@ -109,7 +116,7 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path), SQLiteClaimStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
@@ -118,6 +125,7 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
+    from zengram.adapters.dynamodb.chat_policies import DynamoDBMemoryPolicyStore
     from zengram.adapters.dynamodb.chat_prompts import DynamoDBPromptStore
     from zengram.adapters.dynamodb.chat_recalls import DynamoDBRecallEventStore
     from zengram.adapters.dynamodb.chat_records import DynamoDBRecordBase
@@ -129,7 +137,8 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
-                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client))
+                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
+                      DynamoDBMemoryPolicyStore(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -189,10 +198,11 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
     claims = ClaimService(stores.claims, clock, scrubber)
+    policies = MemoryPolicyService(stores.policies, clock, scrubber)
     learning = LearningService(
         stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
-                       retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
+                       retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)), claims)
     runner = _learning_runner(settings, learning)
     learning.attach(runner.dispatch)
     if model is None:
@@ -204,7 +214,7 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         model_closer = None
     completions = CompletionService(
         model, provider_endpoints(settings),
-        ContextSources(memories, history, state, records, prompts, recalls, SubjectKnowledge(claims)),
+        ContextSources(memories, history, state, records, prompts, recalls, SubjectKnowledge(claims), policies),
         learning=learning, clock=clock, scrubber=scrubber,
         config=RecallConfig(memories=settings.chat_recall_limit, memory_relevance=settings.chat_recall_min_relevance,
                             records=settings.chat_records_limit,
@@ -212,5 +222,8 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
     closers += [close for close in (model_closer, runner.stop) if close is not None]
     return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
-                     memory_index, record_index, runner.dispatch, closers=closers,
+                     memory_index, record_index, runner.dispatch, policies,
+                     PolicyConfig(recall_limit=settings.chat_recall_limit,
+                                  recall_min_relevance=settings.chat_recall_min_relevance, recall_private=True),
+                     closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

@@ -56,6 +56,13 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("GET", "/profiles", READ),
     ("PATCH", "/profiles", WRITE),
     ("DELETE", "/profiles", WRITE),
+    ("GET", "/profiles/schema", READ),
+    ("GET", "/memory/policies", READ),
+    ("POST", "/memory/policies", WRITE),
+    ("GET", "/memory/policies/resolve", READ),
+    ("GET", "/memory/policies/{policy_id}", READ),
+    ("PATCH", "/memory/policies/{policy_id}", WRITE),
+    ("DELETE", "/memory/policies/{policy_id}", WRITE),
 ]}
 
 # What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).

@@ -68,7 +68,7 @@ class MnxRecords(BaseModel):
 
 class MnxOptions(BaseModel):
     """The `mnx` block (mnexium-concepts.md; defaults as Mnexium documents them). Unknown keys are ignored, so newer
-    clients keep working; `profile`, `summarize` and `regenerate_key` are accepted and noted as unsupported."""
+    clients keep working; `summarize` and `regenerate_key` are accepted and noted as unsupported."""
 
     model_config = ConfigDict(extra="ignore")
 

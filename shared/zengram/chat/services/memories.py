@@ -209,9 +209,9 @@ class SubjectMemoryService:
                                       include_deleted=False, limit=limit, offset=offset)
 
     def search(self, project_id: str, subject_id: str, query: str, *, limit: int, min_score: float = 0.0,
-               min_relevance: float = 0.0) -> list[RecallHit]:
-        """The subject's active memories (its private ones and the project's shared ones) by recall score, both
-        retrieval paths fused; `min_score` and `min_relevance` drop weak hits."""
+               min_relevance: float = 0.0, include_private: bool = True) -> list[RecallHit]:
+        """The subject's active memories (its private ones, unless `include_private` is false, and the project's
+        shared ones) by recall score, both retrieval paths fused; `min_score` and `min_relevance` drop weak hits."""
         filters = SearchFilters(client_id=project_id,
                                 scopes=(subject_scope(project_id, subject_id), project_scope(project_id)))
         vector = self._sync.embed([query])[0]
@@ -220,7 +220,8 @@ class SubjectMemoryService:
                            "keyword": [(hit.id, hit.score) for hit in self._index.keyword_search(query, filters,
                                                                                                  self._fetch)]})
         memories = {memory_id: memory for memory_id, memory in self._store.get_many(list(candidates)).items()
-                    if memory.is_active and memory.visible_to(project_id, subject_id)}
+                    if memory.is_active and memory.visible_to(project_id, subject_id)
+                    and (include_private or memory.visibility is not Visibility.PRIVATE)}
         best_keyword = max((c.scores.get("keyword", 0.0) for c in candidates.values() if c.id in memories),
                            default=0.0)
         now = self._clock.now()
