@@ -515,6 +515,9 @@ def texts_name(response: httpx.Response) -> set[str]:
 ALICE = {"subject_id": CHAT_SUBJECT}
 chat_route("POST", "/chat/completions", "/chat/completions", 503, json={  # let through to a provider: none here
     "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "mnx": {"subject_id": CHAT_SUBJECT}})
+chat_route("POST", "/messages", "/messages", 503, json={  # Anthropic's wire, likewise let through to no provider
+    "model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+    "mnx": {"subject_id": CHAT_SUBJECT}})
 chat_route("GET", "/memories", "/memories", 200, shows=texts_name, params=ALICE)
 chat_route("POST", "/memories", "/memories", (201, 200), json={"subject_id": "bob", "text": "Bob likes tea"})
 chat_route("GET", "/memories/search", "/memories/search", 200, shows=texts_name,

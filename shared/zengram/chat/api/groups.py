@@ -8,10 +8,11 @@ from fastapi import APIRouter
 
 
 def turn_routers() -> list[APIRouter]:
-    """What a chat turn needs: completions, history (with the trace and learning jobs), state, prompts."""
-    from zengram.chat.api import completions, history, prompts, state
+    """What a chat turn needs: completions (and Anthropic's Messages wire), history (with the trace and learning
+    jobs), state, prompts."""
+    from zengram.chat.api import completions, history, messages, prompts, state
 
-    return [completions.router, history.router, state.router, prompts.router]
+    return [completions.router, messages.router, history.router, state.router, prompts.router]
 
 
 def data_routers() -> list[APIRouter]:

@@ -10,6 +10,7 @@ from zengram.kernel.keys import Role
 READ, WRITE = Role.READ, Role.WRITE
 CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): role for method, path, role in [
     ("POST", "/chat/completions", WRITE),
+    ("POST", "/messages", WRITE),
     ("GET", "/memories", READ),
     ("POST", "/memories", WRITE),
     ("GET", "/memories/search", READ),

@@ -287,23 +287,34 @@ class CompletionService:
         return {**answer, "mnx": mnx}
 
     def stream(self, prepared: Prepared) -> Iterator[str]:
-        """Server-sent events, chunks as the provider sends them, `[DONE]` last. The stream is opened here (a
-        refusal raises before anything is sent); the exchange is recorded before `[DONE]`."""
-        chunks = self._model.stream(prepared.call, prepared.body)
+        """Server-sent events, chunks as the provider sends them, `[DONE]` last (`relay`)."""
+        chunks = self.relay(prepared)
 
         def events() -> Iterator[str]:
+            for chunk in chunks:
+                yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return events()
+
+    def relay(self, prepared: Prepared) -> Iterator[dict[str, Any]]:
+        """The provider's chunks as it sends them. The stream is opened here (a refusal raises before anything is
+        sent); when the provider breaks off, one last `{"error": {"message": …}}` chunk says so; the exchange is
+        recorded once the chunks ran out, before the iterator ends."""
+        chunks = self._model.stream(prepared.call, prepared.body)
+
+        def relayed() -> Iterator[dict[str, Any]]:
             said: list[str] = []
             try:
                 for chunk in chunks:
                     said.append(_delta_text(chunk))
-                    yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+                    yield chunk
             except ZengramError as error:  # the provider broke off: tell the client in-band, keep what was said
                 logger.warning("provider stream broke off: %s", error)
-                yield f"data: {json.dumps({'error': {'message': str(error)}})}\n\n"
+                yield {"error": {"message": str(error)}}
             self._finish(prepared, "".join(said))
-            yield "data: [DONE]\n\n"
 
-        return events()
+        return relayed()
 
     # -- after the model -------------------------------------------------------------------------------------
 
