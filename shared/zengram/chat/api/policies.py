@@ -11,7 +11,7 @@ from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.policies import PoliciesBody, PolicyBody, PolicyOut, ResolvedPolicyBody
 from zengram.chat.domain.policies import PolicyCreate, PolicyPatch, applied
-from zengram.chat.domain.prompts import PromptScope
+from zengram.chat.domain.prompt_scopes import PromptScope
 from zengram.chat.domain.tenancy import ChatId, SubjectId
 
 router = APIRouter(prefix="/api/v1", tags=["chat: memory policies"], responses=CHAT_ERRORS)

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_serializer
 
-from zengram.chat.domain.prompts import DEFAULT_PRIORITY, SCOPE_ORDER, PromptScope
+from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, SCOPE_ORDER, PromptScope
 from zengram.chat.domain.request_values import JsonValue
 from zengram.kernel.text_rules import NotBlank
 from zengram.kernel.timestamps import format_timestamp
