@@ -12,17 +12,20 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from zengram.chat.domain.events import StreamConfig
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.ports import (
     AgentStateStore,
+    AuditLog,
     ChatHistoryStore,
     ChatModel,
     ClaimStore,
     LearningDispatch,
     LearningJobStore,
+    MemoryEventLog,
     PromptStore,
     RecallEventStore,
     RecordBase,
@@ -30,6 +33,7 @@ from zengram.chat.ports import (
 )
 from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.completions import CompletionService, ContextSources
+from zengram.chat.services.events import MemoryEvents, RequestAudit
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
 from zengram.chat.services.knowledge import SubjectKnowledge
@@ -53,6 +57,8 @@ class ChatStores:
     recalls: RecallEventStore
     learning: LearningJobStore
     claims: ClaimStore
+    events: MemoryEventLog
+    audit: AuditLog
 
 
 @dataclass
@@ -71,6 +77,8 @@ class ChatLayer:
     memory_index: ChatIndexSync
     record_index: ChatIndexSync
     dispatch: LearningDispatch
+    events: MemoryEvents
+    audit: RequestAudit
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -98,6 +106,7 @@ class ChatLayer:
 def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
     from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
+    from zengram.adapters.sqlite.chat_events import SQLiteAuditLog, SQLiteMemoryEventLog
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
@@ -109,12 +118,14 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path), SQLiteClaimStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryEventLog(path),
+                      SQLiteAuditLog(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
     from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
+    from zengram.adapters.dynamodb.chat_events import DynamoDBAuditLog, DynamoDBMemoryEventLog
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
@@ -129,7 +140,8 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
-                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client))
+                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
+                      DynamoDBMemoryEventLog(table, client=client), DynamoDBAuditLog(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -183,6 +195,10 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
                                     supersede_from=settings.chat_supersede_similarity),
         recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
                                    temporal_decay_per_day=settings.chat_temporal_decay_per_day))
+    events = MemoryEvents(stores.events, clock, StreamConfig(
+        heartbeat=settings.chat_events_heartbeat_seconds, poll=settings.chat_events_poll_seconds,
+        window=settings.chat_events_window_seconds))
+    memories.attach_events(events)
     history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
     state = AgentStateService(stores.state, clock, scrubber)
     records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
@@ -212,5 +228,6 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
     closers += [close for close in (model_closer, runner.stop) if close is not None]
     return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
-                     memory_index, record_index, runner.dispatch, closers=closers,
+                     memory_index, record_index, runner.dispatch, events, RequestAudit(stores.audit, clock),
+                     closers=closers,
                      starters=[runner.start] if runner.start is not None else [])
