@@ -3,7 +3,8 @@ by an authenticated caller, records one `AuditEntry` once the response has been 
 
 What it reads: the caller (`Principal`: key id and name, never the key), the project (as the routes resolve it),
 the route's template, the status, the time until the last body byte, the subject and chat (path, query,
-`x-subject-id`, or the `x-mnx-subject-id` / `x-mnx-chat-id` answer headers), a well-formed `x-session-id`, the
+`x-subject-id`, the `x-mnx-subject-id` / `x-mnx-chat-id` answer headers, or what a route noted with
+`note_subject`), a well-formed `x-session-id`, the
 request id and the token counts a completion left in the request state. Never a header value but those, never a
 body. A request no project can be named for (no key, a key of several clients without the header) is not recorded:
 there is no tenant to file it under. The listing itself (`GET /audit/requests`) is not recorded."""
@@ -17,7 +18,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -30,9 +31,15 @@ from zengram.kernel.outbox import describe_error
 
 logger = logging.getLogger(__name__)
 USAGE_STATE = "chat_usage"  # where a completion leaves its TokenUsage (`request.state.chat_usage`)
+SUBJECT_STATE = "chat_subject"  # where a route whose subject is in its body names it (`note_subject`)
 NOT_AUDITED = frozenset({f"{PREFIX}/audit/requests"})
 _SESSION = re.compile(SESSION_PATTERN)
 _NAME = re.compile(NAME_PATTERN)
+
+
+def note_subject(request: Request, subject_id: str) -> None:
+    """Names the request's subject for its audit row when only the body says it (the recorder reads no body)."""
+    request.scope.setdefault("state", {})[SUBJECT_STATE] = subject_id
 
 
 def audited(app: FastAPI) -> FastAPI:
@@ -89,7 +96,7 @@ def _entry(scope: Scope, status: int, answer: Headers, duration_ms: int, now: da
     query = {name: values[0] for name, values in parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
     path_params: dict[str, Any] = scope.get("path_params") or {}
     subject = _name(path_params.get("subject_id"), query.get("subject_id"), asked.get("x-subject-id"),
-                    answer.get("x-mnx-subject-id"))
+                    answer.get("x-mnx-subject-id"), state.get(SUBJECT_STATE))
     chat = _name(query.get("chat_id"), answer.get("x-mnx-chat-id"))
     session = asked.get(SESSION_HEADER)
     usage = state.get(USAGE_STATE)
