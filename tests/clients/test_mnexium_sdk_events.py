@@ -112,3 +112,20 @@ def test_a_reconnecting_client_resumes_after_last_event_id(server: BackgroundSer
                 if len(seen) == 2:
                     break
         assert seen == ["3", "4"]
+
+
+def test_an_open_stream_does_not_keep_the_server_from_stopping(host_settings: Settings,  # noqa: F811
+                                                                minilm: Embedder) -> None:
+    """uvicorn waits for open responses when it stops, and a stream never ends by itself: the embedded hosts
+    (BackgroundServer, `zengram serve`) end what is still open after a grace period."""
+    container = build_container(host_settings, embedder=minilm, clock=ChatClock())
+    try:
+        running = BackgroundServer(build_embedded_app(host_settings, container), shutdown_grace=1)
+        with client(running.__enter__()) as listener:
+            stream = listener.subject("dave").memories.subscribe()
+            assert next(iter(stream)).type == "connected"
+            running.__exit__(None, None, None)  # the stream is still open here
+            assert running.stopped
+            stream.close()
+    finally:
+        container.close()
