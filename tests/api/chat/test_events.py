@@ -17,7 +17,7 @@ from zengram.embedded.app import build_embedded_app
 from zengram.kernel.ports import Embedder
 from zengram.settings import Settings
 
-from tests.api.chat.conftest import OPENAI_KEY, ChatClock, complete
+from tests.api.chat.conftest import OPENAI_KEY, ChatClock, complete, wait_for_learning
 from tests.llm_server import ScriptedLLMServer
 from tests.support import API_KEY
 
@@ -177,3 +177,13 @@ def test_each_request_is_audited_without_secrets(api: TestClient, llm_server: Sc
     history = api.get("/api/v1/chat/history/read", params={"chat_id": "c1", "subject_id": "alice"}).json()
     assert {m["metadata"].get("session_id") for m in history["messages"]} == {"s-42"}
     assert complete(api, "hi", expect=400, headers={"x-session-id": "bad id"})
+
+
+def test_what_learning_learns_is_an_event_too(api: TestClient, llm_server: ScriptedLLMServer) -> None:
+    llm_server.script({"memories": [{"text": "User's favorite color is blue", "kind": "preference"}]})
+    llm_server.script("Noted!", route="openai")
+    complete(api, "My favorite color is blue", subject_id="erin", chat_id="c9")
+    wait_for_learning(api, "c9")
+    events = memory_events(api, "erin")
+    assert [(e["event"], e["data"]["text"], e["data"]["source"]) for e in events] == [
+        ("memory.created", "User's favorite color is blue", "inferred")]
