@@ -100,6 +100,7 @@ def test_a_client_resumes_after_last_event_id(api: TestClient) -> None:
     assert [e["id"] for e in memory_events(api, **{"Last-Event-ID": "1"})] == [2, 3]
     assert [e["id"] for e in api_events(api, last_event_id=2)] == [3]
     assert memory_events(api, **{"Last-Event-ID": "3"}) == []  # nothing new: the long poll ends empty
+    assert [e["id"] for e in memory_events(api, **{"Last-Event-ID": "evt-7"})] == [1, 2, 3]  # not ours: ignored
     add(api, "Owns a bicycle")
     resumed = memory_events(api, **{"Last-Event-ID": "3"})
     assert [(e["id"], e["data"]["text"]) for e in resumed] == [(4, "Owns a bicycle")]
@@ -114,6 +115,8 @@ def test_the_stream_refuses_bad_input(api: TestClient) -> None:
     assert api.get(EVENTS).status_code == 400  # subject_id is required
     assert api.get(EVENTS, params={"subject_id": "a b"}).status_code == 400
     assert api.get(EVENTS, params={"subject_id": "alice", "last_event_id": -1}).status_code == 400
+    too_far = api.get(EVENTS, params={"subject_id": "alice"}, headers={"Last-Event-ID": "9" * 30})
+    assert too_far.status_code == 400 and too_far.json()["error"].startswith("Last-Event-ID")
     assert api.get(EVENTS, params={"subject_id": "alice"}, headers={"x-mnexium-key": "wrong"}).status_code == 401
 
 

@@ -11,7 +11,7 @@ from fastapi.responses import StreamingResponse
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS
 from zengram.chat.api.schemas.events import AuditListBody, AuditRowOut
-from zengram.chat.domain.events import SESSION_PATTERN, last_event_id
+from zengram.chat.domain.events import MAX_EVENT_ID, SESSION_PATTERN, last_event_id
 from zengram.chat.domain.tenancy import SubjectId
 
 router = APIRouter(prefix="/api/v1", tags=["chat: events and audit"], responses=CHAT_ERRORS)
@@ -29,7 +29,7 @@ SessionId = Annotated[str, Query(pattern=SESSION_PATTERN)]
             responses={200: {"description": STREAM_DESCRIPTION, "content": {"text/event-stream": {}}}})
 async def memory_events(chat: ChatDep, project: ProjectDep, subject_id: SubjectId,
                         last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0,
-                                                                         le=2**53)] = None,
+                                                                         le=MAX_EVENT_ID)] = None,
                         last_event_id_header: Annotated[str | None, Header(alias="last-event-id",
                                                                            max_length=40)] = None,
                         ) -> StreamingResponse:

@@ -12,10 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from zengram.kernel.errors import InvalidInput
 from zengram.kernel.timestamps import format_timestamp
 
 AUDIT_RETENTION = timedelta(days=30)  # audit rows older than this are removed (docs/chat.md, "Audit")
 EVENT_RETENTION = timedelta(days=7)  # memory events older than this are removed: resume within a week
+MAX_EVENT_ID = 2**53
 SESSION_HEADER = "x-session-id"
 SESSION_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.:@+=-]{0,199}$"
 
@@ -78,9 +80,12 @@ def sse_event(name: str, data: dict[str, Any], *, retry_ms: int | None = None) -
 def last_event_id(header: str | None, query: int | None) -> int:
     """Where a subscription resumes: after the `Last-Event-ID` header's event (what EventSource sends when it
     reconnects), else the `last_event_id` query parameter's; 0 (from the start of the retained log) when neither
-    is a sequence number."""
-    if header is not None and header.strip().isdigit():
-        return int(header.strip())
+    is given. A header that is not a number is not one of ours and is ignored; a number beyond 2^53 is refused."""
+    given = (header or "").strip()
+    if given.isascii() and given.isdigit():
+        if int(given) > MAX_EVENT_ID:
+            raise InvalidInput("Last-Event-ID", f"at most {MAX_EVENT_ID}")
+        return int(given)
     return query if query is not None and query >= 0 else 0
 
 

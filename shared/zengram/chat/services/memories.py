@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from zengram.chat.domain.data_requests import MemoryCreate, MemoryPatch
+from zengram.chat.domain.events import MemoryEventType
 from zengram.chat.domain.memories import (
     MemoryKind,
     MemorySource,
@@ -167,7 +168,7 @@ class SubjectMemoryService:
             changes["tags"] = [self._scrubber.scrub(tag) for tag in changes["tags"]]
         saved = self._store.save(current.patched(changes, self._clock.now()), current.revision)
         self._sync.write([saved])
-        self._tell(project_id, saved, "memory.updated")
+        self._tell(project_id, saved, MemoryEventType.UPDATED)
         return saved
 
     def delete(self, project_id: str, memory_id: str) -> bool:
@@ -177,7 +178,7 @@ class SubjectMemoryService:
             return False
         saved = self._store.save(current.deleted(self._clock.now()), current.revision)
         self._sync.write([saved])
-        self._tell(project_id, saved, "memory.deleted")
+        self._tell(project_id, saved, MemoryEventType.DELETED)
         return True
 
     def restore(self, project_id: str, memory_id: str) -> tuple[bool, SubjectMemory]:
@@ -188,14 +189,12 @@ class SubjectMemoryService:
             return False, current
         saved = self._store.save(restored, current.revision)
         self._sync.write([saved])
-        self._tell(project_id, saved, "memory.restored")
+        self._tell(project_id, saved, MemoryEventType.RESTORED)
         return True, saved
 
-    def _tell(self, project_id: str, memory: SubjectMemory, kind: str) -> None:
+    def _tell(self, project_id: str, memory: SubjectMemory, kind: MemoryEventType) -> None:
         if self._events is not None:
-            from zengram.chat.domain.events import MemoryEventType
-
-            self._events.changed(project_id, memory, MemoryEventType(kind))
+            self._events.changed(project_id, memory, kind)
 
     def reinforce(self, memory_ids: Sequence[str], *, recalled_by: tuple[str, str, str] | None = None) -> None:
         """Each recall into a conversation: `seen_count` + 1, `last_seen_at` now (which resets decay);
