@@ -6,7 +6,9 @@ nothing of another subject. The deadlines only stop a stuck run; nothing here as
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -91,6 +93,22 @@ def test_subscribe_receives_another_clients_writes_in_order(server: BackgroundSe
         assert [e.data["event_id"] for e in memory_events(received)] == [1, 2, 3, 4, 5]
         assert memory_events(received)[0].data["text"] == "Favorite fruit is blueberry"
         assert memory_events(bob.wait()) == []  # bob's stream hears heartbeats, none of alice's events
+
+    # a stream the client closed is audited too, once it has ended
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers={"x-mnexium-key": API_KEY}) as http:
+        streams = audited_streams(http)
+        assert {(row["subject_id"], row["status"]) for row in streams} == {("alice", 200), ("bob", 200)}
+
+
+def audited_streams(http: httpx.Client) -> list[dict[str, Any]]:
+    """The audit rows of the event streams, once both closed streams have been recorded (or the deadline)."""
+    stop = time.monotonic() + DEADLINE
+    while True:
+        rows = [row for row in http.get("/audit/requests").json()["data"]
+                if row["route"] == "/api/v1/events/memories"]
+        if len(rows) >= 2 or time.monotonic() > stop:
+            return rows
+        time.sleep(0.05)
 
 
 def test_a_reconnecting_client_resumes_after_last_event_id(server: BackgroundServer) -> None:
