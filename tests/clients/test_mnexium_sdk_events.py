@@ -122,9 +122,12 @@ def test_a_reconnecting_client_resumes_after_last_event_id(server: BackgroundSer
                 "GET", "/events/memories", params={"subject_id": "carol"},
                 headers={"x-mnexium-key": API_KEY, "Last-Event-ID": "2"}) as response:
             assert response.status_code == 200
+            position = ""
             for line in response.iter_lines():
                 if line.startswith("id: "):
-                    seen.append(line.removeprefix("id: "))
+                    position = line.removeprefix("id: ")
+                elif line.startswith("event: memory."):
+                    seen.append(position)
                     if seen == ["3"]:
                         writer.subject("carol").memories.add("Owns a bicycle")  # written while the stream is open
                 if len(seen) == 2:

@@ -54,7 +54,7 @@ def poll(last_event_id: str) -> list[dict[str, Any]]:
     assert response["statusCode"] == 200 and response["headers"]["content-type"].startswith("text/event-stream")
     events = parse_sse(response["body"])
     assert events[0]["event"] == "connected" and events[0]["data"]["last_event_id"] == int(last_event_id)
-    return [event for event in events if event["id"] is not None]
+    return [event for event in events if event["event"].startswith("memory.")]
 
 
 def test_a_long_poll_answers_the_events_after_last_event_id(provider: ContainerProvider,

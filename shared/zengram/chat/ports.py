@@ -275,10 +275,13 @@ class MemoryEventLog(Protocol):
       appenders (a reader that has seen `seq` n has seen every event up to n of that subject).
     - `since(project, subject, after, limit)` lists that subject's events with `seq` > `after`, oldest first, at
       most `limit`; never another project's or subject's.
+    - `last(project, subject)` is that subject's largest `seq` so far (0 before its first event), pruned or not.
     - `prune(before)` removes events recorded before `before` (retention); the numbering never restarts.
     """
 
     def append(self, events: Sequence[NewMemoryEvent]) -> list[MemoryEvent]: ...
+
+    def last(self, project_id: str, subject_id: str) -> int: ...
 
     def since(self, project_id: str, subject_id: str, after: int, limit: int) -> list[MemoryEvent]: ...
 

@@ -53,13 +53,17 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
     return events
 
 
-def memory_events(api: TestClient, subject: str = "alice", **headers: str) -> list[dict[str, Any]]:
-    response = api.get(EVENTS, params={"subject_id": subject}, headers=headers)
+def memory_events(api: TestClient, subject: str = "alice", since: int | None = 0, **headers: str
+                  ) -> list[dict[str, Any]]:
+    """The memory events one long poll answers; `since` the `last_event_id` parameter (None: none sent)."""
+    position = {"last_event_id": since} if since is not None else {}
+    response = api.get(EVENTS, params={"subject_id": subject, **position}, headers=headers)
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     events = parse_sse(response.text)
     assert events[0]["event"] == "connected" and events[0]["data"]["subject_id"] == subject
-    return [event for event in events[1:] if event["event"] != "heartbeat"]
+    assert events[0]["id"] == events[0]["data"]["last_event_id"]  # where this stream starts
+    return [event for event in events[1:] if event["event"].startswith("memory.")]
 
 
 def add(api: TestClient, text: str, subject: str = "alice", **headers: str) -> dict[str, Any]:
@@ -101,6 +105,9 @@ def test_a_client_resumes_after_last_event_id(api: TestClient) -> None:
     assert [e["id"] for e in api_events(api, last_event_id=2)] == [3]
     assert memory_events(api, **{"Last-Event-ID": "3"}) == []  # nothing new: the long poll ends empty
     assert [e["id"] for e in memory_events(api, **{"Last-Event-ID": "evt-7"})] == [1, 2, 3]  # not ours: ignored
+    # without a position, a stream starts from now on (as core-mnx's does): its `connected` carries the position
+    fresh = parse_sse(api.get(EVENTS, params={"subject_id": "alice"}).text)
+    assert [(e["event"], e["id"]) for e in fresh] == [("connected", 3)]
     add(api, "Owns a bicycle")
     resumed = memory_events(api, **{"Last-Event-ID": "3"})
     assert [(e["id"], e["data"]["text"]) for e in resumed] == [(4, "Owns a bicycle")]
@@ -108,7 +115,7 @@ def test_a_client_resumes_after_last_event_id(api: TestClient) -> None:
 
 def api_events(api: TestClient, **params: Any) -> list[dict[str, Any]]:
     response = api.get(EVENTS, params={"subject_id": "alice", **params})
-    return [e for e in parse_sse(response.text) if e["id"] is not None]
+    return [e for e in parse_sse(response.text) if e["event"].startswith("memory.")]
 
 
 def test_the_stream_refuses_bad_input(api: TestClient) -> None:

@@ -75,6 +75,8 @@ def test_events_are_numbered_per_subject_and_read_back_in_order(logs: Logs) -> N
     assert [e.data["text"] for e in logs.events.since("acme", "bob", 0, 10)] == ["x"]
     assert [e.data["text"] for e in logs.events.since("globex", "alice", 0, 10)] == ["y"]
     assert logs.events.since("nobody", "alice", 0, 10) == []
+    assert (logs.events.last("acme", "alice"), logs.events.last("acme", "bob"), logs.events.last("nobody", "x")) == (
+        3, 1, 0)
 
 
 def test_concurrent_appenders_leave_no_gap_and_no_duplicate(logs: Logs) -> None:
@@ -125,4 +127,5 @@ def test_pruning_removes_old_rows_where_the_store_prunes(logs: Logs) -> None:
     expected_left = 1 if pruned else 2
     assert len(logs.events.since("acme", "alice", 0, 10)) == expected_left
     assert len(logs.audit.recent("acme", 10)) == expected_left
+    assert logs.events.last("acme", "alice") == 2  # pruning keeps the position
     assert [e.seq for e in logs.events.append([event("next", seconds=101)])] == [3]  # numbering never restarts

@@ -90,6 +90,10 @@ class DynamoDBMemoryEventLog:
         self._table.write(ops)
         return numbered
 
+    def last(self, project_id: str, subject_id: str) -> int:
+        counter = self._table.get(_counter_key(project_id, subject_id))
+        return int(counter[LAST_SEQ]["N"]) if counter is not None else 0
+
     def since(self, project_id: str, subject_id: str, after: int, limit: int) -> list[MemoryEvent]:
         expression = Expression()
         condition = (f"{expression.equals(PK, string(events_partition(project_id, subject_id)))} AND "

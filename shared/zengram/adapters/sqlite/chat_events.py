@@ -73,6 +73,12 @@ class SQLiteMemoryEventLog:
                 numbered.append(MemoryEvent(**event.model_dump(), seq=seq))
         return numbered
 
+    def last(self, project_id: str, subject_id: str) -> int:
+        row = self._db.connection().execute(
+            "SELECT last_seq FROM chat_memory_event_counters WHERE project_id = ? AND subject_id = ?",
+            (project_id, subject_id)).fetchone()
+        return int(row[0]) if row is not None else 0
+
     def since(self, project_id: str, subject_id: str, after: int, limit: int) -> list[MemoryEvent]:
         rows = self._db.connection().execute(
             "SELECT * FROM chat_memory_events WHERE project_id = ? AND subject_id = ? AND seq > ? ORDER BY seq "

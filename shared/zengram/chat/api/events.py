@@ -27,15 +27,14 @@ SessionId = Annotated[str, Query(pattern=SESSION_PATTERN)]
 
 @router.get("/events/memories", response_class=StreamingResponse,
             responses={200: {"description": STREAM_DESCRIPTION, "content": {"text/event-stream": {}}}})
-async def memory_events(chat: ChatDep, project: ProjectDep, subject_id: SubjectId,
-                        last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0,
-                                                                         le=MAX_EVENT_ID)] = None,
-                        last_event_id_header: Annotated[str | None, Header(alias="last-event-id",
-                                                                           max_length=40)] = None,
-                        ) -> StreamingResponse:
-    """The subject's memory events as server-sent events, from after `Last-Event-ID` (the header EventSource
-    sends on reconnecting, or the `last_event_id` query parameter; else from the start of the retained log)."""
-    after = last_event_id(last_event_id_header, last_event_id_query)
+def memory_events(chat: ChatDep, project: ProjectDep, subject_id: SubjectId,
+                  last_event_id_query: Annotated[int | None, Query(alias="last_event_id", ge=0,
+                                                                   le=MAX_EVENT_ID)] = None,
+                  last_event_id_header: Annotated[str | None, Header(alias="last-event-id", max_length=40)] = None,
+                  ) -> StreamingResponse:
+    """The subject's memory events as server-sent events, after `Last-Event-ID` (the header EventSource sends on
+    reconnecting, or the `last_event_id` query parameter; 0: from the oldest retained event), else from now on."""
+    after = chat.events.position(project, subject_id, last_event_id(last_event_id_header, last_event_id_query))
     return StreamingResponse(chat.events.stream(project, subject_id, after), media_type="text/event-stream",
                              headers={"cache-control": "no-cache, no-transform", "x-accel-buffering": "no"})
 

@@ -71,22 +71,25 @@ class MemoryEvent(NewMemoryEvent):
         return f"id: {self.seq}\nevent: {self.type.value}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def sse_event(name: str, data: dict[str, Any], *, retry_ms: int | None = None) -> str:
-    """An event without an id (connected, heartbeat): it does not move a client's Last-Event-ID."""
+def sse_event(name: str, data: dict[str, Any], *, retry_ms: int | None = None, event_id: int | None = None) -> str:
+    """An event of the stream itself (connected, heartbeat, error). `connected` carries the position the stream
+    starts from as its `id`, so an EventSource that reconnects before any memory event resumes from there."""
     retry = f"retry: {retry_ms}\n" if retry_ms is not None else ""
-    return f"{retry}event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    position = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{retry}{position}event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def last_event_id(header: str | None, query: int | None) -> int:
+def last_event_id(header: str | None, query: int | None) -> int | None:
     """Where a subscription resumes: after the `Last-Event-ID` header's event (what EventSource sends when it
-    reconnects), else the `last_event_id` query parameter's; 0 (from the start of the retained log) when neither
-    is given. A header that is not a number is not one of ours and is ignored; a number beyond 2^53 is refused."""
+    reconnects), else the `last_event_id` query parameter's (0: from the oldest retained event); None (from now
+    on) when neither is given. A header that is not a number is not one of ours and is ignored; a number beyond
+    2^53 is refused."""
     given = (header or "").strip()
     if given.isascii() and given.isdigit():
         if int(given) > MAX_EVENT_ID:
             raise InvalidInput("Last-Event-ID", f"at most {MAX_EVENT_ID}")
         return int(given)
-    return query if query is not None and query >= 0 else 0
+    return query
 
 
 class AuditEntry(BaseModel):

@@ -98,15 +98,20 @@ class MemoryEvents:
     def since(self, project_id: str, subject_id: str, after: int, limit: int | None = None) -> list[MemoryEvent]:
         return self._log.since(project_id, subject_id, after, limit or self.stream_config.batch)
 
+    def position(self, project_id: str, subject_id: str, asked: int | None) -> int:
+        """Where a stream starts: after event `asked`, or (None) after the subject's latest event: from now on."""
+        return asked if asked is not None else self._log.last(project_id, subject_id)
+
     async def stream(self, project_id: str, subject_id: str, after: int) -> AsyncIterator[str]:
-        """The subject's events after `after` as server-sent events: `connected`, the backlog, then each new event
+        """The subject's events after `after` as server-sent events: `connected` (its `id` the position), the
+        backlog, then each new event
         as the log is read every `poll` seconds, a `heartbeat` after `heartbeat` quiet seconds; with a `window`, it
         ends once it has delivered events or when the window has passed (a long poll). A log that cannot be read
         ends it with an `error` event (the client resumes with Last-Event-ID)."""
         config = self.stream_config
         yield sse_event("connected", {"project_id": project_id, "subject_id": subject_id, "last_event_id": after,
                                       "timestamp": format_timestamp(self._clock.now())},
-                        retry_ms=int(config.poll * 1000) if config.window else None)
+                        retry_ms=int(config.poll * 1000) if config.window else None, event_id=after)
         started = quiet_since = time.monotonic()
         while True:
             try:
