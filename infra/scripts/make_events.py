@@ -360,6 +360,12 @@ SAMPLES.update({
         "subject_id": "user_123", "updates": [{"field_key": "timezone", "value": "Europe/Lisbon"}]}),
     "chat_data/get_integrations_unsupported.json": mnx_event("GET", "/integrations", route="/{proxy+}",
                                                              request_id="sample-chat-integrations-1"),
+    "chat_data/get_memory_events.json": mnx_event("GET", "/events/memories", request_id="sample-chat-events-1",
+                                                  query={"subject_id": "user_123"},
+                                                  headers={"accept": "text/event-stream", "last-event-id": "0"}),
+    "chat_data/get_audit_requests.json": mnx_event("GET", "/audit/requests", request_id="sample-chat-audit-1",
+                                                   query={"subject_id": "user_123", "limit": "20"},
+                                                   headers={"x-session-id": "sample-session"}),
     "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
     "chat_learning/scheduled_sweep.json": {
         "version": "0", "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "detail-type": "Scheduled Event",

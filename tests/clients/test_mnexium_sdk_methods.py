@@ -48,6 +48,7 @@ STATE = "tests/clients/test_mnexium_sdk_subject_data.py::test_the_sdk_drives_eve
 PROFILE = ("tests/clients/test_mnexium_sdk_subject_data.py::"
            "test_the_sdk_drives_every_profile_method_and_recall_loads_the_fields")
 REST = "tests/clients/test_mnexium_sdk_methods.py::test_the_sdk_drives_the_methods_no_other_test_does"
+EVENTS = "tests/clients/test_mnexium_sdk_events.py::test_an_open_stream_does_not_keep_the_server_from_stopping"
 
 SDK_METHODS: dict[str, set[str]] = {
     "Mnexium": {"process", "subject", "create_chat", "get_provisioned_key", "get_trial_info", "close"},
@@ -90,14 +91,14 @@ DRIVEN_BY: dict[str, str | None] = {
     "Subject.create_chat": WHOLE,
     **{f"Subject.memories.{m}": WHOLE for m in ("search", "add", "list", "get", "update", "delete", "superseded",
                                                 "restore", "recalls")},
-    "Subject.memories.subscribe": None,  # issue 35 item 4, the event stream: another branch
+    "Subject.memories.subscribe": EVENTS,
     **{f"Subject.profile.{m}": PROFILE for m in ("get", "update", "delete_field")},
     **{f"Subject.state.{m}": STATE for m in ("get", "set", "delete")},
     **{f"Subject.claims.{m}": CLAIMS for m in ("get", "set", "list", "truth", "history", "retract")},
     **{f"Subject.chats.{m}": WHOLE for m in ("list", "read", "delete")},
     "Chat.process": WHOLE,
     "StreamResponse.text": REST,
-    "EventStream.close": None,  # issue 35 item 4
+    "EventStream.close": EVENTS,
 }
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from zengram.chat.domain.events import StreamConfig
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
 from zengram.chat.domain.policies import PolicyConfig
@@ -19,11 +20,13 @@ from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.ports import (
     AgentStateStore,
+    AuditLog,
     ChatHistoryStore,
     ChatModel,
     ClaimStore,
     LearningDispatch,
     LearningJobStore,
+    MemoryEventLog,
     MemoryPolicyStore,
     PromptStore,
     RecallEventStore,
@@ -32,6 +35,7 @@ from zengram.chat.ports import (
 )
 from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.completions import CompletionService, ContextSources
+from zengram.chat.services.events import MemoryEvents, RequestAudit
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
 from zengram.chat.services.knowledge import SubjectKnowledge
@@ -57,6 +61,8 @@ class ChatStores:
     learning: LearningJobStore
     claims: ClaimStore
     policies: MemoryPolicyStore
+    events: MemoryEventLog
+    audit: AuditLog
 
 
 @dataclass
@@ -77,6 +83,8 @@ class ChatLayer:
     dispatch: LearningDispatch
     policies: MemoryPolicyService
     policy_defaults: PolicyConfig  # what applies where no memory policy sets a key (the settings)
+    events: MemoryEvents
+    audit: RequestAudit
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -104,6 +112,7 @@ class ChatLayer:
 def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
     from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
+    from zengram.adapters.sqlite.chat_events import SQLiteAuditLog, SQLiteMemoryEventLog
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
@@ -116,12 +125,14 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path),
+                      SQLiteMemoryEventLog(path), SQLiteAuditLog(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
     from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
+    from zengram.adapters.dynamodb.chat_events import DynamoDBAuditLog, DynamoDBMemoryEventLog
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
@@ -138,7 +149,8 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
                       DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
-                      DynamoDBMemoryPolicyStore(table, client=client))
+                      DynamoDBMemoryPolicyStore(table, client=client),
+                      DynamoDBMemoryEventLog(table, client=client), DynamoDBAuditLog(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -192,6 +204,10 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
                                     supersede_from=settings.chat_supersede_similarity),
         recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
                                    temporal_decay_per_day=settings.chat_temporal_decay_per_day))
+    events = MemoryEvents(stores.events, clock, StreamConfig(
+        heartbeat=settings.chat_events_heartbeat_seconds, poll=settings.chat_events_poll_seconds,
+        window=settings.chat_events_window_seconds))
+    memories.attach_events(events)
     history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
     state = AgentStateService(stores.state, clock, scrubber)
     records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
@@ -225,5 +241,6 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
                      memory_index, record_index, runner.dispatch, policies,
                      PolicyConfig(recall_limit=settings.chat_recall_limit,
                                   recall_min_relevance=settings.chat_recall_min_relevance, recall_private=True),
+                     events, RequestAudit(stores.audit, clock),
                      closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

@@ -16,8 +16,9 @@ def turn_routers() -> list[APIRouter]:
 
 
 def data_routers() -> list[APIRouter]:
-    """A subject's data: memories, claims, profiles, memory policies and records, and the refusals of what the
-    layer does not offer (kept last)."""
-    from zengram.chat.api import claims, memories, policies, profiles, records, unsupported
+    """A subject's data: memories, claims, profiles, memory policies, records and the memory event stream, and
+    the refusals of what the layer does not offer (kept last)."""
+    from zengram.chat.api import claims, events, memories, policies, profiles, records, unsupported
 
-    return [memories.router, claims.router, profiles.router, policies.router, records.router, unsupported.router]
+    return [memories.router, claims.router, profiles.router, policies.router, records.router, events.router,
+            unsupported.router]

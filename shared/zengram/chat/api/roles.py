@@ -63,10 +63,12 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("GET", "/memory/policies/{policy_id}", READ),
     ("PATCH", "/memory/policies/{policy_id}", WRITE),
     ("DELETE", "/memory/policies/{policy_id}", WRITE),
+    ("GET", "/events/memories", READ),
+    ("GET", "/audit/requests", READ),
 ]}
 
 # What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
-UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}", "/events/memories")
+UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}")
 UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
     (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}

@@ -59,6 +59,7 @@ class Caller:
     keys: Mapping[Provider, str] = field(default_factory=dict, repr=False)
     memory_policy: str | None = None  # the x-mnx-memory-policy header
     request_id: str | None = None
+    session_id: str | None = None  # the x-session-id header: kept in the logged messages' metadata
 
 
 @dataclass
@@ -324,7 +325,8 @@ class CompletionService:
         now = self._clock.now()
         if prepared.options.log:
             self._log_exchange(prepared, reply, now)
-        self._memories.reinforce(prepared.recalled)
+        self._memories.reinforce(prepared.recalled, recalled_by=(prepared.caller.project_id, prepared.subject_id,
+                                                                 prepared.chat_id))
         job = self._learning_job(prepared, reply)
         skipped = self._learning_skipped(prepared.options) if job is None else None
         self._recalls.record(prepared.event.model_copy(update={"learning": skipped}))
@@ -339,6 +341,8 @@ class CompletionService:
     def _log_exchange(self, prepared: Prepared, reply: str, now: datetime) -> None:
         """Appends the request's messages (but the system's) and the reply to the chat's history."""
         metadata = dict(prepared.options.metadata or {})
+        if prepared.caller.session_id is not None:
+            metadata.setdefault("session_id", prepared.caller.session_id)
         said = [NewMessage(role=Role(m.role), content=m.text(), name=m.name, tool_call_id=m.tool_call_id,
                            metadata=metadata) for m in prepared.request.messages if m.role not in _SYSTEM_ROLES]
         self._history.append(prepared.caller.project_id, prepared.subject_id, prepared.chat_id,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zengram.chat.domain.data_requests import MemoryCreate, MemoryPatch
+from zengram.chat.domain.events import MemoryEventType
 from zengram.chat.domain.memories import (
     MemoryKind,
     MemorySource,
@@ -32,6 +33,9 @@ from zengram.kernel.fusion import fuse
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock, SearchIndex
 from zengram.kernel.search import SearchFilters
+
+if TYPE_CHECKING:
+    from zengram.chat.services.events import MemoryEvents
 
 logger = logging.getLogger(__name__)
 NEIGHBOURS = 20  # nearest memories versioning compares a new one with
@@ -92,6 +96,11 @@ class SubjectMemoryService:
         self._versioning = versioning
         self._recall = recall_policy
         self._fetch = search_fetch
+        self._events: MemoryEvents | None = None
+
+    def attach_events(self, events: MemoryEvents) -> None:
+        """Where created, superseded, updated, deleted, restored and recalled memories are told (the event log)."""
+        self._events = events
 
     # -- writes ----------------------------------------------------------------------------------------------
 
@@ -120,6 +129,8 @@ class SubjectMemoryService:
         assert written.memory is not None
         stored = written.memory.model_copy(update={"supersedes": [m.id for m in written.superseded]})
         self._sync.write([written.memory, *written.superseded], {written.memory.id: vector})
+        if self._events is not None:
+            self._events.created(project_id, stored, written.superseded)
         return CreateOutcome(stored, superseded=written.superseded, versioning=versioning)
 
     def _neighbours(self, project_id: str, subject_id: str, vector: Any) -> tuple[list[Neighbour], str]:
@@ -157,6 +168,7 @@ class SubjectMemoryService:
             changes["tags"] = [self._scrubber.scrub(tag) for tag in changes["tags"]]
         saved = self._store.save(current.patched(changes, self._clock.now()), current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.UPDATED)
         return saved
 
     def delete(self, project_id: str, memory_id: str) -> bool:
@@ -166,6 +178,7 @@ class SubjectMemoryService:
             return False
         saved = self._store.save(current.deleted(self._clock.now()), current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.DELETED)
         return True
 
     def restore(self, project_id: str, memory_id: str) -> tuple[bool, SubjectMemory]:
@@ -176,12 +189,21 @@ class SubjectMemoryService:
             return False, current
         saved = self._store.save(restored, current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.RESTORED)
         return True, saved
 
-    def reinforce(self, memory_ids: Sequence[str]) -> None:
-        """Each recall into a conversation: `seen_count` + 1, `last_seen_at` now (which resets decay)."""
+    def _tell(self, project_id: str, memory: SubjectMemory, kind: MemoryEventType) -> None:
+        if self._events is not None:
+            self._events.changed(project_id, memory, kind)
+
+    def reinforce(self, memory_ids: Sequence[str], *, recalled_by: tuple[str, str, str] | None = None) -> None:
+        """Each recall into a conversation: `seen_count` + 1, `last_seen_at` now (which resets decay);
+        `recalled_by` (project, subject, chat) records a `memory.recalled` event per memory."""
         if memory_ids:
             self._store.record_recall(memory_ids, self._clock.now())
+            if recalled_by is not None and self._events is not None:
+                project_id, subject_id, chat_id = recalled_by
+                self._events.recalled(project_id, subject_id, chat_id, memory_ids)
 
     # -- reads -----------------------------------------------------------------------------------------------
 
