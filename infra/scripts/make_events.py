@@ -341,8 +341,12 @@ SAMPLES.update({
                                                  request_id="sample-chat-claims-2"),
     "chat_data/patch_profile.json": mnx_event("PATCH", "/profiles", request_id="sample-chat-profiles-1", body={
         "subject_id": "user_123", "updates": [{"field_key": "timezone", "value": "Europe/Lisbon"}]}),
-    "chat_data/get_integrations_unsupported.json": mnx_event("GET", "/integrations", route="/{proxy+}",
-                                                             request_id="sample-chat-integrations-1"),
+    "chat_data/post_integration.json": mnx_event("POST", "/integrations", request_id="sample-chat-integrations-1",
+                                                 body={"integration_id": "orders", "name": "Orders",
+                                                       "mode": "webhook", "webhook_secret": "whsec_sample"}),
+    "chat_data/get_integrations.json": mnx_event("GET", "/integrations", request_id="sample-chat-integrations-2"),
+    "chat_data/get_events_unsupported.json": mnx_event("GET", "/events/memories", route="/{proxy+}",
+                                                       request_id="sample-chat-events-1"),
     "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
     "chat_learning/scheduled_sweep.json": {
         "version": "0", "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "detail-type": "Scheduled Event",

@@ -414,6 +414,8 @@ def seed_chat_projects(world: World) -> None:
                          json={"value": {"project": project}}).is_success
         assert chat_call(world, "admin", "POST", "/claims", project, json={
             "subject_id": CHAT_SUBJECT, "slot": "project", "value": project}).status_code == 201
+        assert chat_call(world, "admin", "POST", "/integrations", project, json={
+            "name": f"{project} hook", "mode": "webhook", "webhook_secret": "whsec"}).status_code == 201
         world.chat_layer.history.append(project, CHAT_SUBJECT, "chat-1", [
             NewMessage(role=Role.USER, content=f"hello from {project}")], utc_now())
 
@@ -498,6 +500,13 @@ def globex_claim(world: World) -> str:
     return claim_id
 
 
+def globex_integration(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/integrations", "globex", json={
+        "name": "a globex hook", "mode": "webhook", "webhook_secret": "whsec"})
+    integration_id: str = response.json()["integration"]["integration_id"]
+    return integration_id
+
+
 def texts_name(response: httpx.Response) -> set[str]:
     """The projects alice's memories name (each names its own)."""
     return {row["text"].removeprefix("Alice's project is ") for row in response.json()["data"]
@@ -570,6 +579,20 @@ chat_route("GET", "/profiles", "/profiles", 200, shows=lambda r: {r.json()["clai
 chat_route("PATCH", "/profiles", "/profiles", 200, json={"subject_id": "bob", "updates": [
     {"field_key": "timezone", "value": "UTC"}]})
 chat_route("DELETE", "/profiles", "/profiles", 404, params={**ALICE, "field_key": "no_such_field"})
+# Integrations: webhook ones (the matrix allows no outbound URL), so test, sync and deliveries are refused (400)
+# once the key may reach the integration, and a webhook without its signature headers too.
+chat_route("GET", "/integrations", "/integrations", 200, shows=lambda r: projects_in(r.json()["integrations"]))
+chat_route("POST", "/integrations", "/integrations", 201, json={"name": "n", "mode": "webhook"})
+INTEGRATION = "/integrations/{integration_id}"
+by_id_in_globex("GET", "/integrations/{id}", globex_integration, key=INTEGRATION)
+by_id_in_globex("PATCH", "/integrations/{id}", globex_integration, key=INTEGRATION, json={"description": "d"})
+by_id_in_globex("DELETE", "/integrations/{id}", globex_integration, key=INTEGRATION)
+for action in ("test", "sync", "webhook"):
+    by_id_in_globex("POST", f"/integrations/{{id}}/{action}", globex_integration, 400,
+                    key=f"{INTEGRATION}/{action}", json={})
+by_id_in_globex("POST", "/integrations/{id}/deliveries", globex_integration, 400, key=f"{INTEGRATION}/deliveries",
+                json={"event": "ping"})
+by_id_in_globex("GET", "/integrations/{id}/deliveries", globex_integration, key=f"{INTEGRATION}/deliveries")
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

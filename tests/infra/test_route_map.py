@@ -16,6 +16,7 @@ from zengram.chat.api import (
     claims,
     completions,
     history,
+    integrations,
     memories,
     profiles,
     prompts,
@@ -89,7 +90,8 @@ def test_the_map_names_the_service_method_a_route_calls(rows: dict[str, route_ma
         "CompletionService.prepare", "CompletionService.stream", "CompletionService.complete"]
     assert logic(rows["POST /kb/query"]) == ["DocumentQueries.query"]
     assert logic(rows["POST /kb/index"]) == ["DocumentIndexing.enqueue"]  # inside the module's `_enqueue` helper
-    assert logic(rows["GET POST PUT PATCH DELETE /api/v1/integrations"]) == []  # a refusal: its logic is its function
+    assert logic(rows["GET POST PUT PATCH DELETE /api/v1/events/memories"]) == []  # a refusal: its function
+    assert logic(rows["POST /api/v1/integrations/{integration_id}/sync"]) == ["IntegrationService.sync"]
     assert logic(rows["POST /api/v1/claims/{claim_id}/retract"]) == ["ClaimService.retract"]
     for row in rows.values():
         for kind, method in row.logic:
@@ -118,7 +120,8 @@ def test_a_full_path_greps_to_its_decorator(rows: dict[str, route_map.Row]) -> N
 
 
 def test_each_chat_router_names_the_prefix_the_role_table_uses() -> None:
-    for module in (claims, completions, history, memories, profiles, prompts, records, state, unsupported):
+    for module in (claims, completions, history, integrations, memories, profiles, prompts, records, state,
+                   unsupported):
         assert module.router.prefix == PREFIX, module.__name__
 
 

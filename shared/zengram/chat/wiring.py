@@ -14,13 +14,16 @@ from typing import Any
 
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.outbound import OutboundPolicy
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recalls import RecallConfig
+from zengram.chat.domain.webhooks import DeliveryPolicy
 from zengram.chat.ports import (
     AgentStateStore,
     ChatHistoryStore,
     ChatModel,
     ClaimStore,
+    IntegrationStore,
     LearningDispatch,
     LearningJobStore,
     PromptStore,
@@ -32,6 +35,7 @@ from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.completions import CompletionService, ContextSources
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
+from zengram.chat.services.integrations import IntegrationService
 from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import SubjectMemoryService
@@ -39,6 +43,7 @@ from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
 from zengram.chat.services.state import AgentStateService
+from zengram.chat.services.webhooks import WebhookDeliveries
 from zengram.chat.settings import ChatSettings
 from zengram.kernel.parts import SharedParts
 
@@ -53,6 +58,7 @@ class ChatStores:
     recalls: RecallEventStore
     learning: LearningJobStore
     claims: ClaimStore
+    integrations: IntegrationStore
 
 
 @dataclass
@@ -71,6 +77,8 @@ class ChatLayer:
     memory_index: ChatIndexSync
     record_index: ChatIndexSync
     dispatch: LearningDispatch
+    integrations: IntegrationService
+    webhooks: WebhookDeliveries
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -99,6 +107,7 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
     from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
+    from zengram.adapters.sqlite.chat_integrations import SQLiteIntegrationStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
     from zengram.adapters.sqlite.chat_prompts import SQLitePromptStore
@@ -109,13 +118,14 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path), SQLiteClaimStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteIntegrationStore(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
     from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
+    from zengram.adapters.dynamodb.chat_integrations import DynamoDBIntegrationStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
     from zengram.adapters.dynamodb.chat_prompts import DynamoDBPromptStore
@@ -129,7 +139,8 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
-                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client))
+                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
+                      DynamoDBIntegrationStore(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -168,6 +179,27 @@ def provider_endpoints(settings: ChatSettings) -> ProviderEndpoints:
         default_url=settings.chat_default_base_url, default_key=default_key, default_model=settings.chat_default_model)
 
 
+@dataclass(frozen=True)
+class _Integrations:
+    service: IntegrationService
+    webhooks: WebhookDeliveries
+    close: Callable[[], None]
+
+
+def _integrations(settings: ChatSettings, stores: ChatStores, records: RecordService, parts: SharedParts) -> \
+        _Integrations:
+    """Integrations and webhook deliveries over the outbound HTTP adapter, which calls only what the operator allowed
+    (ZENGRAM_OUTBOUND_ALLOW, ZENGRAM_OUTBOUND_ALLOW_NETWORKS)."""
+    from zengram.adapters.http.outbound import HttpxOutbound
+
+    policy = OutboundPolicy.of(settings.outbound_allow, settings.outbound_allow_networks)
+    outbound = HttpxOutbound(policy)
+    deliveries = DeliveryPolicy(attempts=settings.integration_delivery_attempts,
+                                backoff_seconds=settings.integration_delivery_backoff_seconds)
+    return _Integrations(IntegrationService(stores.integrations, outbound, policy, records, parts.clock),
+                         WebhookDeliveries(stores.integrations, outbound, parts.clock, deliveries), outbound.close)
+
+
 def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client: Any | None = None,
                      model: ChatModel | None = None) -> ChatLayer:
     """The chat layer over the host's shared index, embedder, scrubber, clock and LLM, its stores beside the
@@ -193,6 +225,7 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
                        retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
+    integrations = _integrations(settings, stores, records, parts)
     runner = _learning_runner(settings, learning)
     learning.attach(runner.dispatch)
     if model is None:
@@ -210,7 +243,8 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
                             records=settings.chat_records_limit,
                             record_similarity=settings.chat_records_min_similarity))
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
-    closers += [close for close in (model_closer, runner.stop) if close is not None]
+    closers += [close for close in (model_closer, runner.stop, integrations.close) if close is not None]
     return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
-                     memory_index, record_index, runner.dispatch, closers=closers,
+                     memory_index, record_index, runner.dispatch, integrations.service, integrations.webhooks,
+                     closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

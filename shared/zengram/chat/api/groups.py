@@ -15,8 +15,9 @@ def turn_routers() -> list[APIRouter]:
 
 
 def data_routers() -> list[APIRouter]:
-    """A subject's data: memories, claims, profiles and records, and the refusals of what the layer does not
-    offer (kept last)."""
-    from zengram.chat.api import claims, memories, profiles, records, unsupported
+    """A subject's data: memories, claims, profiles, records and integrations, and the refusals of what the layer
+    does not offer (kept last)."""
+    from zengram.chat.api import claims, integrations, memories, profiles, records, unsupported
 
-    return [memories.router, claims.router, profiles.router, records.router, unsupported.router]
+    return [memories.router, claims.router, profiles.router, records.router, integrations.router,
+            unsupported.router]
