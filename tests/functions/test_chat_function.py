@@ -143,6 +143,6 @@ def test_learning_runs_in_the_learning_function(provider: ContainerProvider, llm
                                  FakeLambdaContext())
         assert again["status"] == "not due"  # delivered twice (Lambda is at-least-once): run once
         swept = learning.handler(load_event("chat_learning/scheduled_sweep.json"), FakeLambdaContext())
-        assert swept == {"ran": 0, "indexed": 0}
+        assert swept == {"ran": 0, "indexed": 0, "synced": 0}
     finally:
         learning.provider.close()

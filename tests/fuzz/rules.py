@@ -34,6 +34,7 @@ RULES_STATED_IN_WORDS = (
     "endpoint_url: must be an http(s) URL with a host",  # the URL's scheme and host, checked as a URL
     "endpoint_url: not a valid URL",
     "endpoint_url: must not carry user info",
+    "schedule_seconds: a schedule is",  # an integration's schedule goes with its mode and scope
 )
 LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
                   ("POST", "/api/v1/chat/completions")}

@@ -278,6 +278,7 @@ class IntegrationStore(Protocol):
     - `add_delivery` stores a delivery; `deliveries(project, integration, limit)` lists them newest first.
     - `first_seen(project, integration, event_id, at)` records an inbound event id and says whether it was new:
       among concurrent callers with one id exactly one gets True.
+    - `due(at, limit)` lists integrations of every project whose `next_sync_at` is not after `at`, earliest first.
     """
 
     def put(self, integration: Integration) -> Integration: ...
@@ -293,6 +294,8 @@ class IntegrationStore(Protocol):
     def deliveries(self, project_id: str, integration_id: str, limit: int) -> list[Delivery]: ...
 
     def first_seen(self, project_id: str, integration_id: str, event_id: str, at: datetime) -> bool: ...
+
+    def due(self, at: datetime, limit: int) -> list[Integration]: ...
 
 
 @runtime_checkable

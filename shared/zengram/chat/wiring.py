@@ -156,7 +156,8 @@ class _Runner:
     stop: Callable[[], None] | None = None
 
 
-def _learning_runner(settings: ChatSettings, learning: LearningService) -> _Runner:
+def _learning_runner(settings: ChatSettings, learning: LearningService,
+                     sync_due: Callable[[], int] = lambda: 0) -> _Runner:
     """The learning runner: this process's worker thread, or (AWS) asynchronous invocations of a function."""
     if settings.chat_learning_launcher == "lambda":
         from zengram.adapters.aws_lambda.chat_learning import LambdaLearningDispatch
@@ -166,7 +167,10 @@ def _learning_runner(settings: ChatSettings, learning: LearningService) -> _Runn
         return _Runner(LambdaLearningDispatch(settings.chat_learning_function, region=settings.aws_region))
     from zengram.adapters.system.learning_worker import LearningWorker
 
-    worker = LearningWorker(learning.run, learning.run_due, queue_size=settings.chat_learning_queue_size,
+    def sweep() -> int:  # the worker's periodic sweep also runs the integrations' scheduled syncs
+        return learning.run_due() + sync_due()
+
+    worker = LearningWorker(learning.run, sweep, queue_size=settings.chat_learning_queue_size,
                             sweep_seconds=settings.chat_learning_sweep_seconds)
     return _Runner(worker, worker.start, worker.stop)
 
@@ -226,7 +230,7 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         LearningConfig(max_attempts=settings.chat_learning_attempts,
                        retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
     integrations = _integrations(settings, stores, records, parts)
-    runner = _learning_runner(settings, learning)
+    runner = _learning_runner(settings, learning, integrations.service.sync_due)
     learning.attach(runner.dispatch)
     if model is None:
         from zengram.adapters.openai.chat_proxy import OpenAICompatibleChat

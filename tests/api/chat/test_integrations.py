@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -181,3 +182,37 @@ def test_outbound_urls_outside_the_allow_list_are_refused(api: TestClient, recei
     create(api, integration_id="hop", endpoint_url=receiver.url("/redirect?to=https://evil.example.net/x"))
     hop = assert_error(api.post(f"{V1}/integrations/hop/test"), 400)
     assert hop.startswith("endpoint_url:") and "evil.example.net" in hop
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_scheduled_integration_is_synced_by_the_worker_each_period(
+        api: TestClient, receiver: IntegrationReceiver, chat_clock: ChatClock) -> None:
+    assert "schedule_seconds" in assert_error(api.post(f"{V1}/integrations", json={
+        "name": "x", "mode": "pull", "scope": "subject", "endpoint_url": receiver.url("/source"),
+        "schedule_seconds": 60}), 400)  # a subject's integration has no target to sync on its own
+    receiver.source = {"rate": 1.1}
+    made = create(api, integration_id="fx", endpoint_url=receiver.url("/source"), schedule_seconds=60,
+                  output_map=[{"key": "rate", "path": "$.rate"}])
+    assert made["next_sync_at"] == made["created_at"]  # never synced: due at once
+    # the embedded learning worker's sweep (every 50 ms here) runs the due sync
+    assert wait_for(lambda: api.get(f"{V1}/integrations/fx").json()["integration"]["last_synced_at"] is not None)
+    calls = len(receiver.received)
+    time.sleep(0.3)
+    assert len(receiver.received) == calls  # not again before its period …
+    receiver.source = {"rate": 1.2}
+    chat_clock.advance(seconds=61)
+    assert wait_for(lambda: len(receiver.received) > calls)  # … and again after it
+    found = api.post(f"{V1}/records/integration_values/query", json={"where": {"integration_id": "fx"}}).json()
+    assert wait_for(lambda: api.post(f"{V1}/records/integration_values/query", json={
+        "where": {"integration_id": "fx"}}).json()["records"][0]["data"]["values"] == {"rate": 1.2})
+    assert len(found["records"]) == 1
+    off = api.patch(f"{V1}/integrations/fx", json={"schedule_seconds": 0}).json()["integration"]
+    assert off["next_sync_at"] is None

@@ -77,3 +77,23 @@ def test_an_event_id_is_first_seen_exactly_once(store: IntegrationStore) -> None
     assert outcomes.count(True) == 1
     assert store.first_seen("acme", "other", "evt-1", at(0)) is True  # per integration
     assert store.first_seen("globex", "hook", "evt-1", at(0)) is True  # per project
+
+
+def test_due_lists_the_scheduled_integrations_of_every_project_earliest_first(store: IntegrationStore) -> None:
+    def scheduled(integration_id: str, seconds: float, project: str = "acme", every: int = 60) -> Integration:
+        return Integration.new(integration_id, project, IntegrationCreate(
+            name=integration_id, mode="pull", endpoint_url="https://x.example/", schedule_seconds=every), at(seconds))
+
+    store.put(integration("hook", 0))  # no schedule: never due
+    late = store.put(scheduled("late", 5, project="globex"))
+    early = store.put(scheduled("early", 1))
+    assert store.due(at(0), 10) == []
+    assert store.due(at(10), 10) == [early, late]
+    assert store.due(at(10), 1) == [early]
+    synced = store.put(early.synced(at(10)))  # next due a period later
+    assert store.due(at(20), 10) == [late]
+    assert store.due(at(70), 10) == [late, synced]
+    store.put(late.model_copy(update={"is_active": False}))
+    assert store.due(at(70), 10) == [synced]
+    store.delete("acme", "early")
+    assert store.due(at(70), 10) == []

@@ -1,6 +1,7 @@
 """The AWS `IntegrationStore` (chat/ports.py): a project's integrations in one partition (`INTEG#<project>`, sort key
 the id), each integration's delivery log in its own (`INTEGDLV#<project>#<integration>`, by time) and the inbound
-event ids it took in another (`INTEGEVT#<project>#<integration>`, written only if absent)."""
+event ids it took in another (`INTEGEVT#<project>#<integration>`, written only if absent). A scheduled
+integration is also in the `pending-index` GSI as `CHAT_INTEG_SYNC`, sorted by when its sync is due."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from zengram.adapters.dynamodb.chat_items import (
     WriteConflict,
     key,
     part,
+    pending,
     position,
     put_if_absent,
 )
@@ -21,6 +23,8 @@ from zengram.adapters.dynamodb.table import make_client
 from zengram.chat.domain.integrations import Integration
 from zengram.chat.domain.webhooks import Delivery
 from zengram.kernel.timestamps import format_timestamp
+
+DUE_MARK = "CHAT_INTEG_SYNC"
 
 
 def integrations_partition(project_id: str) -> str:
@@ -40,8 +44,12 @@ class DynamoDBIntegrationStore:
         self._table = ChatTable(client or make_client(region=region), table_name)
 
     def put(self, integration: Integration) -> Integration:
-        self._table.put_all([{**key(integrations_partition(integration.project_id), integration.integration_id),
-                              BODY: string(integration.model_dump_json())}])
+        item = {**key(integrations_partition(integration.project_id), integration.integration_id),
+                BODY: string(integration.model_dump_json())}
+        due = integration.next_sync_at
+        if due is not None:
+            item.update(pending(DUE_MARK, due, f"{part(integration.project_id)}#{part(integration.integration_id)}"))
+        self._table.put_all([item])
         return integration
 
     def get(self, project_id: str, integration_id: str) -> Integration | None:
@@ -73,3 +81,8 @@ class DynamoDBIntegrationStore:
         except WriteConflict:
             return False
         return True
+
+    def due(self, at: datetime, limit: int) -> list[Integration]:
+        keys = self._table.pending_keys(DUE_MARK, limit, until=f"{format_timestamp(at)}#~")
+        found = [Integration.model_validate_json(item[BODY]["S"]) for item in self._table.fresh(keys)]
+        return [one for one in found if (when := one.next_sync_at) is not None and when <= at]  # still due

@@ -17,9 +17,11 @@ CREATE TABLE IF NOT EXISTS chat_integrations (
     project_id TEXT NOT NULL,
     id TEXT NOT NULL,
     created_at TEXT NOT NULL,
+    next_sync_at TEXT,
     body TEXT NOT NULL,
     PRIMARY KEY (project_id, id)
 );
+CREATE INDEX IF NOT EXISTS chat_integrations_due ON chat_integrations (next_sync_at) WHERE next_sync_at IS NOT NULL;
 CREATE TABLE IF NOT EXISTS chat_deliveries (
     id TEXT PRIMARY KEY,
     project_id TEXT NOT NULL,
@@ -48,10 +50,11 @@ class SQLiteIntegrationStore:
 
     def put(self, integration: Integration) -> Integration:
         with self._db.transaction() as tx:
-            tx.execute("INSERT OR REPLACE INTO chat_integrations (project_id, id, created_at, body) "
-                       "VALUES (?, ?, ?, ?)",
-                       (integration.project_id, integration.integration_id,
-                        format_timestamp(integration.created_at), integration.model_dump_json()))
+            due = integration.next_sync_at
+            tx.execute("INSERT OR REPLACE INTO chat_integrations (project_id, id, created_at, next_sync_at, body) "
+                       "VALUES (?, ?, ?, ?, ?)",
+                       (integration.project_id, integration.integration_id, format_timestamp(integration.created_at),
+                        format_timestamp(due) if due is not None else None, integration.model_dump_json()))
         return integration
 
     def get(self, project_id: str, integration_id: str) -> Integration | None:
@@ -91,3 +94,9 @@ class SQLiteIntegrationStore:
         except sqlite3.IntegrityError:
             return False
         return True
+
+    def due(self, at: datetime, limit: int) -> list[Integration]:
+        rows = self._db.connection().execute(
+            "SELECT body FROM chat_integrations WHERE next_sync_at IS NOT NULL AND next_sync_at <= ? "
+            "ORDER BY next_sync_at, project_id, id LIMIT ?", (format_timestamp(at), limit))
+        return [Integration.model_validate_json(row["body"]) for row in rows]

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_serializer
 
 from zengram.kernel.errors import InvalidInput
 from zengram.kernel.timestamps import format_timestamp
@@ -35,8 +35,11 @@ _Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r
 _Text = Annotated[str, StringConstraints(max_length=2000)]
 _Secret = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
 _Url = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
-_Headers = Annotated[dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")],
-                          Annotated[str, StringConstraints(max_length=4000)]], Field(max_length=50)]
+_HEADER_NAME = r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$"
+_Headers = Annotated[dict[Annotated[str, StringConstraints(pattern=_HEADER_NAME)],
+                          Annotated[str, StringConstraints(max_length=4000)]], Field(max_length=50),
+                     WithJsonSchema({"type": "object", "maxProperties": 50, "propertyNames": {"pattern": _HEADER_NAME},
+                                     "additionalProperties": {"type": "string", "maxLength": 4000}})]
 _Template = Annotated[dict[str, Any], Field(max_length=100)]
 
 
@@ -73,6 +76,7 @@ class _Settable(BaseModel):
     auth_secret: _Secret | None = None
     webhook_secret: _Secret | None = None
     is_active: bool | None = None
+    schedule_seconds: Annotated[int, Field(ge=0, le=604_800)] | None = None  # ours: 0 is none
 
 
 class IntegrationCreate(_Settable):
@@ -116,9 +120,11 @@ class Integration(BaseModel):
     auth_type: AuthType = "none"
     auth_secret: str | None = None
     webhook_secret: str | None = None
+    schedule_seconds: int = 0  # a scheduled sync every so often (0: none)
     created_at: datetime
     updated_at: datetime
     last_synced_at: datetime | None = None
+    last_sync_error: str | None = None
 
     @field_serializer("created_at", "updated_at", "last_synced_at")
     def _stamp(self, value: datetime | None) -> str | None:
@@ -137,8 +143,17 @@ class Integration(BaseModel):
             changes["output_map"] = [entry.model_dump() for entry in body.output_map or []]
         return type(self).model_validate({**self.model_dump(), **changes, "updated_at": at}).checked()
 
-    def synced(self, at: datetime) -> Integration:
-        return self.model_copy(update={"last_synced_at": at})
+    def synced(self, at: datetime, error: str | None = None) -> Integration:
+        return self.model_copy(update={"last_synced_at": at, "last_sync_error": error})
+
+    @property
+    def next_sync_at(self) -> datetime | None:
+        """When the scheduled sync is due: at once when it never ran, then `schedule_seconds` after the last."""
+        if not self.schedule_seconds or not self.is_active or self.mode == "webhook":
+            return None
+        if self.last_synced_at is None:
+            return self.created_at
+        return self.last_synced_at + timedelta(seconds=self.schedule_seconds)
 
     def checked(self) -> Integration:
         """The rules across fields: a pull integration has an endpoint, auth has a secret."""
@@ -146,6 +161,10 @@ class Integration(BaseModel):
             raise InvalidInput("endpoint_url", f"required when mode is '{self.mode}'")
         if self.auth_type != "none" and not self.auth_secret:
             raise InvalidInput("auth_secret", f"required when auth_type is '{self.auth_type}'")
+        if self.schedule_seconds and (self.schedule_seconds < 60 or self.mode == "webhook"
+                                      or self.scope != "project"):
+            raise InvalidInput("schedule_seconds", "a schedule is 60 s or more (0: none), for a project-scoped "
+                                                   "integration with an endpoint (mode 'pull' or 'both')")
         keys = [entry.key for entry in self.output_map]
         if len(set(keys)) != len(keys):
             raise InvalidInput("output_map", "each key may appear once")
@@ -154,6 +173,7 @@ class Integration(BaseModel):
     def public(self) -> dict[str, Any]:
         """What the API answers: every field but the secrets, sensitive header and auth values masked."""
         body = self.model_dump(mode="json", exclude={"auth_secret", "webhook_secret", "last_synced_at"})
+        body["next_sync_at"] = body_stamp(self.next_sync_at)
         body["headers_template"] = masked(self.headers_template)
         body["auth_config"] = masked(self.auth_config)
         body.update(has_auth_secret=self.auth_secret is not None, has_webhook_secret=self.webhook_secret is not None,

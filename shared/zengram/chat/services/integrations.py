@@ -4,6 +4,7 @@ values read through the output map; `sync` keeps them as a record), and signed i
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,9 +26,10 @@ from zengram.chat.domain.tenancy import new_id
 from zengram.chat.domain.webhooks import verify
 from zengram.chat.ports import IntegrationStore, OutboundHttp
 from zengram.chat.services.records import RecordService
-from zengram.kernel.errors import Conflict, InvalidInput, NotFound
+from zengram.kernel.errors import Conflict, InvalidInput, NotFound, ZengramError
 from zengram.kernel.ports import Clock
 
+logger = logging.getLogger(__name__)
 VALUES_TYPE = "integration_values"  # the record type sync and webhooks keep values in
 VALUES_SCHEMA = SchemaDefine(type_name=VALUES_TYPE, display_name="Integration values", description=(
     "What integrations pulled (sync) or were pushed (webhook): one record per integration and target."), fields={
@@ -117,10 +119,24 @@ class IntegrationService:
         integration = self.get(project_id, integration_id)
         outcome = self._pull(integration, target)
         if outcome.ok:
-            record_id = self._keep(integration, target, outcome.values, "sync")
-            self._store.put(integration.synced(self._clock.now()))
-            outcome.cache_written, outcome.record_id = True, record_id
+            outcome.record_id = self._keep(integration, target, outcome.values, "sync")
+            outcome.cache_written = True
+        self._store.put(integration.synced(self._clock.now(), None if outcome.ok else outcome.reason))
         return outcome
+
+    def sync_due(self, limit: int = 20) -> int:
+        """Runs the scheduled syncs that are due (the embedded worker's sweep; the learning function's schedule on
+        AWS); each is tried once per period, its failure kept in `last_sync_error`. Returns how many ran."""
+        now = self._clock.now()
+        ran = 0
+        for integration in self._store.due(now, limit):
+            try:
+                self.sync(integration.project_id, integration.integration_id, Target())
+            except ZengramError as error:  # refused (e.g. an address no longer allowed): wait a period
+                logger.warning("scheduled sync of %s refused: %s", integration.integration_id, error)
+                self._store.put(integration.synced(now, str(error)))
+            ran += 1
+        return ran
 
     def _pull(self, integration: Integration, target: Target) -> Execution:
         if integration.mode == "webhook" or not integration.endpoint_url:

@@ -39,7 +39,10 @@ class IntegrationOut(BaseModel):
     has_webhook_secret: bool
     created_at: str
     updated_at: str
-    last_synced_at: str | None
+    schedule_seconds: int  # a scheduled sync every so often (0: none)
+    next_sync_at: str | None
+    last_synced_at: str | None  # the last sync (scheduled or not) and its error, if it failed
+    last_sync_error: str | None
 
     @classmethod
     def of(cls, integration: Integration) -> IntegrationOut:
