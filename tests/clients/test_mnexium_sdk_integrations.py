@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from mnexium import (
     APIError,
@@ -48,18 +49,24 @@ def receiver() -> Iterator[IntegrationReceiver]:
 
 
 @pytest.fixture
-def mnx(host_settings: Settings, minilm: Embedder, clock: ChatClock,  # noqa: F811
-        receiver: IntegrationReceiver) -> Iterator[Mnexium]:
+def server(host_settings: Settings, minilm: Embedder, clock: ChatClock,  # noqa: F811
+           receiver: IntegrationReceiver) -> Iterator[BackgroundServer]:
     settings = host_settings.model_copy(update={"outbound_allow": [f"{receiver.base}/"],
-                                                "outbound_allow_networks": ["127.0.0.1/32"]})
+                                                "outbound_allow_networks": ["127.0.0.1/32"],
+                                                "integration_delivery_backoff_seconds": 0.001})
     container = build_container(settings, embedder=minilm, clock=clock)
     try:
-        with (BackgroundServer(build_embedded_app(settings, container)) as server,
-              Mnexium(api_key=API_KEY, base_url=f"{server.url}/api/v1", openai=ProviderConfig(api_key=OPENAI_KEY),
-                      max_retries=0) as client):
-            yield client
+        with BackgroundServer(build_embedded_app(settings, container)) as running:
+            yield running
     finally:
         container.close()
+
+
+@pytest.fixture
+def mnx(server: BackgroundServer) -> Iterator[Mnexium]:
+    with Mnexium(api_key=API_KEY, base_url=f"{server.url}/api/v1", openai=ProviderConfig(api_key=OPENAI_KEY),
+                 max_retries=0) as client:
+        yield client
 
 
 def test_the_covered_list_is_every_integrations_method_of_the_sdk() -> None:
@@ -115,6 +122,21 @@ def test_the_sdk_drives_every_integrations_method(mnx: Mnexium, receiver: Integr
     assert len(mnx.integrations.list(IntegrationListOptions(include_inactive=True))) == 1
     assert mnx.integrations.delete("crm") is None
     assert mnx.integrations.get("crm") is None
+
+
+def test_deliveries_are_signed_retried_and_logged_on_this_store(mnx: Mnexium, server: BackgroundServer,
+                                                                receiver: IntegrationReceiver) -> None:
+    """Not an SDK method: the delivery routes over HTTP, on the same host (SQLite or DynamoDB)."""
+    mnx.integrations.create(IntegrationCreateOptions(name="sink", mode="webhook", integration_id="sink", output_map=[],
+                                                     endpoint_url=receiver.url("/hook"), webhook_secret=SECRET))
+    receiver.fail_times = 1
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers={"x-mnexium-key": API_KEY}) as http:
+        made = http.post("/integrations/sink/deliveries", json={"event": "ping", "data": [1]})
+        assert made.status_code == 201, made.text
+        assert [a["status_code"] for a in made.json()["delivery"]["attempts"]] == [503, 200]
+        log = http.get("/integrations/sink/deliveries").json()["deliveries"]
+    assert [d["status"] for d in log] == ["delivered"]
+    assert [hook.verified for hook in receiver.deliveries()] == [True, True]
 
 
 def test_an_endpoint_outside_the_allow_list_is_refused_through_the_sdk(mnx: Mnexium) -> None:

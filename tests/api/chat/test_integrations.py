@@ -36,8 +36,9 @@ def receiver() -> Iterator[IntegrationReceiver]:
 def chat_settings(llm_settings: Settings, llm_server: ScriptedLLMServer, receiver: IntegrationReceiver) -> Settings:
     """The receiver's loopback address allowed explicitly: the URL prefix and its network."""
     llm_server.default({"memories": []})
-    return chat_settings_for(llm_settings, llm_server, outbound_allow=[f"{receiver.base}/", "api.example.com"],
-                             outbound_allow_networks=["127.0.0.1/32"], integration_delivery_backoff_seconds=0.001)
+    allow = [f"{receiver.base}/", "api.example.com", "10.0.0.7"]
+    return chat_settings_for(llm_settings, llm_server, outbound_allow=allow, outbound_allow_networks=["127.0.0.1/32"],
+                             integration_delivery_backoff_seconds=0.001)
 
 
 def create(api: TestClient, **fields: Any) -> dict[str, Any]:
@@ -178,6 +179,10 @@ def test_outbound_urls_outside_the_allow_list_are_refused(api: TestClient, recei
     create(api, integration_id="ok", endpoint_url=receiver.url("/source"))
     assert assert_error(api.patch(f"{V1}/integrations/ok", json={"endpoint_url": "http://169.254.169.254/latest"}),
                         400).startswith("endpoint_url:")
+    # a private address is refused even when the allow-list names it (only 127.0.0.1/32 is an allowed network)
+    private = assert_error(api.post(f"{V1}/integrations", json={
+        "name": "x", "mode": "pull", "endpoint_url": "http://10.0.0.7/internal"}), 400)
+    assert private.startswith("endpoint_url: 10.0.0.7 is a loopback, private or reserved address")
     # a redirect from an allowed URL to one outside the list is not followed
     create(api, integration_id="hop", endpoint_url=receiver.url("/redirect?to=https://evil.example.net/x"))
     hop = assert_error(api.post(f"{V1}/integrations/hop/test"), 400)
