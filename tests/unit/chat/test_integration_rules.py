@@ -11,6 +11,7 @@ from mnexium import Mnexium
 from zengram.chat.domain.integrations import (
     Integration,
     IntegrationCreate,
+    IntegrationUpdate,
     OutputMapEntry,
     auth_headers,
     extract,
@@ -48,6 +49,11 @@ def test_secrets_are_masked_by_name_and_never_in_public() -> None:
     assert "pw" not in json.dumps(public) and SECRET not in json.dumps(public)
     assert public["auth_config"] == {"username": "bob", "password_hint": "********"}
     assert auth_headers(made) == {"Authorization": "Basic Ym9iOnB3"}  # bob:pw
+    # what a client read (masked) and sends back keeps the stored secret; a new value replaces it
+    edited = made.updated(IntegrationUpdate(auth_config={**public["auth_config"], "username": "eve"}), NOW)
+    assert edited.auth_config == {"username": "eve", "password_hint": "h"}
+    assert made.updated(IntegrationUpdate(auth_config={"password_hint": "new"}), NOW).auth_config == {
+        "password_hint": "new"}
 
 
 def test_templates_fill_known_variables_only() -> None:

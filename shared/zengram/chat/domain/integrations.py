@@ -139,6 +139,11 @@ class Integration(BaseModel):
 
     def updated(self, body: IntegrationUpdate, at: datetime) -> Integration:
         changes = body.changes()
+        for name in ("headers_template", "auth_config"):  # a value sent back masked keeps the stored one
+            if name in changes:
+                stored = getattr(self, name)
+                changes[name] = {key: stored.get(key, value) if value == MASK else value
+                                 for key, value in changes[name].items()}
         if "output_map" in changes:
             changes["output_map"] = [entry.model_dump() for entry in body.output_map or []]
         return type(self).model_validate({**self.model_dump(), **changes, "updated_at": at}).checked()
