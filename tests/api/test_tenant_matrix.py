@@ -416,6 +416,8 @@ def seed_chat_projects(world: World) -> None:
             "subject_id": CHAT_SUBJECT, "slot": "project", "value": project}).status_code == 201
         assert chat_call(world, "admin", "POST", "/memory/policies", project, json={
             "name": project, "policy_text": f"Learn for {project}.", "is_default": True}).status_code == 201
+        assert chat_call(world, "admin", "POST", "/integrations", project, json={
+            "name": f"{project} hook", "mode": "webhook", "webhook_secret": "whsec"}).status_code == 201
         world.chat_layer.history.append(project, CHAT_SUBJECT, "chat-1", [
             NewMessage(role=Role.USER, content=f"hello from {project}")], utc_now())
 
@@ -504,6 +506,11 @@ def globex_policy(world: World) -> str:
     response = chat_call(world, "admin", "POST", "/memory/policies", "globex", json={"name": "p", "policy_text": "x"})
     policy_id: str = response.json()["policy"]["id"]
     return policy_id
+def globex_integration(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/integrations", "globex", json={
+        "name": "a globex hook", "mode": "webhook", "webhook_secret": "whsec"})
+    integration_id: str = response.json()["integration"]["integration_id"]
+    return integration_id
 
 
 def texts_name(response: httpx.Response) -> set[str]:
@@ -590,6 +597,20 @@ by_id_in_globex("GET", "/memory/policies/{id}", globex_policy, key="/memory/poli
 by_id_in_globex("PATCH", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}",
                 json={"priority": 5})
 by_id_in_globex("DELETE", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}")
+# Integrations: webhook ones (the matrix allows no outbound URL), so test, sync and deliveries are refused (400)
+# once the key may reach the integration, and a webhook without its signature headers too.
+chat_route("GET", "/integrations", "/integrations", 200, shows=lambda r: projects_in(r.json()["integrations"]))
+chat_route("POST", "/integrations", "/integrations", 201, json={"name": "n", "mode": "webhook"})
+INTEGRATION = "/integrations/{integration_id}"
+by_id_in_globex("GET", "/integrations/{id}", globex_integration, key=INTEGRATION)
+by_id_in_globex("PATCH", "/integrations/{id}", globex_integration, key=INTEGRATION, json={"description": "d"})
+by_id_in_globex("DELETE", "/integrations/{id}", globex_integration, key=INTEGRATION)
+for action in ("test", "sync", "webhook"):
+    by_id_in_globex("POST", f"/integrations/{{id}}/{action}", globex_integration, 400,
+                    key=f"{INTEGRATION}/{action}", json={})
+by_id_in_globex("POST", "/integrations/{id}/deliveries", globex_integration, 400, key=f"{INTEGRATION}/deliveries",
+                json={"event": "ping"})
+by_id_in_globex("GET", "/integrations/{id}/deliveries", globex_integration, key=f"{INTEGRATION}/deliveries")
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

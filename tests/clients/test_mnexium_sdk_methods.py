@@ -48,6 +48,7 @@ STATE = "tests/clients/test_mnexium_sdk_subject_data.py::test_the_sdk_drives_eve
 PROFILE = ("tests/clients/test_mnexium_sdk_subject_data.py::"
            "test_the_sdk_drives_every_profile_method_and_recall_loads_the_fields")
 REST = "tests/clients/test_mnexium_sdk_methods.py::test_the_sdk_drives_the_methods_no_other_test_does"
+INTEGRATIONS = "tests/clients/test_mnexium_sdk_integrations.py::test_the_sdk_drives_every_integrations_method"
 EVENTS = "tests/clients/test_mnexium_sdk_events.py::test_an_open_stream_does_not_keep_the_server_from_stopping"
 
 SDK_METHODS: dict[str, set[str]] = {
@@ -84,8 +85,7 @@ DRIVEN_BY: dict[str, str | None] = {
     **{f"Mnexium.prompts.{m}": REST for m in ("list", "update", "delete")},
     **{f"Mnexium.records.{m}": WHOLE for m in ("define_schema", "list_schemas", "insert", "get", "query", "search")},
     **{f"Mnexium.records.{m}": REST for m in ("get_schema", "update", "delete")},
-    # issue 35 item 3, built on another branch: its SDK test fills these when merged
-    **{f"Mnexium.integrations.{m}": None for m in ("list", "create", "get", "update", "delete", "test", "sync",
+    **{f"Mnexium.integrations.{m}": INTEGRATIONS for m in ("list", "create", "get", "update", "delete", "test", "sync",
                                                    "sign_webhook", "webhook")},
     "Subject.process": REST,
     "Subject.create_chat": WHOLE,
@@ -154,8 +154,6 @@ def test_each_mapped_test_exists_and_calls_its_method() -> None:
     assert missing == {}
 
 
-@pytest.mark.xfail(strict=True, reason="integrations (issue 35 item 3) and the memory event stream (item 4) are "
-                                       "built on other branches; their SDK tests fill DRIVEN_BY when merged")
 def test_every_sdk_method_is_driven() -> None:
     assert sorted(name for name, test_id in DRIVEN_BY.items() if test_id is None) == []
 

@@ -54,7 +54,7 @@ def test_every_schedule_reaches_its_function_container(local_cloud: dict[str, An
         assert outcome["status"] == 200 and "error" not in outcome, outcome
         answers[function] = outcome["answer"]
     assert set(answers["RepairFunction"]) == REPAIR_ANSWER
-    assert set(answers["ChatLearningFunction"]) == {"ran", "indexed"}
+    assert set(answers["ChatLearningFunction"]) == {"ran", "indexed", "synced"}
     consolidation = answers["ConsolidateFunction"]
     assert consolidation == {"skipped": True} or {"job_id", "status"} <= set(consolidation), consolidation
 

@@ -125,8 +125,17 @@ def test_anthropic_message_events_through_api_gateway(provider: ContainerProvide
 def test_refusals(provider: ContainerProvider) -> None:
     status, body, _ = call("chat_data/post_memory_invalid.json")
     assert status == 400 and body["error"].startswith("text:")
-    status, body, _ = call("chat_data/get_integrations_unsupported.json")
-    assert status == 501 and "integrations: not supported" in body["error"]
+    status, body, _ = call("chat_data/get_unknown_path.json")
+    assert status == 404 and body["error"]
+
+
+def test_integrations_are_served_by_the_data_function(provider: ContainerProvider) -> None:
+    status, made, _ = call("chat_data/post_integration.json")
+    assert status == 201 and (made["integration"]["integration_id"], made["integration"]["has_webhook_secret"]) == (
+        "orders", True)
+    assert "whsec_sample" not in json.dumps(made)
+    status, listed, _ = call("chat_data/get_integrations.json")
+    assert status == 200 and [i["integration_id"] for i in listed["integrations"]] == ["orders"]
 
 
 def test_claims_are_served_by_the_data_function(provider: ContainerProvider) -> None:
@@ -158,6 +167,6 @@ def test_learning_runs_in_the_learning_function(provider: ContainerProvider, llm
                                  FakeLambdaContext())
         assert again["status"] == "not due"  # delivered twice (Lambda is at-least-once): run once
         swept = learning.handler(load_event("chat_learning/scheduled_sweep.json"), FakeLambdaContext())
-        assert swept == {"ran": 0, "indexed": 0}
+        assert swept == {"ran": 0, "indexed": 0, "synced": 0}
     finally:
         learning.provider.close()

@@ -27,6 +27,14 @@ RULES_STATED_IN_WORDS = (
     "slot: required (or predicate)",  # POST /api/v1/claims: the SDK names the slot one way or the other
     "value: required (or object_value)",  # POST /api/v1/claims: likewise the value
     "valid_until: must be after valid_from",  # a claim's validity window compares two timestamps
+    "endpoint_url: required when mode is",  # an integration: pull and both need an endpoint
+    "auth_secret: required when auth_type is",  # an integration: auth needs its secret
+    "output_map: each key may appear once",  # an integration's output map: keys across its entries
+    "endpoint_url: outbound calls are off",  # the operator allows no outbound URL (ZENGRAM_OUTBOUND_ALLOW)
+    "endpoint_url: must be an http(s) URL with a host",  # the URL's scheme and host, checked as a URL
+    "endpoint_url: not a valid URL",
+    "endpoint_url: must not carry user info",
+    "schedule_seconds: a schedule is",  # an integration's schedule goes with its mode and scope
 )
 LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
                   ("POST", "/api/v1/chat/completions"), ("POST", "/api/v1/messages")}

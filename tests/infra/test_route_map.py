@@ -17,14 +17,13 @@ from zengram.chat.api import (
     completions,
     events,
     history,
+    integrations,
     memories,
     profiles,
     prompts,
     records,
     state,
-    unsupported,
 )
-from zengram.chat.api.roles import UNSUPPORTED_PATHS
 
 from tests.support import REPO_ROOT
 
@@ -90,7 +89,8 @@ def test_the_map_names_the_service_method_a_route_calls(rows: dict[str, route_ma
         "CompletionService.prepare", "CompletionService.stream", "CompletionService.complete"]
     assert logic(rows["POST /kb/query"]) == ["DocumentQueries.query"]
     assert logic(rows["POST /kb/index"]) == ["DocumentIndexing.enqueue"]  # inside the module's `_enqueue` helper
-    assert logic(rows["GET POST PUT PATCH DELETE /api/v1/integrations"]) == []  # a refusal: its logic is its function
+    assert logic(rows["GET /api/v1/events/memories"]) == ["MemoryEvents.position", "MemoryEvents.stream"]
+    assert logic(rows["POST /api/v1/integrations/{integration_id}/sync"]) == ["IntegrationService.sync"]
     assert logic(rows["POST /api/v1/claims/{claim_id}/retract"]) == ["ClaimService.retract"]
     for row in rows.values():
         for kind, method in row.logic:
@@ -119,14 +119,8 @@ def test_a_full_path_greps_to_its_decorator(rows: dict[str, route_map.Row]) -> N
 
 
 def test_each_chat_router_names_the_prefix_the_role_table_uses() -> None:
-    for module in (claims, completions, events, history, memories, profiles, prompts, records, state, unsupported):
+    for module in (claims, completions, events, history, integrations, memories, profiles, prompts, records, state):
         assert module.router.prefix == PREFIX, module.__name__
-
-
-def test_the_refusals_are_the_paths_the_role_table_opens(rows: dict[str, route_map.Row]) -> None:
-    refused = [row.path.removeprefix(PREFIX) for row in rows.values()
-               if row.endpoint.__module__ == unsupported.__name__]
-    assert refused == list(UNSUPPORTED_PATHS)
 
 
 def test_every_kb_route_has_its_hidden_trailing_slash_twin(app: FastAPI) -> None:

@@ -13,14 +13,17 @@ from typing import Any, Protocol, runtime_checkable
 from zengram.chat.domain.claims import Claim
 from zengram.chat.domain.events import AuditEntry, MemoryEvent, NewMemoryEvent
 from zengram.chat.domain.history import ChatSummary, NewMessage, StoredMessage
+from zengram.chat.domain.integrations import Integration
 from zengram.chat.domain.learning import JobStatus, LearningJob
 from zengram.chat.domain.memories import MemoryWrite, SubjectMemory
+from zengram.chat.domain.outbound import OutboundRequest, OutboundResponse
 from zengram.chat.domain.policies import MemoryPolicy
 from zengram.chat.domain.prompts import SystemPrompt
 from zengram.chat.domain.providers import ProviderCall
 from zengram.chat.domain.recalls import LearningOutcome, RecallEvent
 from zengram.chat.domain.records import DataRecord, RecordSchema
 from zengram.chat.domain.state import AgentState
+from zengram.chat.domain.webhooks import Delivery
 
 
 @runtime_checkable
@@ -319,3 +322,44 @@ class AuditLog(Protocol):
                session_id: str | None = None) -> list[AuditEntry]: ...
 
     def prune(self, before: datetime) -> int: ...
+class IntegrationStore(Protocol):
+    """A project's integrations, their delivery log and the inbound event ids already taken.
+
+    Contract:
+    - `put` creates or replaces an integration by (project, id); `get` of an unknown id (or one of another project)
+      is None; `of_project(project)` is every integration of the project, oldest first (then id); `delete` says
+      whether it existed.
+    - `add_delivery` stores a delivery; `deliveries(project, integration, limit)` lists them newest first.
+    - `first_seen(project, integration, event_id, at)` records an inbound event id and says whether it was new:
+      among concurrent callers with one id exactly one gets True.
+    - `due(at, limit)` lists integrations of every project whose `next_sync_at` is not after `at`, earliest first.
+    """
+
+    def put(self, integration: Integration) -> Integration: ...
+
+    def get(self, project_id: str, integration_id: str) -> Integration | None: ...
+
+    def of_project(self, project_id: str) -> list[Integration]: ...
+
+    def delete(self, project_id: str, integration_id: str) -> bool: ...
+
+    def add_delivery(self, delivery: Delivery) -> None: ...
+
+    def deliveries(self, project_id: str, integration_id: str, limit: int) -> list[Delivery]: ...
+
+    def first_seen(self, project_id: str, integration_id: str, event_id: str, at: datetime) -> bool: ...
+
+    def due(self, at: datetime, limit: int) -> list[Integration]: ...
+
+
+@runtime_checkable
+class OutboundHttp(Protocol):
+    """Calls outside URLs, only those the operator allowed (zengram/chat/domain/outbound.py).
+
+    Contract: `send(request)` checks the URL against the policy, resolves its host and refuses (InvalidInput naming
+    `request.field`) before connecting when any address is not allowed; it follows at most a few redirects itself,
+    checking each target the same way. An answer of any status is returned; no answer (unreachable, timed out) is a
+    response with status 0 and the reason in `error`. It never raises for the remote side's failures.
+    """
+
+    def send(self, request: OutboundRequest) -> OutboundResponse: ...

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import NoDecode
 
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
@@ -76,6 +77,27 @@ class ChatSettings(DynamoDBSettings, HostSettings):
         description="Memory event stream: 0 streams until the client leaves (embedded); above 0 (AWS, behind API "
                     "Gateway's buffering) each response is a long poll that ends once it has delivered events or "
                     "after this many seconds, and the client reconnects with Last-Event-ID.")
+
+    # -- integrations and webhooks (docs/chat.md, "Integrations") -------------------------------------------------
+    outbound_allow: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Outside URLs integrations and webhook deliveries may call, comma-separated: URL prefixes "
+                    "(https://api.example.com/v1/) or hosts (api.example.com, *.example.com). Empty: none.")
+    outbound_allow_networks: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Loopback, private or link-local networks (CIDR, comma-separated) an allowed URL may still "
+                    "resolve to; empty: such addresses are always refused.")
+    integration_delivery_attempts: int = Field(default=4, ge=1, le=10,
+                                               description="Attempts per webhook delivery before it is failed.")
+    integration_delivery_backoff_seconds: float = Field(
+        default=0.5, ge=0, le=10, description="Wait after a delivery's first failed attempt (doubling, at most 8 s).")
+
+    @field_validator("outbound_allow", "outbound_allow_networks", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("chat_default_base_url", "chat_default_api_key", mode="before")
     @classmethod

@@ -15,15 +15,18 @@ from typing import Any
 from zengram.chat.domain.events import StreamConfig
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.outbound import OutboundPolicy
 from zengram.chat.domain.policies import PolicyConfig
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recalls import RecallConfig
+from zengram.chat.domain.webhooks import DeliveryPolicy
 from zengram.chat.ports import (
     AgentStateStore,
     AuditLog,
     ChatHistoryStore,
     ChatModel,
     ClaimStore,
+    IntegrationStore,
     LearningDispatch,
     LearningJobStore,
     MemoryEventLog,
@@ -38,6 +41,7 @@ from zengram.chat.services.completions import CompletionService, ContextSources
 from zengram.chat.services.events import MemoryEvents, RequestAudit
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
+from zengram.chat.services.integrations import IntegrationService
 from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import SubjectMemoryService
@@ -46,6 +50,7 @@ from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
 from zengram.chat.services.state import AgentStateService
+from zengram.chat.services.webhooks import WebhookDeliveries
 from zengram.chat.settings import ChatSettings
 from zengram.kernel.parts import SharedParts
 
@@ -63,6 +68,7 @@ class ChatStores:
     policies: MemoryPolicyStore
     events: MemoryEventLog
     audit: AuditLog
+    integrations: IntegrationStore
 
 
 @dataclass
@@ -85,6 +91,8 @@ class ChatLayer:
     policy_defaults: PolicyConfig  # what applies where no memory policy sets a key (the settings)
     events: MemoryEvents
     audit: RequestAudit
+    integrations: IntegrationService
+    webhooks: WebhookDeliveries
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -114,6 +122,7 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
     from zengram.adapters.sqlite.chat_events import SQLiteAuditLog, SQLiteMemoryEventLog
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
+    from zengram.adapters.sqlite.chat_integrations import SQLiteIntegrationStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
     from zengram.adapters.sqlite.chat_policies import SQLiteMemoryPolicyStore
@@ -126,7 +135,8 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
                       SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path),
-                      SQLiteMemoryEventLog(path), SQLiteAuditLog(path))
+                      SQLiteMemoryEventLog(path), SQLiteAuditLog(path),
+                      SQLiteIntegrationStore(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
@@ -134,6 +144,7 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
     from zengram.adapters.dynamodb.chat_events import DynamoDBAuditLog, DynamoDBMemoryEventLog
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
+    from zengram.adapters.dynamodb.chat_integrations import DynamoDBIntegrationStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
     from zengram.adapters.dynamodb.chat_policies import DynamoDBMemoryPolicyStore
@@ -150,7 +161,8 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
                       DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
                       DynamoDBMemoryPolicyStore(table, client=client),
-                      DynamoDBMemoryEventLog(table, client=client), DynamoDBAuditLog(table, client=client))
+                      DynamoDBMemoryEventLog(table, client=client), DynamoDBAuditLog(table, client=client),
+                      DynamoDBIntegrationStore(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -166,7 +178,8 @@ class _Runner:
     stop: Callable[[], None] | None = None
 
 
-def _learning_runner(settings: ChatSettings, learning: LearningService) -> _Runner:
+def _learning_runner(settings: ChatSettings, learning: LearningService,
+                     sync_due: Callable[[], int] = lambda: 0) -> _Runner:
     """The learning runner: this process's worker thread, or (AWS) asynchronous invocations of a function."""
     if settings.chat_learning_launcher == "lambda":
         from zengram.adapters.aws_lambda.chat_learning import LambdaLearningDispatch
@@ -176,7 +189,10 @@ def _learning_runner(settings: ChatSettings, learning: LearningService) -> _Runn
         return _Runner(LambdaLearningDispatch(settings.chat_learning_function, region=settings.aws_region))
     from zengram.adapters.system.learning_worker import LearningWorker
 
-    worker = LearningWorker(learning.run, learning.run_due, queue_size=settings.chat_learning_queue_size,
+    def sweep() -> int:  # the worker's periodic sweep also runs the integrations' scheduled syncs
+        return learning.run_due() + sync_due()
+
+    worker = LearningWorker(learning.run, sweep, queue_size=settings.chat_learning_queue_size,
                             sweep_seconds=settings.chat_learning_sweep_seconds)
     return _Runner(worker, worker.start, worker.stop)
 
@@ -187,6 +203,27 @@ def provider_endpoints(settings: ChatSettings) -> ProviderEndpoints:
         urls={Provider.OPENAI: settings.chat_openai_base_url, Provider.ANTHROPIC: settings.chat_anthropic_base_url,
               Provider.GOOGLE: settings.chat_google_base_url},
         default_url=settings.chat_default_base_url, default_key=default_key, default_model=settings.chat_default_model)
+
+
+@dataclass(frozen=True)
+class _Integrations:
+    service: IntegrationService
+    webhooks: WebhookDeliveries
+    close: Callable[[], None]
+
+
+def _integrations(settings: ChatSettings, stores: ChatStores, records: RecordService, parts: SharedParts) -> \
+        _Integrations:
+    """Integrations and webhook deliveries over the outbound HTTP adapter, which calls only what the operator allowed
+    (ZENGRAM_OUTBOUND_ALLOW, ZENGRAM_OUTBOUND_ALLOW_NETWORKS)."""
+    from zengram.adapters.http.outbound import HttpxOutbound
+
+    policy = OutboundPolicy.of(settings.outbound_allow, settings.outbound_allow_networks)
+    outbound = HttpxOutbound(policy)
+    deliveries = DeliveryPolicy(attempts=settings.integration_delivery_attempts,
+                                backoff_seconds=settings.integration_delivery_backoff_seconds)
+    return _Integrations(IntegrationService(stores.integrations, outbound, policy, records, parts.clock),
+                         WebhookDeliveries(stores.integrations, outbound, parts.clock, deliveries), outbound.close)
 
 
 def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client: Any | None = None,
@@ -219,7 +256,8 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
                        retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)), claims)
-    runner = _learning_runner(settings, learning)
+    integrations = _integrations(settings, stores, records, parts)
+    runner = _learning_runner(settings, learning, integrations.service.sync_due)
     learning.attach(runner.dispatch)
     if model is None:
         from zengram.adapters.openai.chat_proxy import OpenAICompatibleChat
@@ -236,11 +274,12 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
                             records=settings.chat_records_limit,
                             record_similarity=settings.chat_records_min_similarity))
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
-    closers += [close for close in (model_closer, runner.stop) if close is not None]
+    closers += [close for close in (model_closer, runner.stop, integrations.close) if close is not None]
     return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
                      memory_index, record_index, runner.dispatch, policies,
                      PolicyConfig(recall_limit=settings.chat_recall_limit,
                                   recall_min_relevance=settings.chat_recall_min_relevance, recall_private=True),
                      events, RequestAudit(stores.audit, clock),
+                     integrations.service, integrations.webhooks,
                      closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

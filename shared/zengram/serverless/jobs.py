@@ -92,7 +92,8 @@ def chat_learning_handler(provider: ContainerProvider) -> LambdaHandler:
                 job = chat.learning.run(job_id)
                 outcome = {"job_id": job_id, "status": job.status.value if job else "not due"}
             else:
-                outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index()}
+                outcome = {"ran": chat.learning.run_due(), "indexed": chat.repair_index(),
+                           "synced": chat.integrations.sync_due()}
             logger.info("chat learning", extra=outcome)
             return outcome
 

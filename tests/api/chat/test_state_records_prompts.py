@@ -1,5 +1,5 @@
 """Agent state (TTL), records (JSON Schema validation, query, search), system prompts (CRUD, resolution by scope),
-and what the layer does not offer (a 501 `{"error"}`, never a crash)."""
+and a path the layer does not serve (a 404 `{"error"}`, never a crash)."""
 
 from __future__ import annotations
 
@@ -113,13 +113,12 @@ def test_prompts_resolve_project_then_subject_then_chat(api: TestClient) -> None
                         400).startswith("scope_id: required")
 
 
-def test_what_the_layer_does_not_offer_is_a_501(api: TestClient) -> None:
+def test_a_path_the_layer_does_not_serve_is_a_404_with_an_error(api: TestClient) -> None:
     from zengram.kernel.keys import Role
 
     reader = api.post("/admin/keys", headers={"x-api-key": API_KEY}, json={
         "name": "reader", "role": Role.READ.value, "clients": ["global"]}).json()["key"]
-    for method, path in [("GET", "/integrations"), ("POST", "/integrations/int_1/sync")]:
+    for method, path in [("GET", "/nothing/here"), ("POST", "/integrations/int_1/nothing")]:
         response = api.request(method, f"/api/v1{path}", headers={"x-mnexium-key": reader})
-        assert response.status_code == 501 and response.json()["error"].endswith(
-            "not supported by this server (docs/chat.md lists what the chat layer offers)"), (method, path)
+        assert response.status_code == 404 and response.json()["error"], (method, path)
         assert api.request(method, f"/api/v1{path}", headers={"x-mnexium-key": "wrong"}).status_code == 401

@@ -1,5 +1,5 @@
 """The chat layer's routers in the two groups deployed as functions of their own (docs/chat.md, "On AWS"): a
-chat turn's (completions, history, state, prompts) and its data's (subject memories, records, the 501 refusals).
+chat turn's (completions, history, state, prompts) and its data's (subject memories, claims, records, …).
 Each group imports only its own routers, so a function's init builds only the routes it serves (#18 §5)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ def turn_routers() -> list[APIRouter]:
 
 
 def data_routers() -> list[APIRouter]:
-    """A subject's data: memories, claims, profiles, memory policies, records and the memory event stream, and
-    the refusals of what the layer does not offer (kept last)."""
-    from zengram.chat.api import claims, events, memories, policies, profiles, records, unsupported
+    """A subject's data: memories, claims, profiles, memory policies, records, integrations and the memory event
+    stream."""
+    from zengram.chat.api import claims, events, integrations, memories, policies, profiles, records
 
-    return [memories.router, claims.router, profiles.router, policies.router, records.router, events.router,
-            unsupported.router]
+    return [memories.router, claims.router, profiles.router, policies.router, records.router, integrations.router,
+            events.router]

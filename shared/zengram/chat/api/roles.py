@@ -65,10 +65,14 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("DELETE", "/memory/policies/{policy_id}", WRITE),
     ("GET", "/events/memories", READ),
     ("GET", "/audit/requests", READ),
+    ("GET", "/integrations", READ),
+    ("POST", "/integrations", WRITE),
+    ("GET", "/integrations/{integration_id}", READ),
+    ("PATCH", "/integrations/{integration_id}", WRITE),
+    ("DELETE", "/integrations/{integration_id}", WRITE),
+    ("POST", "/integrations/{integration_id}/test", WRITE),
+    ("POST", "/integrations/{integration_id}/sync", WRITE),
+    ("POST", "/integrations/{integration_id}/webhook", WRITE),
+    ("POST", "/integrations/{integration_id}/deliveries", WRITE),
+    ("GET", "/integrations/{integration_id}/deliveries", READ),
 ]}
-
-# What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
-UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}")
-UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
-    (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}
