@@ -16,7 +16,7 @@ import pytest
 
 from tests.support import REPO_ROOT
 
-TESTING_DOC = REPO_ROOT / "docs" / "testing.md"
+TESTING_DOC = REPO_ROOT / "docs/testing.md"
 TESTS = REPO_ROOT / "tests"
 E2E = TESTS / "e2e"
 TOLERANCE = 0.10

@@ -6,6 +6,7 @@ never at import time."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -147,7 +148,10 @@ class MiniLMSettings(HostSettings):
                     "slowest. 'auto': onnx-int8 when onnxruntime is installed, else numpy.",
     )
     minilm_cache_dir: Path | None = Field(
-        default=None, description="Where ONNX graphs built from the weights are kept; default: <data_dir>/models.",
+        default=None, description="Where ONNX graphs built from the weights are kept (named by a hash of the "
+                                  "weights, so any number of data folders share one build); default: "
+                                  "$XDG_CACHE_HOME/zengram/models (~/.cache/zengram/models), or <data_dir>/models "
+                                  "where that cannot be written (a Lambda).",
     )
     minilm_parallel_passes: int = Field(
         default=2, ge=1, le=64,
@@ -165,7 +169,9 @@ class MiniLMSettings(HostSettings):
 
     @property
     def minilm_graph_dir(self) -> Path:
-        return self.minilm_cache_dir if self.minilm_cache_dir is not None else self.data_dir / "models"
+        if self.minilm_cache_dir is not None:
+            return self.minilm_cache_dir
+        return user_model_cache() or self.data_dir / "models"
 
 
 class EmbeddingSettings(HostSettings):
@@ -218,3 +224,16 @@ class LLMSettings(HostSettings):
 
 class SharedAdapterSettings(EmbeddedIndexSettings, OpenSearchSettings, MiniLMSettings, EmbeddingSettings, LLMSettings):
     """What the shared adapters' builders read (`zengram.adapters.factories`)."""
+
+
+def user_model_cache() -> Path | None:
+    """The installation's model cache, `$XDG_CACHE_HOME/zengram/models` (default `~/.cache/...`), when it exists
+    or could be made: every data folder then loads the graph built once instead of building its own."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    try:
+        folder = (Path(base) if base else Path.home() / ".cache") / "zengram" / "models"
+    except RuntimeError:  # no home directory
+        return None
+    existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    writable = existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
+    return folder if writable else None
