@@ -34,7 +34,11 @@ class HostSettings(BaseSettings):
                     "the API key. Set it to keep placeholders (and so dedup of texts holding a secret) stable "
                     "across API key rotations.",
     )
-    data_dir: Path = Field(default=Path(".zengram"), description="Where the embedded host keeps its files.")
+    data_dir: Path = Field(
+        default_factory=lambda: default_data_dir(),
+        description="Where the embedded host keeps its files; default: `.zengram` in the working folder when it "
+                    "exists (`make serve` keeps a checkout's data there), else the user's data folder "
+                    "$XDG_DATA_HOME/zengram (~/.local/share/zengram), as for an installed `zengram serve`.")
     host: str = "127.0.0.1"
     port: int = 8084
     log_level: str = "INFO"
@@ -237,3 +241,16 @@ def user_model_cache() -> Path | None:
     existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
     writable = existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
     return folder if writable else None
+
+
+def default_data_dir() -> Path:
+    """`.zengram` in the working folder when there is one, else the user's data folder (issue 37: an installed
+    `zengram serve`, started anywhere, keeps one store and one key, which its CLI and MCP server find)."""
+    local = Path(".zengram")
+    if local.is_dir():
+        return local
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    try:
+        return (Path(base) if base else Path.home() / ".local" / "share") / "zengram"
+    except RuntimeError:  # no home directory
+        return local
