@@ -209,10 +209,18 @@ class _TokenEnds:
         return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
 
 
-def _label_matches(text: str) -> Iterator[re.Match[str]]:
-    """`_LABEL.finditer(text)`, less the matches no label kind can come of: a label never spans lines, and its
-    kind needs a label word in the line squeezed as `may_hold_a_label` squeezes (newlines kept), so only the lines
-    holding one are scanned. Found by substring search, not by a loop over lines."""
+def _label_matches(text: str, pattern: re.Pattern[str] | None = None) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` (default `_LABEL`) for a pattern of labelled values that never spans lines, less
+    the matches no label kind can come of: a kind needs a label word in the line squeezed as `may_hold_a_label`
+    squeezes, so only the lines holding one are scanned."""
+    pattern = pattern or _LABEL
+    for start, end in _label_lines(text):
+        yield from pattern.finditer(text, start, end)
+
+
+@functools.lru_cache(maxsize=2)  # the three label detectors ask about the same text
+def _label_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each line holding a label word, found by substring search, not by a loop over lines."""
     squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ALNUM_OR_NEWLINE)
     squeezed_breaks = [match.start() for match in _BYTE_NEWLINE.finditer(squeezed)]
     lines = set()
@@ -222,12 +230,10 @@ def _label_matches(text: str) -> Iterator[re.Match[str]]:
             lines.add(bisect.bisect_left(squeezed_breaks, position))
             position = squeezed.find(word, position + 1)
     if not lines:
-        return
+        return []
     breaks = [match.start() for match in _NEWLINE.finditer(text)]  # as many as the squeezed text's
-    for line in sorted(lines):
-        start = breaks[line - 1] + 1 if line else 0
-        end = breaks[line] if line < len(breaks) else len(text)
-        yield from _LABEL.finditer(text, start, end)
+    return [(breaks[line - 1] + 1 if line else 0, breaks[line] if line < len(breaks) else len(text))
+            for line in sorted(lines)]
 
 
 _BYTE_NEWLINE = re.compile(b"\n")
@@ -337,7 +343,7 @@ _CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!
 
 def _cli_flag_secrets(text: str) -> Iterator[Span]:
     """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
-    for match in _CLI_FLAG.finditer(text):
+    for match in _label_matches(text, _CLI_FLAG):  # a flag and its value never span lines
         kind = label_kind(match.group("label"))
         value = match.group("value")
         start = match.start("value")
@@ -351,7 +357,7 @@ _XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})<
 
 
 def _xml_secrets(text: str) -> Iterator[Span]:
-    for match in _XML_SECRET.finditer(text):
+    for match in _label_matches(text, _XML_SECRET):  # an element's value never spans lines here
         kind = label_kind(match.group("tag").rsplit(":", 1)[-1])
         if kind is not None and labelled_value_is_secret(kind, match.group("value")):
             yield match.start("value"), match.end("value"), kind
