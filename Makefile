@@ -81,12 +81,13 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 
 install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP) $(AGENT_BRAIN_STAMP)
 
+# A checkout keeps its data in .zengram (an installed `zengram serve` uses the user's data folder instead).
 serve: $(STAMP)
-	$(BIN)/zengram serve
+	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram serve
 
 # Zengram's MCP tools for a coding assistant (stdio); the server must be running (`make serve`).
 mcp: $(STAMP)
-	$(BIN)/zengram-mcp
+	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram-mcp
 
 # ruff; the import contracts of the house (pyproject.toml [tool.importlinter], docs/architecture.md); and commit
 # subjects of at most 72 characters since the rule began (docs/README.md, "Commits").
@@ -247,10 +248,10 @@ invoke: $(STAMP) $(SAM_STAMP) podman lambda-image
 	$(BIN)/python -m infra.local_cloud.invoke $(FUNCTION) $(EVENT)
 
 reindex: $(STAMP)
-	$(BIN)/zengram reindex
+	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram reindex
 
 backfill-entities: $(STAMP)
-	$(BIN)/zengram backfill-entities
+	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram backfill-entities
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(LOCALSTACK_VENV) $(AGENT_BRAIN_VENV) $(PEERS_VENV) build .aws-sam .local-cloud .pytest_cache .mypy_cache .ruff_cache \

@@ -249,7 +249,7 @@ def test_invalid_arguments_are_tool_errors_that_name_them_and_nothing_is_sent(
 
 def test_finds_the_local_key_file_like_the_readme_config(live_server: BackgroundServer, tmp_path: Path) -> None:
     """The .mcp.json of docs/clients.md gives only BRAIN_API_URL: started in the project folder, the key comes from
-    `.zengram/web-key`."""
+    `.zengram/api-key`."""
     (tmp_path / ".zengram").mkdir()
     (tmp_path / ".zengram" / "api-key").write_text(API_KEY + "\n")
 
@@ -302,3 +302,26 @@ def test_streamable_http_transport_lists_and_calls_tools(live_server: Background
     assert names == TOOLS
     assert [hit["id"] for hit in found["results"]] == [stored["id"]]
     assert wrong.is_error and "limit" in text(wrong)
+
+
+def test_without_a_key_it_serves_and_every_call_says_where_the_key_was_looked_for(
+    live_server: BackgroundServer, tmp_path: Path
+) -> None:
+    """Exiting at start-up showed the assistant only "Connection closed" (issue 37): the server starts, lists its
+    tools, and each call fails with the places the key was looked for."""
+    data_dir = tmp_path / "data"
+
+    async def scenario(session: ClientSession) -> tuple[set[str], dict[str, CallToolResult]]:
+        names = {tool.name for tool in (await session.list_tools()).tools}
+        return names, {"stats": await session.call_tool("brain_stats", {}),
+                       "store": await session.call_tool("brain_store", {"type": "fact", "content": "x", "key": "k"}),
+                       "search": await session.call_tool("brain_search", {"query": "anything"})}
+
+    names, results = with_mcp(live_server, scenario, cwd=tmp_path,
+                              env={"BRAIN_API_URL": live_server.url, "ZENGRAM_DATA_DIR": str(data_dir),
+                                   **{name: os.environ[name] for name in ("PATH", "PYTHONPATH") if name in os.environ}})
+
+    assert names == TOOLS
+    for name, result in results.items():
+        assert result.is_error, name
+        assert "BRAIN_API_KEY" in text(result) and str(data_dir / "api-key") in text(result), text(result)

@@ -35,11 +35,31 @@ def without_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def graphs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("graphs")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An installation's user cache folder ($XDG_CACHE_HOME) holding both graphs, built once here."""
+    folder = tmp_path_factory.mktemp("cache")
     for variant in ("fp32", "int8"):
-        OnnxMiniLMEmbedder(variant=variant, cache_dir=folder).load()
+        OnnxMiniLMEmbedder(variant=variant, cache_dir=folder / "zengram" / "models").load()
     return folder
+
+
+@pytest.fixture
+def graphs(user_cache: Path) -> Path:
+    return user_cache / "zengram" / "models"
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every graph built from the weights, by variant."""
+    built: list[str] = []
+    real = onnx_module._built
+
+    def counted(model_dir: Path, variant: onnx_module.Variant) -> bytes:
+        built.append(variant)
+        return real(model_dir, variant)
+
+    monkeypatch.setattr(onnx_module, "_built", counted)
+    return built
 
 
 def graph_file(folder: Path, variant: str) -> Path:
@@ -52,13 +72,44 @@ def test_auto_is_onnx_int8_when_onnxruntime_is_installed() -> None:
     assert Settings().minilm_runtime == "auto"
 
 
-def test_the_default_embedder_is_onnx_int8_behind_merged_passes(tmp_path: Path) -> None:
+def test_the_default_embedder_is_onnx_int8_behind_merged_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     settings = Settings(data_dir=tmp_path / "data")
     embedder = build_embedder(settings)
     assert isinstance(embedder, CoalescingEmbedder)
     assert isinstance(embedder.inner, OnnxMiniLMEmbedder) and embedder.inner.runtime == "onnx-int8"
-    embedder.embed([TEXT])
-    assert graph_file(tmp_path / "data" / "models", "int8").stat().st_size > 20_000_000  # cached in the data dir
+    with caplog.at_level(logging.DEBUG):
+        embedder.embed([TEXT])
+    assert builds == ["int8"]
+    # Cached for the installation (the user's cache folder), not in the data folder.
+    assert graph_file(tmp_path / "cache" / "zengram" / "models", "int8").stat().st_size > 20_000_000
+    assert not (tmp_path / "data" / "models").exists()
+    # Quietly: none of the quantizer's 24 "Quantization parameters for tensor … not specified" lines.
+    assert not [record for record in caplog.records if "Quantization parameters" in record.getMessage()]
+
+
+def test_a_new_data_folder_loads_the_installations_graph(
+    user_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[str]
+) -> None:
+    """Issue 37: every new data folder rebuilt the int8 graph (19 s). Counted, not timed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
+    for folder in ("first", "second"):
+        embedder = build_embedder(Settings(data_dir=tmp_path / folder))
+        assert embedder.embed([TEXT]).shape == (1, 384)
+        assert not (tmp_path / folder / "models").exists()
+    assert builds == []
+
+
+def test_without_a_writable_user_cache_the_data_folder_keeps_the_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert Settings(data_dir=tmp_path / "data").minilm_graph_dir == tmp_path / "data" / "models"
+    assert Settings(data_dir=tmp_path, minilm_cache_dir=tmp_path / "mine").minilm_graph_dir == tmp_path / "mine"
 
 
 @pytest.mark.parametrize(("runtime", "expected"), [("numpy", "numpy"), ("onnx", "onnx")])

@@ -32,7 +32,7 @@ UrlOption = Annotated[str | None, typer.Option(
     help="Server URL (default: the local embedded server, http://127.0.0.1:8084)")]
 KeyOption = Annotated[str | None, typer.Option(
     "--key", envvar="BRAIN_API_KEY", show_envvar=True, show_default=False,
-    help="API key (default: the key the local server generated into .zengram/web-key)")]
+    help="API key (default: the key the local server generated into .zengram/api-key)")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the server's JSON answer instead of a summary")]
 
 stderr = Console(stderr=True, highlight=False)

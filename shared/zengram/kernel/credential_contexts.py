@@ -15,6 +15,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
+from zengram.kernel.anchors import anchored
 from zengram.kernel.secret_shapes import (
     PROSE_WORDS,
     TRAILING_PUNCTUATION,
@@ -57,9 +58,15 @@ _COMMAND_PASSWORDS = [
 ]
 
 
+# Each command's regex is tried only where its command's name starts.
+_COMMAND_SCANS = [anchored(pattern, *names) for pattern, names in zip(_COMMAND_PASSWORDS, [
+    ("curl", "wget", "http"), ("mysql", "mariadb"), ("redis-cli",), ("sshpass",),
+    ("docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane")], strict=True)]
+
+
 def command_line_passwords(text: str) -> Found:
-    for pattern in _COMMAND_PASSWORDS:
-        for match in pattern.finditer(text):
+    for scan in _COMMAND_SCANS:
+        for match in scan(text):
             start, end, value = _unquoted(match)
             if _is_value(value):
                 yield start, end
@@ -122,14 +129,18 @@ _AWS_SECRET_IN_PROSE = re.compile(r"(?i)\bsecret[ _-]?(?:access[ _-]?)?key\b[^\n
                                   r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
 
 
+_TWILIO_SCAN = anchored(_TWILIO_PAIR, "SK")
+_AWS_SECRET_SCAN = anchored(_AWS_SECRET_IN_PROSE, "secret")
+
+
 def paired_secrets(text: str) -> Found:
     """A Twilio API key's secret after its SID, and an AWS secret access key introduced in prose ("the secret
     access key for the backup user is …"): 40 base64 characters of mixed case and digits."""
-    for match in _TWILIO_PAIR.finditer(text):
+    for match in _TWILIO_SCAN(text):
         digit, lower, upper, _ = char_classes(match.group("value"))
         if digit and (lower or upper):
             yield match.span("value")
-    for match in _AWS_SECRET_IN_PROSE.finditer(text):
+    for match in _AWS_SECRET_SCAN(text):
         digit, lower, upper, _ = char_classes(match.group("value"))
         if (digit and lower and upper) or (lower and upper and "/" in match.group("value")):
             yield match.span("value")
@@ -153,9 +164,14 @@ _BARE_PASS = re.compile(r"(?i)(?<![\w-])(?:wi-?fi|vpn|guest|admin|root|door|gate
 _SHORT_CODE = re.compile(r"\d{4,}[#*]?")
 
 
+_SENTENCE_SCANS = [anchored(_SENTENCE_PASSWORD, "pass", "pw", "pin"), anchored(_LOGIN_PAIR, "login", "cred", "user"),
+                   anchored(_BARE_PASS, "wifi", "wi-fi", "vpn", "guest", "admin", "root", "door", "gate", "alarm",
+                            "router", "login", "account", "user")]
+
+
 def sentence_passwords(text: str) -> Found:
-    for pattern in (_SENTENCE_PASSWORD, _LOGIN_PAIR, _BARE_PASS):
-        for match in pattern.finditer(text):
+    for scan in _SENTENCE_SCANS:
+        for match in scan(text):
             start, _, value = _unquoted(match)
             value = value.rstrip(TRAILING_PUNCTUATION)
             if _is_value(value) and (looks_like_a_password(value) or _SHORT_CODE.fullmatch(value)):

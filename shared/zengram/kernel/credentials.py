@@ -15,12 +15,14 @@ Every detector has positive and negative examples in tests/unit/test_credential_
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from zengram.kernel import credential_contexts as contexts
+from zengram.kernel.anchors import anchored, literal_hint
 from zengram.kernel.provider_tokens import PROVIDER_TOKENS as PROVIDER_TOKENS
 from zengram.kernel.provider_tokens import Detector as Detector
 from zengram.kernel.provider_tokens import Span as Span
@@ -91,9 +93,12 @@ _AUTHORIZATION = re.compile(
     r"|splunk)[ \t]+)?(?P<value>[^\s\"'][^\"'\n]*)")
 
 
+_AUTHORIZATION_SCAN = anchored(_AUTHORIZATION, "proxy-", "authorization")
+
+
 def _authorization_header(text: str) -> Iterator[Span]:
     """An Authorization header's credentials, whatever their length; the scheme stays readable."""
-    for match in _AUTHORIZATION.finditer(text):
+    for match in _AUTHORIZATION_SCAN(text):
         value, start = match.group("value"), match.start("value")
         scheme = (match.group("scheme") or "").lower()
         first = value.split()[0]
@@ -116,10 +121,14 @@ _CONNECTION_STRING_SECRET = re.compile(
     r"[ \t]*=[ \t]*(?P<secret>[^;\r\n\"'`]+)")
 
 
+_CONNECTION_STRING_SCAN = anchored(_CONNECTION_STRING_SECRET, "password", "pwd", "accountkey", "sharedaccess",
+                                   "sharedsecretvalue")
+
+
 def _connection_string_secrets(text: str) -> Iterator[Span]:
     """`Password=…;`, `AccountKey=…` in ADO.NET / ODBC / Azure connection strings: the value runs to the next
     `;`, spaces included. Only inside a `key=value;…` list (a `;` right before the label or right after it)."""
-    for match in _CONNECTION_STRING_SECRET.finditer(text):
+    for match in _CONNECTION_STRING_SCAN(text):
         start = match.start("secret")
         value = match.group("secret").rstrip()
         before = match.start()  # no slices of the text: a text of many pairs would cost its length each
@@ -136,17 +145,18 @@ STRUCTURES = [
     Detector("url-credentials", _url_credentials),
     Detector("authorization-header", _authorization_header),
     _pattern("bearer-token", r"(?i)(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]+=*)(?![A-Za-z0-9._~+/=-])",
-             accept=_bearer_token),
+             accept=_bearer_token, anchors=("bearer",)),
     _pattern("basic-auth", r"(?i)(?<![A-Za-z0-9])basic[ \t]+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
-             accept=_basic_credentials),
+             accept=_basic_credentials, anchors=("basic",)),
     _pattern("docker-auth", r"\"auth\"[ \t]*:[ \t]*\"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})\"",  # ~/.docker/config.json
              accept=_basic_credentials),
     _pattern("azure-storage-key",
-             r"(?i)(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})"),
+             r"(?i)(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{40,}={0,2})",
+             anchors=("accountkey", "sharedaccesskey")),
     Detector("connection-string-secret", _connection_string_secrets),
     _pattern("signed-url-signature",  # Azure SAS, S3 / GCS presigned URLs
              r"(?i)[?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential)="
-             r"(?P<secret>[^&\s#\"'<>]{16,})"),
+             r"(?P<secret>[^&\s#\"'<>]{16,})", anchors=("?", "&")),
 ]
 
 # -- labelled secrets --------------------------------------------------------------------------------------------
@@ -199,10 +209,41 @@ class _TokenEnds:
         return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
 
 
+def _label_matches(text: str, pattern: re.Pattern[str] | None = None) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` (default `_LABEL`) for a pattern of labelled values that never spans lines, less
+    the matches no label kind can come of: a kind needs a label word in the line squeezed as `may_hold_a_label`
+    squeezes, so only the lines holding one are scanned."""
+    pattern = pattern or _LABEL
+    for start, end in _label_lines(text):
+        yield from pattern.finditer(text, start, end)
+
+
+@functools.lru_cache(maxsize=2)  # the three label detectors ask about the same text
+def _label_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each line holding a label word, found by substring search, not by a loop over lines."""
+    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ALNUM_OR_NEWLINE)
+    squeezed_breaks = [match.start() for match in _BYTE_NEWLINE.finditer(squeezed)]
+    lines = set()
+    for word in _LABEL_WORDS:
+        position = squeezed.find(word)
+        while position >= 0:
+            lines.add(bisect.bisect_left(squeezed_breaks, position))
+            position = squeezed.find(word, position + 1)
+    if not lines:
+        return []
+    breaks = [match.start() for match in _NEWLINE.finditer(text)]  # as many as the squeezed text's
+    return [(breaks[line - 1] + 1 if line else 0, breaks[line] if line < len(breaks) else len(text))
+            for line in sorted(lines)]
+
+
+_BYTE_NEWLINE = re.compile(b"\n")
+_NEWLINE = re.compile("\n")
+
+
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
     ends = _TokenEnds(text)
-    for match in _LABEL.finditer(text):
+    for match in _label_matches(text):
         if match.start("label") < covered:
             continue
         sep = match.group("sep").strip()
@@ -302,7 +343,7 @@ _CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!
 
 def _cli_flag_secrets(text: str) -> Iterator[Span]:
     """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
-    for match in _CLI_FLAG.finditer(text):
+    for match in _label_matches(text, _CLI_FLAG):  # a flag and its value never span lines
         kind = label_kind(match.group("label"))
         value = match.group("value")
         start = match.start("value")
@@ -316,7 +357,7 @@ _XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})<
 
 
 def _xml_secrets(text: str) -> Iterator[Span]:
-    for match in _XML_SECRET.finditer(text):
+    for match in _label_matches(text, _XML_SECRET):  # an element's value never spans lines here
         kind = label_kind(match.group("tag").rsplit(":", 1)[-1])
         if kind is not None and labelled_value_is_secret(kind, match.group("value")):
             yield match.start("value"), match.end("value"), kind
@@ -328,7 +369,7 @@ LABELLED = [
     Detector("xml-secret", _xml_secrets),
     _pattern("netrc-password",
              r"\b(?:machine\s+(?:[\w-]+\.)+[\w-]+|default)\s+login\s+\S+\s+password\s+(?P<secret>\S+)",
-             accept=lambda value: not is_stand_in(value)),
+             accept=lambda value: not is_stand_in(value), anchors=("machine", "default")),
 ]
 
 def _spans(find: Callable[[str], Iterator[tuple[int, int]]], kind: str) -> Callable[[str], Iterator[Span]]:
@@ -347,8 +388,9 @@ CONTEXTS = [
 
 # -- hints: what a text must hold for a detector to find anything in it ------------------------------------------
 
-_NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]")
-_LABEL_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")
+_NOT_ASCII_ALNUM_BYTES = bytes(code for code in range(128) if not chr(code).isalnum())
+_NOT_ALNUM_OR_NEWLINE = _NOT_ASCII_ALNUM_BYTES.replace(b"\n", b"")
+_LABEL_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")
 
 
 @functools.lru_cache(maxsize=8)
@@ -357,57 +399,65 @@ def may_hold_a_label(text: str) -> bool:
     lower-cased and joined, and each kind needs one of `_LABEL_WORDS` in them (`password`, `passwd`, `pass`,
     `pwd`, `secret`, `token`, `key`, `credential`…); the text squeezed the same way holds every label's joined
     words, so it holds one of them too. (Cached: the three label detectors ask about the same text.)"""
-    squeezed = _NOT_ASCII_ALNUM.sub("", text).lower()
+    # Non-ASCII characters are never ASCII letters or digits: dropped by the encoding, the rest by `translate`.
+    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ASCII_ALNUM_BYTES)
     return any(word in squeezed for word in _LABEL_WORDS)
 
 
-# Each regex names literals every match of the detector holds (case-insensitive where the detector's regex is);
+def _either(*hints: Callable[[str], object]) -> Callable[[str], bool]:
+    return lambda text: any(hint(text) for hint in hints)
+
+
+# Each hint names literals every match of the detector holds (case-insensitive where the detector's regex is);
 # detectors sharing a name share one hint, which covers each of them. The private key blocks and docker-auth
 # start with a literal the regex engine already searches for fast: no hint.
 _HINTS: dict[str, Callable[[str], object]] = {
-    "aws-access-key-id": _hint("AKIA|ASIA|ABIA|ACCA"),
-    "aws-secret-access-key": _hint("(?i:secret)|AKIA|ASIA"),
-    "anthropic-api-key": _hint("sk-ant-"),
-    "openai-api-key": _hint("sk-"),
-    "github-token": _hint("gh[pousr]_|github_pat_"),
-    "gitlab-token": _hint("gl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|oas)-"),
-    "slack-token": _hint("xox|xapp-"),
-    "slack-webhook": _hint(r"hooks\.slack\.com", re.IGNORECASE),
-    "discord-webhook": _hint("discord", re.IGNORECASE),
-    "zengram-api-key": _hint("zgk_"),
-    "npm-token": _hint("npm_"),
-    "pypi-token": _hint("pypi-AgEIcHlwaS5vcmc"),
-    "huggingface-token": _hint("hf_|api_org_"),
-    "stripe-key": _hint("sk_|rk_|whsec_"),
-    "google-api-key": _hint("AIza"),
-    "google-oauth-secret": _hint(r"GOCSPX-|ya29\.|1//0"),
-    "jwt": _hint("eyJ"),
-    "twilio-api-key": _hint("SK[0-9a-fA-F]{32}"),
-    "sendgrid-api-key": _hint(r"SG\."),
-    "mailgun-api-key": _hint("key-"),
-    "mailchimp-api-key": _hint("-us[0-9]"),
-    "telegram-bot-token": _hint(":AA"),
+    "aws-access-key-id": literal_hint("AKIA", "ASIA", "ABIA", "ACCA"),
+    "aws-secret-access-key": _either(literal_hint("secret", ignore_case=True), literal_hint("AKIA", "ASIA")),
+    "anthropic-api-key": literal_hint("sk-ant-"),
+    "openai-api-key": literal_hint("sk-"),
+    "github-token": literal_hint("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": literal_hint(*(f"gl{kind}-" for kind in ("pat", "dt", "ptt", "rt", "soat", "ft", "cbt", "imt",
+                                                           "oas"))),
+    "slack-token": literal_hint("xox", "xapp-"),
+    "slack-webhook": literal_hint("hooks.slack.com", ignore_case=True),
+    "discord-webhook": literal_hint("discord", ignore_case=True),
+    "zengram-api-key": literal_hint("zgk_"),
+    "npm-token": literal_hint("npm_"),
+    "pypi-token": literal_hint("pypi-AgEIcHlwaS5vcmc"),
+    "huggingface-token": literal_hint("hf_", "api_org_"),
+    "stripe-key": literal_hint("sk_", "rk_", "whsec_"),
+    "google-api-key": literal_hint("AIza"),
+    "google-oauth-secret": literal_hint("GOCSPX-", "ya29.", "1//0"),
+    "jwt": literal_hint("eyJ"),
+    "twilio-api-key": literal_hint("SK"),
+    "sendgrid-api-key": literal_hint("SG."),
+    "mailgun-api-key": literal_hint("key-"),
+    "mailchimp-api-key": literal_hint("-us"),
+    "telegram-bot-token": literal_hint(":AA"),
     "discord-bot-token": _hint(r"[MNO][A-Za-z0-9_-]{23,27}\."),
-    "command-line-password": _hint("curl|wget|http|mysql|mariadb|redis-cli|sshpass|login"),
-    "config-file-secret": _hint(r"(?i:_auth|_password)|:(?:\d|\*)"),
-    "kubernetes-secret": _hint("Secret"),
-    "base64-private-key": _hint("LS0tLS1CRUdJT"),
-    "paired-secret": _hint("SK|(?i:secret)"),
-    "sentence-password": _hint("pass|pw|pin|login|cred|user", re.IGNORECASE),
-    "llm-provider-key": _hint("gsk_|xai-|r8_|pplx-"),
-    "service-token": _hint(r"_v1_|shp(?:at|ca|pa|ss)_|dapi|ATATT3|lin_api_|sq0|HRKU-|NRAK-|sntry[su]_|hv[sb]\."
-                           r"|dp\.|AGE-SECRET-KEY-1"),
+    "command-line-password": literal_hint("curl", "wget", "http", "mysql", "mariadb", "redis-cli", "sshpass", "login"),
+    "config-file-secret": _either(literal_hint("_auth", "_password", ignore_case=True), _hint(r":(?:\d|\*)")),
+    "kubernetes-secret": literal_hint("Secret"),
+    "base64-private-key": literal_hint("LS0tLS1CRUdJT"),
+    "paired-secret": _either(literal_hint("SK"), literal_hint("secret", ignore_case=True)),
+    "sentence-password": literal_hint("pass", "pw", "pin", "login", "cred", "user", ignore_case=True),
+    "llm-provider-key": literal_hint("gsk_", "xai-", "r8_", "pplx-"),
+    "service-token": literal_hint("_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "dapi", "ATATT3", "lin_api_", "sq0",
+                                  "HRKU-", "NRAK-", "sntrys_", "sntryu_", "hvs.", "hvb.", "dp.", "AGE-SECRET-KEY-1"),
     "url-credentials": _hint(r"://[^\s\"'<>`]*@"),
-    "authorization-header": _hint("authorization", re.IGNORECASE),
-    "bearer-token": _hint("bearer", re.IGNORECASE),
-    "basic-auth": _hint("basic", re.IGNORECASE),
-    "azure-storage-key": _hint("accountkey|sharedaccesskey", re.IGNORECASE),
-    "connection-string-secret": _hint("password|pwd|accountkey|sharedaccess|sharedsecretvalue", re.IGNORECASE),
-    "signed-url-signature": _hint("[?&](?:sig|x-amz-s|x-goog-)", re.IGNORECASE),
+    "authorization-header": literal_hint("authorization", ignore_case=True),
+    "bearer-token": literal_hint("bearer", ignore_case=True),
+    "basic-auth": literal_hint("basic", ignore_case=True),
+    "azure-storage-key": literal_hint("accountkey", "sharedaccesskey", ignore_case=True),
+    "connection-string-secret": literal_hint("password", "pwd", "accountkey", "sharedaccess", "sharedsecretvalue",
+                                             ignore_case=True),
+    "signed-url-signature": literal_hint("?sig", "&sig", "?x-amz-s", "&x-amz-s", "?x-goog-", "&x-goog-",
+                                         ignore_case=True),
     "labelled-secret": may_hold_a_label,
     "cli-flag-secret": may_hold_a_label,
     "xml-secret": may_hold_a_label,
-    "netrc-password": _hint("password"),
+    "netrc-password": literal_hint("password"),
 }
 
 DETECTORS: list[Detector] = [replace(detector, hint=_HINTS.get(detector.name))

@@ -4,6 +4,7 @@ secret follows (`password`, `API_KEY`, `clientSecret`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 # -- value shapes -----------------------------------------------------------------------------------------------
@@ -40,7 +41,21 @@ TRAILING_PUNCTUATION = ".,;:)]}>"
 MASK = "\ue000"
 
 
+# Texts repeat their words and labels: the short ones are judged once each per process (issue 37, scrubbing speed);
+# long ones are not kept, so the caches hold at most _CACHED_CHARS characters per entry.
+_CACHED_CHARS = 128
+
+
 def is_stand_in(value: str) -> bool:
+    return _cached_is_stand_in(value) if len(value) <= _CACHED_CHARS else _is_stand_in(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_is_stand_in(value: str) -> bool:
+    return _is_stand_in(value)
+
+
+def _is_stand_in(value: str) -> bool:
     value = value.strip()
     return value.startswith(MASK) or bool(_STAND_IN.match(value))
 
@@ -75,6 +90,15 @@ def looks_generated(value: str) -> bool:
 
 def looks_like_a_password(value: str) -> bool:
     """One word after "password is": a digit, a symbol or an inner capital, or long enough not to be prose."""
+    return _cached_password_look(value) if len(value) <= _CACHED_CHARS else _password_look(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_password_look(value: str) -> bool:
+    return _password_look(value)
+
+
+def _password_look(value: str) -> bool:
     if len(value) < 6 or is_stand_in(value) or value.lower() in PROSE_WORDS:
         return False
     digit, _, _, other = char_classes(value)
@@ -100,6 +124,17 @@ def label_kind(label: str, qualifier: str = "", *, bare_equals: bool = False) ->
     `label` is one identifier (`DB_PASSWORD`, `clientSecret`, `x-api-key`); `qualifier` the word before it
     (`API` in "API key"); `bare_equals`: written `label=value`, where `pass` is a password label too.
     """
+    if len(label) + len(qualifier) <= _CACHED_CHARS:
+        return _cached_label_kind(label, qualifier, bare_equals)
+    return _label_kind(label, qualifier, bare_equals)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_label_kind(label: str, qualifier: str, bare_equals: bool) -> str | None:
+    return _label_kind(label, qualifier, bare_equals)
+
+
+def _label_kind(label: str, qualifier: str, bare_equals: bool) -> str | None:
     words = [word.lower() for word in _WORD.findall(label)]
     while len(words) > 1 and words[-1] in _NEUTRAL_SUFFIXES:
         words.pop()

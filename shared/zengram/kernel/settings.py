@@ -6,6 +6,7 @@ never at import time."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +34,11 @@ class HostSettings(BaseSettings):
                     "the API key. Set it to keep placeholders (and so dedup of texts holding a secret) stable "
                     "across API key rotations.",
     )
-    data_dir: Path = Field(default=Path(".zengram"), description="Where the embedded host keeps its files.")
+    data_dir: Path = Field(
+        default_factory=lambda: default_data_dir(),
+        description="Where the embedded host keeps its files; default: `.zengram` in the working folder when it "
+                    "exists (`make serve` keeps a checkout's data there), else the user's data folder "
+                    "$XDG_DATA_HOME/zengram (~/.local/share/zengram), as for an installed `zengram serve`.")
     host: str = "127.0.0.1"
     port: int = 8084
     log_level: str = "INFO"
@@ -147,7 +152,10 @@ class MiniLMSettings(HostSettings):
                     "slowest. 'auto': onnx-int8 when onnxruntime is installed, else numpy.",
     )
     minilm_cache_dir: Path | None = Field(
-        default=None, description="Where ONNX graphs built from the weights are kept; default: <data_dir>/models.",
+        default=None, description="Where ONNX graphs built from the weights are kept (named by a hash of the "
+                                  "weights, so any number of data folders share one build); default: "
+                                  "$XDG_CACHE_HOME/zengram/models (~/.cache/zengram/models), or <data_dir>/models "
+                                  "where that cannot be written (a Lambda).",
     )
     minilm_parallel_passes: int = Field(
         default=2, ge=1, le=64,
@@ -165,7 +173,9 @@ class MiniLMSettings(HostSettings):
 
     @property
     def minilm_graph_dir(self) -> Path:
-        return self.minilm_cache_dir if self.minilm_cache_dir is not None else self.data_dir / "models"
+        if self.minilm_cache_dir is not None:
+            return self.minilm_cache_dir
+        return user_model_cache() or self.data_dir / "models"
 
 
 class EmbeddingSettings(HostSettings):
@@ -218,3 +228,29 @@ class LLMSettings(HostSettings):
 
 class SharedAdapterSettings(EmbeddedIndexSettings, OpenSearchSettings, MiniLMSettings, EmbeddingSettings, LLMSettings):
     """What the shared adapters' builders read (`zengram.adapters.factories`)."""
+
+
+def user_model_cache() -> Path | None:
+    """The installation's model cache, `$XDG_CACHE_HOME/zengram/models` (default `~/.cache/...`), when it exists
+    or could be made: every data folder then loads the graph built once instead of building its own."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    try:
+        folder = (Path(base) if base else Path.home() / ".cache") / "zengram" / "models"
+    except RuntimeError:  # no home directory
+        return None
+    existing = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    writable = existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
+    return folder if writable else None
+
+
+def default_data_dir() -> Path:
+    """`.zengram` in the working folder when there is one, else the user's data folder (issue 37: an installed
+    `zengram serve`, started anywhere, keeps one store and one key, which its CLI and MCP server find)."""
+    local = Path(".zengram")
+    if local.is_dir():
+        return local
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    try:
+        return (Path(base) if base else Path.home() / ".local" / "share") / "zengram"
+    except RuntimeError:  # no home directory
+        return local

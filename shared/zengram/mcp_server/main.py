@@ -11,9 +11,11 @@ import argparse
 import logging
 import os
 import sys
+from typing import Any
 
 from zengram.client import AsyncBrainClient
-from zengram.client.local import resolve_connection
+from zengram.client.errors import AuthenticationError
+from zengram.client.local import Connection, resolve_connection
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -29,9 +31,6 @@ def main(argv: list[str] | None = None) -> None:
 
     arguments = _arguments(argv)
     connection = resolve_connection(os.environ.get("BRAIN_API_URL"), os.environ.get("BRAIN_API_KEY"))
-    if not connection.api_key:
-        print(f"[zengram-mcp] no API key: set BRAIN_API_KEY (looked in {connection.key_source})", file=sys.stderr)
-        raise SystemExit(1)
     raw_timeout = os.environ.get("BRAIN_MCP_TIMEOUT", "").strip() or "15000"  # milliseconds, as in Zengram
     try:
         timeout = float(raw_timeout) / 1000
@@ -41,7 +40,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"[zengram-mcp] BRAIN_MCP_TIMEOUT must be a positive number of milliseconds, got {raw_timeout!r}",
               file=sys.stderr)
         raise SystemExit(1)
-    client = AsyncBrainClient(url=connection.url, api_key=connection.api_key, timeout=timeout)
+    client: AsyncBrainClient
+    if connection.api_key:
+        client = AsyncBrainClient(url=connection.url, api_key=connection.api_key, timeout=timeout)
+    else:
+        # Exiting would show the assistant only "Connection closed": serve, and let every call say why it fails.
+        client = KeylessClient(connection)
+        print(f"[zengram-mcp] {client.problem}", file=sys.stderr)
     server = build_server(client)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call would drown stderr
     print(f"[zengram-mcp] serving Zengram at {connection.url} over {arguments.transport}", file=sys.stderr)
@@ -49,6 +54,25 @@ def main(argv: list[str] | None = None) -> None:
         server.run("stdio")
     else:
         server.run("streamable-http", host=arguments.host, port=arguments.port)
+
+
+def missing_key_message(connection: Connection) -> str:
+    where = ("BRAIN_API_KEY is set but empty" if connection.key_source == "BRAIN_API_KEY" else
+             f"looked in BRAIN_API_KEY (unset) and in the key file {connection.key_source} (missing or empty)")
+    return (f"no API key for {connection.url}: {where}. Set BRAIN_API_KEY in the MCP server's env, or start "
+            "`zengram serve` (it writes that file) with the same ZENGRAM_DATA_DIR")
+
+
+class KeylessClient(AsyncBrainClient):
+    """The client `zengram-mcp` serves with when it found no key: every request fails, before any is sent, with
+    an error that says where the key was looked for."""
+
+    def __init__(self, connection: Connection) -> None:
+        super().__init__(url=connection.url, api_key="")
+        self.problem = missing_key_message(connection)
+
+    async def _send(self, call: Any) -> Any:
+        raise AuthenticationError(self.problem)
 
 
 if __name__ == "__main__":

