@@ -219,7 +219,8 @@ def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
     document = kb.get("/kb/openapi.json").json()
     assert {"/health", "/health/status", "/query", "/query/count", "/index", "/index/add", "/index/jobs",
             "/index/jobs/{job_id}", "/index/folders", "/index/cache",
-            "/query/chunk/{chunk_id}", "/health/providers"} == set(document["paths"])
+            "/query/chunk/{chunk_id}", "/health/providers", "/health/config", "/graph/entity/{entity_type}/{entity_id}",
+            "/graph/project"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
 

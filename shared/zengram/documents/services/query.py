@@ -15,6 +15,7 @@ from zengram.documents.domain.models import Chunk, CodeEntity, IndexCounts, Inde
 from zengram.documents.domain.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
 from zengram.documents.domain.relevance import calibration_for
 from zengram.documents.ports import ChunkFilters, ChunkIndex, ChunkStore, GraphStore, IndexJobStore
+from zengram.documents.services.graph_entities import GraphEntities
 from zengram.kernel.errors import FeatureUnavailable, NotFound
 from zengram.kernel.ports import Embedder
 
@@ -44,6 +45,8 @@ class IndexStatus:
 
 
 class DocumentQueries:
+    entities: GraphEntities  # the code graph's entities one by one (/graph/entity)
+
     def __init__(self, chunks: ChunkStore, graph: GraphStore, jobs: IndexJobStore, index: ChunkIndex,
                  embedder: Embedder, *, graph_enabled: bool = True, graph_store_type: str = "sqlite") -> None:
         self._chunks = chunks
@@ -53,6 +56,7 @@ class DocumentQueries:
         self._embedder = embedder
         self._graph_enabled = graph_enabled
         self._graph_store_type = graph_store_type
+        self.entities = GraphEntities(graph, enabled=graph_enabled)
 
     # -- status -----------------------------------------------------------------------------------------
 
