@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from zengram.documents.domain.models import IndexJob, IndexOperation, IndexOptions, WatchMode
 from zengram.kernel.timestamps import format_timestamp
@@ -38,6 +38,25 @@ class IndexRequest(BaseModel):
                                   "AWS: S3 event notifications); off: stop; unset: keep the folder's mode")
     watch_debounce_seconds: int | None = Field(default=None, ge=1, le=3600,
                                                description="Quiet seconds after a change before re-indexing")
+    injector_script: str | None = Field(default=None, description="Agent Brain's content injection (agent-brain "
+                                                                  "inject): refused, this server runs no scripts")
+    folder_metadata_file: str | None = Field(default=None, description="Agent Brain's static chunk metadata: refused")
+
+    @field_validator("injector_script")
+    @classmethod
+    def _no_scripts(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("this server does not run injector scripts (code it would import from a path of its "
+                             "disk); index the folder as it is (agent-brain index) and enrich the files beforehand")
+        return value
+
+    @field_validator("folder_metadata_file")
+    @classmethod
+    def _no_static_metadata(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("this server keeps no caller-supplied chunk metadata; its chunks carry the metadata "
+                             "indexing derives (section, symbol, language, lines, page); use agent-brain index")
+        return value
 
     def options(self, force: bool = False) -> IndexOptions:
         def as_tuple(values: list[str] | None) -> tuple[str, ...] | None:
