@@ -255,7 +255,7 @@ def sqs_batch(*bodies: dict[str, Any]) -> dict[str, Any]:
 
 SAMPLES.update({
     "documents_watch/bucket_changes.json": sqs_batch(
-        s3_object_event("Object Created", "handbook/docs/new-guide.md"),
+        s3_object_event("Object Created", "handbook/docs/new-guide.txt"),
         s3_object_event("Object Deleted", "handbook/web/cart.ts")),
 })
 

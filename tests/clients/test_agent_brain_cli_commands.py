@@ -23,6 +23,7 @@ from tests.clients.agent_brain_commands import (
     environment_for,
     exercise_other_commands,
     exercise_server_commands,
+    http_api,
 )
 from tests.clients.test_agent_brain_cli import SAMPLE, free_port
 
@@ -61,7 +62,8 @@ def test_every_command_against_the_embedded_host(tmp_path: Path) -> None:
     assert zengram("init").returncode == 0
     started = zengram("start", "--daemon", "--port", str(free_port()), "--json")
     assert started.returncode == 0, started.stdout + started.stderr
-    host = Host("embedded", root, environment, "sample", change)
+    runtime = json.loads((root / ".claude" / "agent-brain" / "runtime.json").read_text())
+    host = Host("embedded", root, environment, "sample", change, http_api(runtime["base_url"], runtime["api_key"]))
     try:
         exercise_server_commands(host)
         exercise_other_commands(host, tmp_path / "elsewhere")

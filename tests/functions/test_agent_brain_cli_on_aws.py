@@ -28,6 +28,7 @@ from tests.clients.agent_brain_commands import (
     environment_for,
     exercise_other_commands,
     exercise_server_commands,
+    http_api,
 )
 from tests.clients.test_agent_brain_cli import SAMPLE
 from tests.functions.conftest import SAMPLE_KEY
@@ -113,7 +114,8 @@ def test_every_command_against_the_aws_host(aws: tuple[Any, list[str]], watch: A
         else:
             s3.put_object(Bucket=BUCKET, Key=f"handbook/{relative}", Body=text.encode())
 
-    host = Host("aws", root, environment, f"s3://{BUCKET}/handbook", change, delivered=watch)
+    host = Host("aws", root, environment, f"s3://{BUCKET}/handbook", change, http_api(bridge, SAMPLE_KEY),
+                delivered=watch)
     exercise_server_commands(host)
     exercise_other_commands(host, tmp_path / "elsewhere")
     assert_every_command_ran(host)

@@ -89,34 +89,34 @@ def test_a_change_in_a_watched_bucket_folder_is_indexed(aws: tuple[Any, list[str
     assert status == 200, folders
     assert [(folder["watch_mode"], folder["watch_debounce_seconds"]) for folder in folders["folders"]] == [("auto", 5)]
 
-    s3.put_object(Bucket=BUCKET, Key="handbook/docs/quokka.md", Body=b"# Quokkas\n\nQuokkas live on Rottnest.\n")
-    s3.put_object(Bucket=BUCKET, Key="elsewhere/ignored.md", Body=b"# Ignored\n\nNot under a watched folder.\n")
+    s3.put_object(Bucket=BUCKET, Key="handbook/docs/quokka.txt", Body=b"# Quokkas\n\nQuokkas live on Rottnest.\n")
+    s3.put_object(Bucket=BUCKET, Key="elsewhere/ignored.txt", Body=b"# Ignored\n\nNot under a watched folder.\n")
     drained = watch()
     assert drained["changed_folders"] == [f"s3://{BUCKET}/handbook"] and len(drained["queued_jobs"]) == 1
     status, job = post("get_job", path=f"/kb/index/jobs/{drained['queued_jobs'][0]}")
     assert job["source"] == "auto"
     assert wait_for_job(drained["queued_jobs"][0])["total_documents"] == 7
-    assert f"s3://{BUCKET}/handbook/docs/quokka.md" in bm25("quokkas rottnest")
+    assert f"s3://{BUCKET}/handbook/docs/quokka.txt" in bm25("quokkas rottnest")
 
-    s3.delete_object(Bucket=BUCKET, Key="handbook/docs/quokka.md")
+    s3.delete_object(Bucket=BUCKET, Key="handbook/docs/quokka.txt")
     drained = watch()
     assert len(drained["queued_jobs"]) == 1
     assert wait_for_job(drained["queued_jobs"][0])["total_documents"] == 6
-    assert not [source for source in bm25("quokkas rottnest") if source.endswith("quokka.md")]
+    assert not [source for source in bm25("quokkas rottnest") if source.endswith("quokka.txt")]
 
     # Watching turned off: the bucket's events queue nothing
     status, queued = post("post_index", {"folder_path": f"s3://{BUCKET}/handbook", "include_code": True,
                                          "watch_mode": "off"})
     wait_for_job(queued["job_id"])
-    s3.put_object(Bucket=BUCKET, Key="handbook/docs/late.md", Body=b"# Late\n")
+    s3.put_object(Bucket=BUCKET, Key="handbook/docs/late.txt", Body=b"# Late\n")
     assert watch() == {"changed_folders": [], "queued_jobs": []}
 
 
 def test_events_that_are_not_s3_object_events_are_skipped() -> None:
     s3_event = {"detail-type": "Object Created", "source": "aws.s3",
-                "detail": {"bucket": {"name": "b"}, "object": {"key": "docs/a.md"}}}
+                "detail": {"bucket": {"name": "b"}, "object": {"key": "docs/a.txt"}}}
     batch = {"Records": [{"body": json.dumps(s3_event)}, {"body": "not json"}, {"body": json.dumps({"x": 1})},
                          {"body": json.dumps({"detail": {"bucket": {"name": "b"}}})}]}
-    assert changed_objects(batch) == ["s3://b/docs/a.md"]
-    assert changed_objects(s3_event) == ["s3://b/docs/a.md"]
+    assert changed_objects(batch) == ["s3://b/docs/a.txt"]
+    assert changed_objects(s3_event) == ["s3://b/docs/a.txt"]
     assert changed_objects({}) == []

@@ -127,16 +127,14 @@ def get_status(queries: QueriesDep, watching: WatchingDep) -> IndexingStatusResp
 
 
 @router.get("/health/config", tags=["Health"], summary="What this server is configured with (not its state)")
-def get_config(request: Request, watching: WatchingDep) -> dict[str, Any]:
+def get_config(queries: QueriesDep, watching: WatchingDep) -> dict[str, Any]:
     """Agent Brain's ConfigStatus (its MCP `corpus://config` resource). `storage_backend` names this host's record
     store (sqlite or dynamodb), where Agent Brain's says chroma or postgres."""
-    container = _container(request)
-    settings = container.settings
-    graph = settings.documents_graph_enabled
-    return {"storage_backend": settings.record_store,
-            "stores": {"vector": True, "bm25": True, "graph": graph},
-            "reranker_enabled": False, "embedding_model": container.embedder.model_id, "rerank_model": None,
-            "graph_extractor": "tree-sitter" if graph else None,
+    configured = queries.configuration()
+    return {"storage_backend": configured.record_store,
+            "stores": {"vector": True, "bm25": True, "graph": configured.graph_enabled},
+            "reranker_enabled": False, "embedding_model": configured.embedding_model, "rerank_model": None,
+            "graph_extractor": "tree-sitter" if configured.graph_enabled else None,
             "watcher_running": bool(watching and watching.watcher_running)}
 
 
@@ -285,14 +283,13 @@ def get_graph_entity(entity_type: str, entity_id: str, queries: QueriesDep) -> d
 
 
 @router.post("/graph/project", tags=["Graph"], summary="Project pre-typed facts (not supported here: 503)")
-def post_graph_project(body: GraphProjectRequest) -> dict[str, Any]:
-    raise FeatureUnavailable(_NO_PROJECTION.format(tag=body.source_tag))
+def post_graph_project(body: GraphProjectRequest, queries: QueriesDep) -> dict[str, Any]:
+    queries.entities.project(body.source_tag)
+    return {}
 
 
 @router.delete("/graph/project", tags=["Graph"], summary="Delete projected facts (not supported here: 503)")
-def delete_graph_project(source_tag: Annotated[str, Query(min_length=1, max_length=64)]) -> dict[str, Any]:
-    raise FeatureUnavailable(_NO_PROJECTION.format(tag=source_tag))
-
-
-_NO_PROJECTION = ("graph projection is not supported by this server (source_tag {tag!r}): its graph is the code graph "
-                  "that indexing builds from the files; index the sources instead")
+def delete_graph_project(source_tag: Annotated[str, Query(min_length=1, max_length=64)],
+                         queries: QueriesDep) -> dict[str, Any]:
+    queries.entities.project(source_tag)
+    return {}

@@ -72,6 +72,12 @@ class GraphEntities:
         return EntityRecord(found, [(relation, sources.get(relation.source_entity)) for relation in incoming],
                             self._graph.relations_from([found.id], NEIGHBOURS_MAX))
 
+    def project(self, source_tag: str) -> None:
+        """Agent Brain's projection of caller-supplied facts (POST/DELETE /graph/project): not kept here."""
+        raise FeatureUnavailable(f"graph projection is not supported by this server (source_tag {source_tag!r}): its "
+                                 "graph is the code graph that indexing builds from the files; index the sources "
+                                 "instead")
+
     def _find(self, entity_type: str, entity_id: str) -> CodeEntity | None:
         kinds = {kind for kind, name in TYPE_OF_KIND.items() if name == entity_type}
         if not kinds:

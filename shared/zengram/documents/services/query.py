@@ -44,6 +44,13 @@ class IndexStatus:
     pending_jobs: int
 
 
+@dataclass(frozen=True)
+class Configuration:
+    record_store: str  # where files, chunks, jobs and the graph live: sqlite or dynamodb
+    embedding_model: str
+    graph_enabled: bool
+
+
 class DocumentQueries:
     entities: GraphEntities  # the code graph's entities one by one (/graph/entity)
 
@@ -97,6 +104,9 @@ class DocumentQueries:
         return chunk, record.folder if record else chunk.source.rsplit("/", 1)[0]
 
     # -- queries ----------------------------------------------------------------------------------------
+
+    def configuration(self) -> Configuration:
+        return Configuration(self._graph_store_type, self._embedder.model_id, self._graph_enabled)
 
     def embedder_status(self) -> tuple[str, int, str | None]:
         """The embedder's model id and dimension, and why it does not answer a probe (None: it does)."""
