@@ -40,13 +40,13 @@ class Clock:
 
 def test_only_indexable_files_outside_skipped_folders_count() -> None:
     docs = folder("/p/docs")
-    assert relative_inside(docs, "/p/docs/guide/setup.md") == "guide/setup.md"
+    assert relative_inside(docs, "/p/docs/guide/setup.txt") == "guide/setup.txt"
     assert relative_inside(docs, "/p/docs/src/app.py") == "src/app.py"
-    for path in ("/p/docs/.git/index", "/p/docs/node_modules/x/readme.md", "/p/docs/data.sqlite3",
-                 "/p/docsx/a.md", "/p/other/a.md", "/p/docs"):
+    for path in ("/p/docs/.git/index", "/p/docs/node_modules/x/readme.txt", "/p/docs/data.sqlite3",
+                 "/p/docsx/a.txt", "/p/other/a.txt", "/p/docs"):
         assert relative_inside(docs, path) is None, path
     flat = folder("/p/docs", recursive=False)
-    assert relative_inside(flat, "/p/docs/a.md") == "a.md" and relative_inside(flat, "/p/docs/sub/a.md") is None
+    assert relative_inside(flat, "/p/docs/a.txt") == "a.txt" and relative_inside(flat, "/p/docs/sub/a.txt") is None
     assert relative_inside(folder("s3://b/handbook"), "s3://b/handbook/docs/a.txt") == "docs/a.txt"
 
 
@@ -55,9 +55,9 @@ def test_a_folder_is_reindexed_once_quiet_for_its_debounce() -> None:
     indexing = FakeIndexing(folder("/p/docs", debounce=5), folder("/p/code"), folder("/p/off", watch="off"))
     watching = FolderWatching(indexing, default_debounce=30, monotonic=clock)  # type: ignore[arg-type]
     assert watching.refresh() == ["/p/code", "/p/docs"]
-    assert watching.changed(["/p/docs/a.md", "/p/docs/b.md", "/p/off/a.md", "/p/code/x.png"]) == ["/p/docs"]
+    assert watching.changed(["/p/docs/a.txt", "/p/docs/b.txt", "/p/off/a.txt", "/p/code/x.png"]) == ["/p/docs"]
     clock.now += 4
-    watching.changed(["/p/docs/c.md"])  # another change restarts the quiet period
+    watching.changed(["/p/docs/c.txt"])  # another change restarts the quiet period
     clock.now += 4
     assert watching.run_due() == []
     clock.now += 1
@@ -74,9 +74,9 @@ def test_a_folder_that_cannot_be_reindexed_is_skipped_and_closing_stops_everythi
     clock = Clock()
     watching = FolderWatching(FakeIndexing(folder("/gone"), folder("/p/docs")), monotonic=clock)  # type: ignore[arg-type]
     watching.refresh()
-    watching.changed(["/gone/a.md", "/p/docs/a.md"])
+    watching.changed(["/gone/a.txt", "/p/docs/a.txt"])
     assert watching.run_due(immediately=True) == ["/p/docs"]
-    watching.changed(["/p/docs/b.md"])
+    watching.changed(["/p/docs/b.txt"])
     watching.close()
     assert watching.run_due(immediately=True) == []
     watching.refresh()  # a folder no longer watched drops its pending change
