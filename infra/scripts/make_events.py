@@ -233,6 +233,33 @@ SAMPLES.update({
 })
 
 
+def s3_object_event(detail_type: str, key: str) -> dict[str, Any]:
+    """An S3 object event as EventBridge delivers it (the documents bucket has EventBridgeConfiguration)."""
+    return {"version": "0", "id": "17793124-05d4-b198-2fde-7ededc63b103", "detail-type": detail_type,
+            "source": "aws.s3", "account": "123456789012", "time": "2026-12-01T06:00:00Z", "region": "eu-west-1",
+            "resources": ["arn:aws:s3:::SAMPLE-BUCKET"],
+            "detail": {"version": "0", "bucket": {"name": "SAMPLE-BUCKET"}, "object": {"key": key, "size": 120},
+                       "request-id": "N4N7GDK58NMKJ12R", "requester": "123456789012",
+                       "reason": "PutObject" if detail_type == "Object Created" else "DeleteObject"}}
+
+
+def sqs_batch(*bodies: dict[str, Any]) -> dict[str, Any]:
+    """What Lambda's SQS event source sends the watch function: the watch queue's messages, EventBridge events."""
+    return {"Records": [{"messageId": f"059f36b4-87a3-44ab-83d2-66197{index:07d}", "receiptHandle": "AQEBwJnKyrHigUMZ",
+                         "body": json.dumps(body, sort_keys=True), "attributes": {"ApproximateReceiveCount": "1"},
+                         "messageAttributes": {}, "md5OfBody": "e4e68fb7bd0e697a0ae8f1bb342846b3",
+                         "eventSource": "aws:sqs", "awsRegion": "eu-west-1",
+                         "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:zengram-documents-watch"}
+                        for index, body in enumerate(bodies)]}
+
+
+SAMPLES.update({
+    "documents_watch/bucket_changes.json": sqs_batch(
+        s3_object_event("Object Created", "handbook/docs/new-guide.txt"),
+        s3_object_event("Object Deleted", "handbook/web/cart.ts")),
+})
+
+
 # Scoped API keys (admin only): create, list, revoke.
 SAMPLES.update({
     "admin/post_key.json": http_event("POST", "/admin/keys", request_id="sample-key-create-1", body={

@@ -219,7 +219,8 @@ def test_openapi_lives_under_the_base_path(kb: TestClient) -> None:
     document = kb.get("/kb/openapi.json").json()
     assert {"/health", "/health/status", "/query", "/query/count", "/index", "/index/add", "/index/jobs",
             "/index/jobs/{job_id}", "/index/folders", "/index/cache",
-            "/query/chunk/{chunk_id}", "/health/providers"} == set(document["paths"])
+            "/query/chunk/{chunk_id}", "/health/providers", "/health/config", "/graph/entity/{entity_type}/{entity_id}",
+            "/graph/project"} == set(document["paths"])
     assert kb.get("/kb/docs").status_code == 200 and "swagger" in kb.get("/kb/docs").text.lower()
     assert kb.get("/kb/redoc").status_code == 200
 
@@ -286,3 +287,72 @@ def test_providers_report_the_embedder(kb: TestClient) -> None:
     assert (provider["provider_type"], provider["status"]) == ("embedding", "healthy")
     assert provider["model"] == "test:hashing" and provider["dimensions"] > 0
     assert kb.get("/kb/health/providers").status_code == 401  # unlike /kb/health, it needs a key
+
+
+def test_a_graph_entity_with_its_neighbours(kb: TestClient, root: Path) -> None:
+    indexed(kb, root)
+    response = kb.get("/kb/graph/entity/Function/compute_total", headers=BEARER)
+    assert response.status_code == 200, response.text
+    record = response.json()
+    entity_id = record["entity"]["id"]
+    assert record["entity"]["type"] == "Function" and entity_id.endswith("billing.py::compute_total")
+    callers = {(neighbour["predicate"], neighbour["id"].rsplit("::", 1)[-1])
+               for neighbour in record["neighbors"]["incoming"]}
+    assert {("calls", "Invoice.total"), ("calls", "MonthlyReport.summarize"), ("imports", "reports")} <= callers
+    # by its graph id (a path, slashes and all), in either slash form; a type it is not, an unknown type, a miss
+    assert kb.get(f"/kb/graph/entity/Function/{entity_id}", headers=BEARER).json()["entity"]["id"] == entity_id
+    assert kb.get(f"/kb/graph/entity/Class/{entity_id}", headers=BEARER).status_code == 404
+    unknown = kb.get("/kb/graph/entity/Gadget/compute_total", headers=BEARER)
+    assert unknown.status_code == 400 and "Function" in unknown.json()["error"]
+    assert kb.get("/kb/graph/entity/Class/NoSuchClass", headers=BEARER).status_code == 404
+
+
+def test_config_projection_and_injection_answer_what_this_server_does(kb: TestClient, root: Path) -> None:
+    config = kb.get("/kb/health/config", headers=BEARER).json()
+    assert config["storage_backend"] == "sqlite" and config["stores"] == {"vector": True, "bm25": True, "graph": True}
+    assert config["embedding_model"] == "test:hashing" and config["watcher_running"] is False  # no watcher here
+    facts = {"source_tag": "okf", "entities": [{"type": "okf:Claim", "id": "c1"}]}
+    projected = kb.post("/kb/graph/project", json=facts, headers=BEARER)
+    assert projected.status_code == 503 and "not supported" in projected.json()["error"]
+    assert kb.post("/kb/graph/project", json={"source_tag": "1 bad"}, headers=BEARER).status_code == 400
+    assert kb.delete("/kb/graph/project", params={"source_tag": "okf"}, headers=BEARER).status_code == 503
+    for field, value in (("injector_script", "/tmp/enrich.py"), ("folder_metadata_file", "/tmp/meta.json")):
+        refused = kb.post("/kb/index", json={"folder_path": str(root / "sample"), field: value}, headers=BEARER)
+        assert refused.status_code == 400 and refused.json()["error"].startswith(f"{field}: "), refused.text
+
+
+@pytest.fixture
+def watched_kb(tmp_path: Path, root: Path) -> Iterator[TestClient]:
+    """As `kb`, with the documents built as the embedded host builds them (`recover`: the file watcher runs)."""
+    settings = kb_settings(tmp_path / "data", [root])
+    embedder = HashingEmbedder()
+    container = build_container(settings, embedder=embedder, clock=TickingClock())
+    documents = build_documents_container(settings, embedder=embedder, recover=True)
+    try:
+        with TestClient(build_embedded_app(settings, container, documents)) as client:
+            yield client
+    finally:
+        container.close()
+
+
+def test_a_watched_folder_is_reindexed_when_a_file_changes(watched_kb: TestClient, root: Path) -> None:
+    """The embedded host's file watcher (watchfiles): a new file under a watched folder answers queries."""
+    kb = watched_kb
+    assert kb.get("/kb/health/config", headers=BEARER).json()["watcher_running"] is True
+    response = kb.post("/kb/index", json={"folder_path": str(root / "sample"), "include_code": True,
+                                          "watch_mode": "auto", "watch_debounce_seconds": 1}, headers=BEARER)
+    assert wait_for(kb, response.json()["job_id"])["status"] == "done"
+    [folder] = kb.get("/kb/index/folders", headers=BEARER).json()["folders"]
+    assert (folder["watch_mode"], folder["watch_debounce_seconds"]) == ("auto", 1)
+    deadline = time.monotonic() + 10
+    while kb.get("/kb/health/status", headers=BEARER).json()["file_watcher"]["watched_folders"] != 1:
+        assert time.monotonic() < deadline, "the watcher did not pick the folder up"
+        time.sleep(0.2)
+    (root / "sample" / "docs" / "quokka.txt").write_text("Quokkas live on Rottnest island.\n")
+    deadline = time.monotonic() + 30
+    query = {"query": "quokkas rottnest", "mode": "bm25", "similarity_threshold": 0}
+    while not kb.post("/kb/query", json=query, headers=BEARER).json()["results"]:
+        assert time.monotonic() < deadline, "the new file was not indexed"
+        time.sleep(0.3)
+    jobs = kb.get("/kb/index/jobs", headers=BEARER).json()["jobs"]
+    assert jobs[0]["source"] == "auto" and jobs[-1]["source"] == "manual"

@@ -637,6 +637,10 @@ shared_documents("GET", "/kb/query/chunk/{chunk_id}", "/kb/query/chunk/no-such-c
 shared_documents("GET", "/kb/health/providers", "/kb/health/providers/", 200)
 shared_documents("GET", "/kb/index/cache", "/kb/index/cache", 200)
 shared_documents("DELETE", "/kb/index/cache", "/kb/index/cache/", 200)  # drops derived vectors only
+shared_documents("GET", "/kb/health/config", "/kb/health/config", 200)
+shared_documents("GET", "/kb/graph/entity/{entity_type}/{entity_id}", "/kb/graph/entity/Function/no/such.py::f", 404)
+shared_documents("POST", "/kb/graph/project", "/kb/graph/project", 503, json={"source_tag": "docs"})  # not kept here
+shared_documents("DELETE", "/kb/graph/project", "/kb/graph/project?source_tag=docs", 503)
 shared_documents("POST", "/kb/query", "/kb/query/", 503, json={"query": "deployment"})  # nothing indexed yet
 shared_documents("GET", "/kb/index/jobs", "/kb/index/jobs", 200)
 shared_documents("GET", "/kb/index/jobs/{job_id}", "/kb/index/jobs/no-such-job", 404)

@@ -61,7 +61,8 @@ SERVED: dict[str, frozenset[str] | None] = {
     "memory": frozenset({M + "memory", M + "schemas.memory", M + "schemas.records"}),
     "reflect": frozenset({M + "reflect"}),
     "research": frozenset({M + "research", M + "schemas.research"}),
-    "authorizer": None, "bootstrap": None, "chat_learning": None, "documents_step": None, "repair": None,
+    "authorizer": None, "bootstrap": None, "chat_learning": None, "documents_step": None,
+    "documents_watch": None, "repair": None,
     "research_step": None,
 }
 PROBE = "import json, sys\nimport app\nprint(json.dumps(sorted(sys.modules)))"

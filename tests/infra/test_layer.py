@@ -76,8 +76,10 @@ def test_what_nothing_imports_on_lambda_is_left_out(built: Path) -> None:
 # Top-level modules the package imports that the layer need not carry: the runtime's own (boto3, botocore, the
 # SnapStart hooks), what only a laptop runs (the CLI, the MCP server, the embedded server: left out of the layer's
 # sources or never reached on Lambda), and usearch, imported only by an embedded index above its ANN threshold (the
-# functions' embedded indexes stay empty: they never store memories).
-NOT_IN_THE_LAYER = {"boto3", "botocore", "snapshot_restore_py", "mcp", "rich", "typer", "uvicorn", "usearch"}
+# functions' embedded indexes stay empty: they never store memories), and watchfiles, the embedded host's watcher of
+# document folders (on AWS, S3 event notifications tell the watch function what changed).
+NOT_IN_THE_LAYER = {"boto3", "botocore", "snapshot_restore_py", "mcp", "rich", "typer", "uvicorn", "usearch",
+                    "watchfiles"}
 LAPTOP_ONLY_PACKAGES = {"cli", "mcp_server", "embedded", "minilm", "dashboard"}
 
 

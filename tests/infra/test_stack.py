@@ -312,7 +312,10 @@ def test_the_openai_key_secret_is_readable_by_the_functions_that_embed_only(para
 DOCUMENTS = {"DocumentsBucket", "DocumentsBucketPolicy", "DocumentsTable", "DocumentsFunction", "DocumentsStepFunction",
              "DocumentsIndexStateMachine", "DocumentsIndexStateMachineLogs", "DocumentsFunctionLogGroup",
              "DocumentsStepFunctionLogGroup", "DocumentsFunctionFailingAlarm", "DocumentsStepFunctionFailingAlarm",
-             "DocumentsIndexingFailedAlarm", "DocumentsTableThrottlesAlarm"}
+             "DocumentsIndexingFailedAlarm", "DocumentsTableThrottlesAlarm", "DocumentsWatchRule",
+             "DocumentsWatchQueue", "DocumentsWatchDeadLetterQueue", "DocumentsWatchQueuePolicy",
+             "DocumentsWatchFunction", "DocumentsWatchFunctionLogGroup", "DocumentsWatchFunctionFailingAlarm",
+             "DocumentsWatchDeadLettersAlarm"}
 
 
 @pytest.mark.parametrize(("parameters", "deployed"), [

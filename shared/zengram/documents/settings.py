@@ -34,6 +34,13 @@ class DocumentsSettings(DynamoDBSettings, OpenSearchSettings, HostSettings):
     documents_max_file_mb: float = Field(default=10.0, gt=0, description="Larger files are skipped when indexing.")
     documents_graph_enabled: bool = Field(
         default=True, description="Build the code graph (entities and relations) and answer graph/multi queries.")
+    documents_watch_enabled: bool = Field(
+        default=True, description="Embedded host: watch the folders indexed with watch_mode auto and re-index them "
+                                  "when their files change (AWS: S3 event notifications, docs/documents.md).")
+    documents_watch_debounce_seconds: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="Quiet seconds after a change before a watched folder is re-indexed, unless the folder was "
+                    "given its own (watch_debounce_seconds, agent-brain --debounce).")
 
     @field_validator("documents_allowed_roots", mode="before")
     @classmethod

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from zengram.documents.services.embedding_cache import CachingEmbedder
     from zengram.documents.services.indexing import DocumentIndexing
     from zengram.documents.services.query import DocumentQueries
+    from zengram.documents.services.watching import FolderWatching
 
 
 @dataclass
@@ -38,8 +39,11 @@ class DocumentsContainer:
     launcher: IndexJobLauncher
     closers: list[Callable[[], None]] = field(default_factory=list)
     cache: CachingEmbedder | None = None  # the embedding cache, where the record store keeps one
+    watching: FolderWatching | None = None  # watched folders (`watch_mode: auto`)
 
     def close(self) -> None:
+        if self.watching is not None:
+            self.watching.close()
         self.launcher.close()
         for close in reversed(self.closers):
             close()
@@ -52,7 +56,7 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     disk or S3, jobs on a worker thread or a Step Functions state machine. `embedder` is the memories' (the same model
     either way: `zengram.adapters.factories.build_embedder`); file text is scrubbed of credentials with the memories'
     scrubber before it is chunked. `recover` (single-process hosts) fails jobs a previous process
-    left running and restarts queued ones."""
+    left running and restarts queued ones, and starts the file watcher of watched folders."""
     from zengram.adapters.pdf import PypdfTextExtractor
     from zengram.adapters.system import SystemClock
     from zengram.adapters.treesitter import TreeSitterCodeParser
@@ -60,6 +64,7 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
     from zengram.documents.services.indexing import DocumentIndexing, DocumentRecords, IndexingConfig
     from zengram.documents.services.parsing import FileParser
     from zengram.documents.services.query import DocumentQueries
+    from zengram.documents.services.watching import FolderWatching
 
     clock = clock or SystemClock()
     stores = DOCUMENT_STORES[settings.record_store](settings)
@@ -77,10 +82,19 @@ def build_documents(settings: DocumentsSettings, embedder: Embedder, scrubber: S
                                 parser, clock, launcher, config)
     queries = DocumentQueries(chunks, graph, jobs, index, model, graph_enabled=settings.documents_graph_enabled,
                               graph_store_type=stores.graph_store_type)
-    container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers, cache)
+    watching = FolderWatching(indexing, default_debounce=settings.documents_watch_debounce_seconds)
+    container = DocumentsContainer(settings, indexing, queries, embedder, launcher, closers, cache, watching)
     if recover:
         indexing.recover()
+        if settings.documents_watch_enabled:
+            closers.append(_start_folder_watcher(watching))
     return container
+
+
+def _start_folder_watcher(watching: FolderWatching) -> Callable[[], None]:
+    from zengram.adapters.system.folder_watcher import WatchfilesFolderWatcher
+
+    return WatchfilesFolderWatcher(watching).start().close
 
 
 @dataclass(frozen=True)

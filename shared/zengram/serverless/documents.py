@@ -5,6 +5,7 @@ Nothing here reads the environment or opens a connection at import time; contain
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -87,3 +88,54 @@ def run_step(indexing: DocumentIndexing, step: str, job_id: str, event: dict[str
         job = indexing.fail(job_id, error)
         return {"job_id": job_id, "wait": False, "done": True, "status": job.status.value}
     raise ValueError(f"unknown documents step {step!r}")
+
+
+def documents_watch_handler(provider: Lazy[DocumentsContainer]) -> LambdaHandler:
+    """The AWS side of watched folders (`watch_mode: auto`): the documents bucket sends its object events to
+    EventBridge; a rule puts `Object Created` / `Object Deleted` into the watch queue, whose batching window is the
+    debounce; this function takes a batch and queues one re-index per watched folder that changed (an identical
+    job still pending absorbs it). A direct EventBridge event is taken too."""
+
+    def build() -> LambdaHandler:
+        logger = OBSERVABILITY.logger
+
+        @logger.inject_lambda_context
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            answer = watch_changes(provider.get(), event)
+            logger.info("documents watch", extra=answer)
+            return answer
+
+        entry_point: LambdaHandler = OBSERVABILITY.traced(handler)
+        return entry_point
+
+    return lazily(build)
+
+
+def watch_changes(container: DocumentsContainer, event: dict[str, Any]) -> dict[str, Any]:
+    watching = container.watching
+    if watching is None:
+        return {"changed_folders": [], "queued_jobs": []}
+    watching.refresh()
+    folders = watching.changed(changed_objects(event))
+    queued = watching.run_due(immediately=True)  # the queue's batching window was the debounce
+    return {"changed_folders": folders, "queued_jobs": [enqueued.job.id for enqueued in queued]}
+
+
+def changed_objects(event: dict[str, Any]) -> list[str]:
+    """`s3://bucket/key` of each S3 object event in an SQS batch of EventBridge events (or in one such event)."""
+    bodies: list[Any] = [event] if "detail" in event else []
+    for record in event.get("Records") or []:
+        try:
+            bodies.append(json.loads(record.get("body") or "{}"))
+        except (TypeError, ValueError, AttributeError):
+            continue  # not an EventBridge event: nothing to watch in it
+    paths = []
+    for body in bodies:
+        detail = body.get("detail") if isinstance(body, dict) else None
+        if not isinstance(detail, dict):
+            continue
+        bucket = (detail.get("bucket") or {}).get("name")
+        key = (detail.get("object") or {}).get("key")
+        if isinstance(bucket, str) and isinstance(key, str) and bucket and key:
+            paths.append(f"s3://{bucket}/{key}")
+    return paths

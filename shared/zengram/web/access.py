@@ -7,6 +7,7 @@ The API key middleware authenticates the caller and leaves its `Principal` in th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -80,6 +81,9 @@ def require_role(request: Request, route_path: str) -> Principal:
     return principal
 
 
+_CONVERTER = re.compile(r":\w+}")
+
+
 def authorize_documents(request: Request, base_path: str, open_paths: Collection[str]) -> None:
     """The document knowledge base's check (an app-wide dependency of the app mounted at `base_path`): the route's
     role, and `global` in the key's scope, because the indexed documents belong to no one client."""
@@ -87,6 +91,7 @@ def authorize_documents(request: Request, base_path: str, open_paths: Collection
     if route_path is None:
         return
     route_path = base_path + (route_path.rstrip("/") or "")  # each route also answers with a trailing slash
+    route_path = _CONVERTER.sub("}", route_path)  # `{entity_id:path}` is `{entity_id}` in the role table
     if route_path in open_paths:
         return
     principal = require_role(request, route_path)

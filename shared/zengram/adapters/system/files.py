@@ -11,13 +11,11 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from zengram.documents.domain.files import is_s3, posix_within
+from zengram.documents.domain.files import EXCLUDED_DIRS, is_s3, posix_within
 from zengram.documents.ports import Listing, SourceFile, UnresolvablePath
 from zengram.kernel.errors import Forbidden, InvalidInput
 
-DEFAULT_EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
-                                   ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build", "target",
-                                   ".agent-brain", ".zengram"})
+DEFAULT_EXCLUDED_DIRS = EXCLUDED_DIRS
 
 
 class LocalDocumentSource:

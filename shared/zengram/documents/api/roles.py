@@ -8,6 +8,10 @@ from zengram.kernel.keys import Role
 KB_ROUTE_ROLES: dict[tuple[str, str], Role] = {
     ("GET", "/kb/health/status"): Role.READ,
     ("GET", "/kb/health/providers"): Role.READ,
+    ("GET", "/kb/health/config"): Role.READ,
+    ("GET", "/kb/graph/entity/{entity_type}/{entity_id}"): Role.READ,
+    ("POST", "/kb/graph/project"): Role.WRITE,
+    ("DELETE", "/kb/graph/project"): Role.WRITE,
     ("GET", "/kb/query/count"): Role.READ,
     ("POST", "/kb/query"): Role.READ,
     ("GET", "/kb/query/chunk/{chunk_id}"): Role.READ,

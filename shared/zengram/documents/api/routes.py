@@ -20,6 +20,7 @@ from zengram.documents.api.schemas import (
     FolderInfo,
     FolderListResponse,
     GraphIndexStatus,
+    GraphProjectRequest,
     HealthResponse,
     IndexingStatusResponse,
     IndexRequest,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # the services are imported with the documents' container, on
     from zengram.documents.services.embedding_cache import CachingEmbedder
     from zengram.documents.services.indexing import DocumentIndexing
     from zengram.documents.services.query import DocumentQueries
+    from zengram.documents.services.watching import FolderWatching
     from zengram.documents.wiring import DocumentsContainer
 
 BASE_PATH = "/kb"
@@ -57,12 +59,24 @@ def _queries(request: Request) -> DocumentQueries:
     return _container(request).queries
 
 
+def _watching(request: Request) -> FolderWatching | None:
+    return _container(request).watching
+
+
 if TYPE_CHECKING:
     IndexingDep = Annotated[DocumentIndexing, Depends(_indexing)]
     QueriesDep = Annotated[DocumentQueries, Depends(_queries)]
+    WatchingDep = Annotated[FolderWatching | None, Depends(_watching)]
 else:  # the types stay names for mypy only (zengram.memory.api.deps says why)
     IndexingDep = Annotated[object, Depends(_indexing)]
     QueriesDep = Annotated[object, Depends(_queries)]
+    WatchingDep = Annotated[object, Depends(_watching)]
+
+
+def _watcher_state(watching: FolderWatching | None) -> dict[str, bool | int]:
+    if watching is None:
+        return {"running": False, "watched_folders": 0}
+    return {"running": watching.watcher_running, "watched_folders": len(watching.watched)}
 
 
 class SlashTwinRouter(APIRouter):
@@ -98,7 +112,7 @@ def get_health(queries: QueriesDep) -> HealthResponse:
 
 
 @router.get("/health/status", tags=["Health"], response_model=IndexingStatusResponse, summary="Indexing status")
-def get_status(queries: QueriesDep) -> IndexingStatusResponse:
+def get_status(queries: QueriesDep, watching: WatchingDep) -> IndexingStatusResponse:
     state = queries.status()
     return IndexingStatusResponse(
         total_documents=state.counts.documents, total_chunks=state.counts.chunks,
@@ -108,7 +122,20 @@ def get_status(queries: QueriesDep) -> IndexingStatusResponse:
         graph_index=GraphIndexStatus(enabled=state.graph_enabled, entity_count=state.counts.entities,
                                      relationship_count=state.counts.relationships,
                                      store_type=state.graph_store_type),
+        file_watcher=_watcher_state(watching),
     )
+
+
+@router.get("/health/config", tags=["Health"], summary="What this server is configured with (not its state)")
+def get_config(queries: QueriesDep, watching: WatchingDep) -> dict[str, Any]:
+    """Agent Brain's ConfigStatus (its MCP `corpus://config` resource). `storage_backend` names this host's record
+    store (sqlite or dynamodb), where Agent Brain's says chroma or postgres."""
+    configured = queries.configuration()
+    return {"storage_backend": configured.record_store,
+            "stores": {"vector": True, "bm25": True, "graph": configured.graph_enabled},
+            "reranker_enabled": False, "embedding_model": configured.embedding_model, "rerank_model": None,
+            "graph_extractor": "tree-sitter" if configured.graph_enabled else None,
+            "watcher_running": bool(watching and watching.watcher_running)}
 
 
 @router.get("/health/providers", tags=["Health"], summary="The embedding provider and whether it answers")
@@ -206,7 +233,9 @@ def list_folders(queries: QueriesDep) -> FolderListResponse:
     found = sorted(queries.status().indexed_folders, key=lambda folder: folder.folder_path)
     return FolderListResponse(folders=[FolderInfo(folder_path=folder.folder_path, chunk_count=folder.chunk_count,
                                                   file_count=folder.file_count,
-                                                  last_indexed=timestamp(folder.last_indexed) or "")
+                                                  last_indexed=timestamp(folder.last_indexed) or "",
+                                                  watch_mode=folder.watch_mode,
+                                                  watch_debounce_seconds=folder.watch_debounce_seconds)
                                        for folder in found], total=len(found))
 
 
@@ -243,3 +272,24 @@ def clear_cache(cache: CacheDep) -> dict[str, Any]:
     count, size = cache.clear()
     return {"count": count, "size_bytes": size, "size_mb": size / (1024 * 1024)}
 
+
+
+@router.get("/graph/entity/{entity_type}/{entity_id:path}", tags=["Graph"],
+            summary="One code-graph entity with its incoming and outgoing relations")
+def get_graph_entity(entity_type: str, entity_id: str, queries: QueriesDep) -> dict[str, Any]:
+    """Agent Brain's GraphEntityRecord. `entity_id`: the graph id (`<file>::<qualified name>`, slashes and all) or
+    a qualified or simple name; 400 for a type outside Agent Brain's vocabulary, 404 when none matches."""
+    return queries.entities.entity(entity_type, entity_id).body()
+
+
+@router.post("/graph/project", tags=["Graph"], summary="Project pre-typed facts (not supported here: 503)")
+def post_graph_project(body: GraphProjectRequest, queries: QueriesDep) -> dict[str, Any]:
+    queries.entities.project(body.source_tag)
+    return {}
+
+
+@router.delete("/graph/project", tags=["Graph"], summary="Delete projected facts (not supported here: 503)")
+def delete_graph_project(source_tag: Annotated[str, Query(min_length=1, max_length=64)],
+                         queries: QueriesDep) -> dict[str, Any]:
+    queries.entities.project(source_tag)
+    return {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from zengram.documents.domain.models import IndexJob, IndexOperation, IndexOptions
+from zengram.documents.domain.models import IndexJob, IndexOperation, IndexOptions, WatchMode
 from zengram.kernel.timestamps import format_timestamp
 
 
@@ -33,6 +33,30 @@ class IndexRequest(BaseModel):
     exclude_patterns: list[str] | None = Field(default=None, description="Skip files matching these globs")
     include_types: list[str] | None = Field(default=None, description="File type presets (python, docs, pdf…)")
     force: bool = Field(default=False, description="Re-chunk and re-embed unchanged files too")
+    watch_mode: WatchMode | None = Field(
+        default=None, description="auto: re-index the folder when its files change (embedded host: a file watcher; "
+                                  "AWS: S3 event notifications); off: stop; unset: keep the folder's mode")
+    watch_debounce_seconds: int | None = Field(default=None, ge=1, le=3600,
+                                               description="Quiet seconds after a change before re-indexing")
+    injector_script: str | None = Field(default=None, description="Agent Brain's content injection (agent-brain "
+                                                                  "inject): refused, this server runs no scripts")
+    folder_metadata_file: str | None = Field(default=None, description="Agent Brain's static chunk metadata: refused")
+
+    @field_validator("injector_script")
+    @classmethod
+    def _no_scripts(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("this server does not run injector scripts (code it would import from a path of its "
+                             "disk); index the folder as it is (agent-brain index) and enrich the files beforehand")
+        return value
+
+    @field_validator("folder_metadata_file")
+    @classmethod
+    def _no_static_metadata(cls, value: str | None) -> str | None:
+        if value is not None:
+            raise ValueError("this server keeps no caller-supplied chunk metadata; its chunks carry the metadata "
+                             "indexing derives (section, symbol, language, lines, page); use agent-brain index")
+        return value
 
     def options(self, force: bool = False) -> IndexOptions:
         def as_tuple(values: list[str] | None) -> tuple[str, ...] | None:
@@ -42,7 +66,8 @@ class IndexRequest(BaseModel):
                             include_code=self.include_code, languages=as_tuple(self.supported_languages),
                             include_patterns=as_tuple(self.include_patterns),
                             exclude_patterns=as_tuple(self.exclude_patterns),
-                            include_types=as_tuple(self.include_types), force=self.force or force)
+                            include_types=as_tuple(self.include_types), force=self.force or force,
+                            watch_mode=self.watch_mode, watch_debounce_seconds=self.watch_debounce_seconds)
 
 
 class IndexResponse(BaseModel):
@@ -111,7 +136,8 @@ class JobSummary(BaseModel):
     @classmethod
     def of(cls, job: IndexJob) -> JobSummary:
         return cls(id=job.id, job_id=job.id, status=job.status.value, folder_path=job.folder_path,
-                   operation=job.operation, include_code=job.options.include_code, enqueued_at=timestamp(
+                   operation=job.operation, include_code=job.options.include_code, source=job.trigger,
+                   enqueued_at=timestamp(
                        job.enqueued_at) or "", started_at=timestamp(job.started_at),
                    finished_at=timestamp(job.finished_at), progress_percent=job.progress.percent_complete,
                    error=job.error)
@@ -158,7 +184,8 @@ class FolderInfo(BaseModel):
     chunk_count: int
     file_count: int
     last_indexed: str
-    watch_mode: str = "off"
+    watch_mode: WatchMode = "off"
+    watch_debounce_seconds: int | None = None
 
 
 class FolderListResponse(BaseModel):
@@ -174,3 +201,24 @@ class FolderDeleteResponse(BaseModel):
     folder_path: str
     chunks_deleted: int
     message: str
+
+
+class ProjectedEntity(BaseModel):
+    type: str = Field(min_length=1, max_length=96)
+    id: str = Field(min_length=1, max_length=256)
+    properties: dict[str, object] = Field(default_factory=dict)
+
+
+class ProjectedRelation(BaseModel):
+    src: str = Field(min_length=1, max_length=256)
+    predicate: str = Field(min_length=1, max_length=64)
+    dst: str = Field(min_length=1, max_length=256)
+
+
+class GraphProjectRequest(BaseModel):
+    """Agent Brain's body of POST /graph/project (validated, then refused: this server keeps no projected facts)."""
+
+    entities: list[ProjectedEntity] = Field(default_factory=list, max_length=10_000)
+    relations: list[ProjectedRelation] = Field(default_factory=list, max_length=10_000)
+    source_tag: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z][A-Za-z0-9._:-]{0,63}$")
+    replace: bool = False

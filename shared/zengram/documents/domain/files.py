@@ -34,6 +34,10 @@ TYPE_PRESETS: dict[str, tuple[str, ...]] = {
     "pdf": ("*.pdf",),
     "code": tuple(f"*{extension}" for extension in CODE_LANGUAGES),
 }
+# Folders skipped anywhere below an indexed one.
+EXCLUDED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox",
+                           ".mypy_cache", ".pytest_cache", ".ruff_cache", "dist", "build", "target",
+                           ".agent-brain", ".zengram"})
 LANGUAGE_NAMES = frozenset({*CODE_LANGUAGES.values(), "typescript"})
 _TEST_NAMES = ("test_", "_test.", ".test.", ".spec.", "Test.java", "Tests.java")
 
@@ -108,6 +112,15 @@ S3_SCHEME = "s3://"
 
 def is_s3(path: str) -> bool:
     return path.startswith(S3_SCHEME)
+
+
+def s3_from_resolved_path(path: str) -> str | None:
+    """The S3 folder a client meant when it resolved `s3://bucket/prefix` as a local path: the Agent Brain CLI sends
+    `Path(folder).resolve()`, which makes it `<cwd>/s3:/bucket/prefix`. None for any other path."""
+    head, marker, rest = path.replace("\\", "/").partition("/s3:/")
+    if not marker or (head and not head.startswith("/")):
+        return None
+    return S3_SCHEME + rest.lstrip("/") if rest.strip("/") else None
 
 
 def normalise_s3(uri: str) -> str:

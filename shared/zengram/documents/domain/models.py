@@ -6,12 +6,14 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from zengram.kernel.errors import Conflict
 from zengram.kernel.timestamps import format_timestamp
+
+WatchMode = Literal["off", "auto"]
 
 
 class SourceType(StrEnum):
@@ -117,6 +119,9 @@ class IndexedFolder(BaseModel):
     last_indexed: datetime
     recursive: bool = True
     include_code: bool = True
+    watch_mode: WatchMode = "off"  # "auto": a change under the folder queues a re-index (docs/documents.md)
+    watch_debounce_seconds: int | None = None  # None: the host's default
+    options: IndexOptions | None = None  # what the last job asked for: a watched folder is re-indexed with it
 
     @field_serializer("last_indexed", when_used="json")
     def _timestamp_text(self, moment: datetime) -> str:
@@ -165,6 +170,8 @@ class IndexOptions(BaseModel):
     exclude_patterns: tuple[str, ...] | None = None
     include_types: tuple[str, ...] | None = None
     force: bool = False
+    watch_mode: WatchMode | None = None  # None: the folder keeps the watch mode it had
+    watch_debounce_seconds: int | None = Field(default=None, ge=1, le=3600)
 
     def chunking_key(self) -> str:
         """Files indexed with other chunk settings are re-chunked even when their content is unchanged."""
@@ -206,6 +213,7 @@ class IndexJob(BaseModel):
     error: str | None = None
     total_documents: int = 0
     total_chunks: int = 0
+    trigger: Literal["manual", "auto"] = "manual"  # "auto": queued by a watched folder's change
 
     def start(self, at: datetime, files_total: int) -> IndexJob:
         return self.model_copy(update={"status": IndexJobStatus.RUNNING, "started_at": self.started_at or at,

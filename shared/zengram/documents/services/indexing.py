@@ -18,8 +18,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
-from zengram.documents.domain.files import check_languages, check_types, is_selected, kind_of
+from zengram.documents.domain.files import (
+    check_languages,
+    check_types,
+    is_selected,
+    kind_of,
+    s3_from_resolved_path,
+)
 from zengram.documents.domain.models import (
     Chunk,
     CodeGraph,
@@ -100,12 +107,15 @@ class DocumentIndexing:
 
     # -- requests ---------------------------------------------------------------------------------------
 
-    def enqueue(self, folder_path: str, operation: IndexOperation, options: IndexOptions) -> Enqueued:
-        """Validates the folder (403 outside the allowed roots) and options, queues a job and starts it."""
+    def enqueue(self, folder_path: str, operation: IndexOperation, options: IndexOptions,
+                trigger: Literal["manual", "auto"] = "manual") -> Enqueued:
+        """Validates the folder (403 outside the allowed roots) and options, queues a job and starts it. `trigger`
+        "auto": a watched folder changed (the job lists as `source: auto`)."""
         check_languages(options.languages)
         check_types(options.include_types)
         if options.chunk_overlap >= options.chunk_size:
             raise InvalidInput("chunk_overlap", "must be smaller than chunk_size")
+        folder_path = self._meant(folder_path)
         folder = self._source_for(folder_path).resolve(folder_path)
         active = self._jobs.active()
         for job in active:
@@ -113,10 +123,19 @@ class DocumentIndexing:
                     and job.options == options and not options.force):
                 return Enqueued(job, active.index(job), len(active), dedupe_hit=True)
         job = IndexJob(id=new_job_id(self._clock.now()), folder_path=folder, operation=operation, options=options,
-                       enqueued_at=self._clock.now())
+                       enqueued_at=self._clock.now(), trigger=trigger)
         self._jobs.put(job)
         self._launcher.launch(job.id, self.run)
         return Enqueued(job, len(active), len(active) + 1, dedupe_hit=False)
+
+    def folders(self) -> list[IndexedFolder]:
+        return self._chunks.folders()
+
+    def reindex(self, folder: IndexedFolder) -> Enqueued:
+        """A watched folder changed: index it again as its last job asked (unchanged files are skipped, files gone
+        are dropped); an identical job still pending absorbs the request."""
+        options = folder.options or IndexOptions(recursive=folder.recursive, include_code=folder.include_code)
+        return self.enqueue(folder.folder_path, IndexOperation.INDEX, options, trigger="auto")
 
     def job(self, job_id: str) -> IndexJob:
         job = self._jobs.get(job_id)
@@ -143,6 +162,7 @@ class DocumentIndexing:
     def delete_folder(self, folder_path: str) -> int:
         """Removes an indexed folder's files and chunks; returns how many chunks went."""
         self._refuse_while_indexing("remove a folder")
+        folder_path = self._meant(folder_path)
         known = {folder.folder_path: folder for folder in self._chunks.folders()}
         folder = known.get(folder_path) or known.get(folder_path.rstrip("/"))
         if folder is None:
@@ -241,14 +261,25 @@ class DocumentIndexing:
             documents += 1
             chunks += record.chunk_count
         now = self._clock.now()
-        self._chunks.put_folder(IndexedFolder(folder_path=job.folder_path, chunk_count=chunks, file_count=documents,
-                                              last_indexed=now, recursive=job.options.recursive,
-                                              include_code=job.options.include_code))
+        self._chunks.put_folder(self._folder_record(job, documents, chunks, now))
         finished = self.job(job_id).finish(now, documents=documents, chunks=chunks)
         self._jobs.put(finished)
         self._jobs.mark_ready(now)
         self._jobs.release_slot(job_id)
         return finished
+
+    def _folder_record(self, job: IndexJob, documents: int, chunks: int, now: datetime) -> IndexedFolder:
+        """The folder keeps its watch settings unless the job set them; it remembers the job's options (without
+        `force` and watch settings) so that a watched folder is re-indexed the same way."""
+        before = next((folder for folder in self._chunks.folders() if folder.folder_path == job.folder_path), None)
+        options = job.options
+        watch = options.watch_mode or (before.watch_mode if before else "off")
+        debounce = options.watch_debounce_seconds or (before.watch_debounce_seconds if before else None)
+        return IndexedFolder(folder_path=job.folder_path, chunk_count=chunks, file_count=documents, last_indexed=now,
+                             recursive=options.recursive, include_code=options.include_code, watch_mode=watch,
+                             watch_debounce_seconds=debounce,
+                             options=options.model_copy(update={"force": False, "watch_mode": None,
+                                                                "watch_debounce_seconds": None}))
 
     def fail(self, job_id: str, error: str) -> IndexJob:
         job = self._jobs.get(job_id)
@@ -363,6 +394,14 @@ class DocumentIndexing:
     def _refuse_while_indexing(self, action: str) -> None:
         if self._jobs.active():
             raise Conflict(f"cannot {action} while indexing is in progress; wait for the job or cancel it")
+
+    def _meant(self, folder_path: str) -> str:
+        """On a host that reads S3, `<cwd>/s3:/bucket/prefix` (what the Agent Brain CLI makes of an s3:// folder)
+        is that S3 folder."""
+        meant = s3_from_resolved_path(folder_path)
+        if meant is not None and any(source.handles(meant) for source in self._sources):
+            return meant
+        return folder_path
 
     def _source_for(self, folder_path: str) -> DocumentSource:
         if not folder_path or not folder_path.strip():

@@ -15,6 +15,7 @@ from zengram.documents.domain.models import Chunk, CodeEntity, IndexCounts, Inde
 from zengram.documents.domain.query import DocumentQuery, QueryMode, QueryResponse, QueryResult, Relationship
 from zengram.documents.domain.relevance import calibration_for
 from zengram.documents.ports import ChunkFilters, ChunkIndex, ChunkStore, GraphStore, IndexJobStore
+from zengram.documents.services.graph_entities import GraphEntities
 from zengram.kernel.errors import FeatureUnavailable, NotFound
 from zengram.kernel.ports import Embedder
 
@@ -43,7 +44,16 @@ class IndexStatus:
     pending_jobs: int
 
 
+@dataclass(frozen=True)
+class Configuration:
+    record_store: str  # where files, chunks, jobs and the graph live: sqlite or dynamodb
+    embedding_model: str
+    graph_enabled: bool
+
+
 class DocumentQueries:
+    entities: GraphEntities  # the code graph's entities one by one (/graph/entity)
+
     def __init__(self, chunks: ChunkStore, graph: GraphStore, jobs: IndexJobStore, index: ChunkIndex,
                  embedder: Embedder, *, graph_enabled: bool = True, graph_store_type: str = "sqlite") -> None:
         self._chunks = chunks
@@ -53,6 +63,7 @@ class DocumentQueries:
         self._embedder = embedder
         self._graph_enabled = graph_enabled
         self._graph_store_type = graph_store_type
+        self.entities = GraphEntities(graph, enabled=graph_enabled)
 
     # -- status -----------------------------------------------------------------------------------------
 
@@ -93,6 +104,9 @@ class DocumentQueries:
         return chunk, record.folder if record else chunk.source.rsplit("/", 1)[0]
 
     # -- queries ----------------------------------------------------------------------------------------
+
+    def configuration(self) -> Configuration:
+        return Configuration(self._graph_store_type, self._embedder.model_id, self._graph_enabled)
 
     def embedder_status(self) -> tuple[str, int, str | None]:
         """The embedder's model id and dimension, and why it does not answer a probe (None: it does)."""
