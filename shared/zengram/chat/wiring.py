@@ -15,6 +15,7 @@ from typing import Any
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
+from zengram.chat.domain.recall_calibration import calibration_for
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.ports import (
     AgentStateStore,
@@ -182,10 +183,12 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         versioning=VersioningPolicy(skip_at=settings.chat_skip_similarity,
                                     supersede_from=settings.chat_supersede_similarity),
         recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
-                                   temporal_decay_per_day=settings.chat_temporal_decay_per_day))
+                                   temporal_decay_per_day=settings.chat_temporal_decay_per_day,
+                                   calibration=calibration_for(parts.embedder.model_id)))
     history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
     state = AgentStateService(stores.state, clock, scrubber)
-    records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
+    records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber,
+                            calibration=calibration_for(parts.embedder.model_id))
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
     claims = ClaimService(stores.claims, clock, scrubber)

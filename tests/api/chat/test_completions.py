@@ -172,6 +172,23 @@ def test_a_provider_failure_is_an_error_and_leaves_no_trace(api: TestClient, llm
     assert api.get("/api/v1/chat/trace", params={"chat_id": "e1"}).json()["events"] == []
 
 
+def test_the_recall_event_says_what_recall_considered_and_cut(api: TestClient, llm_server: ScriptedLLMServer,
+                                                              alice: dict[str, str]) -> None:
+    """Issue 37: the trace says which candidates were cut, with their evidence and why (docs/chat.md, "Recall")."""
+    llm_server.script("ok", route="openai")
+    complete(api, QUESTION, subject_id="alice", chat_id="c9", recall=True, records={"recall": True}, learn=False)
+    options = api.get("/api/v1/chat/trace", params={"chat_id": "c9"}).json()["events"][-1]["options"]
+
+    memories = options["memories_considered"]
+    assert memories["candidates"] == 2 and memories["injected"] == 1
+    assert (memories["cutoff"], memories["limit"]) == (0.3, 5)
+    [cut] = memories["cut"]
+    assert cut["text"] == "Alice's car is blue" and cut["relevance"] < 0.3 and cut["cosine"] is not None
+    assert cut["reason"] == (f"relevance {cut['relevance']:.3f} below the cutoff 0.3 "
+                             "(ZENGRAM_CHAT_RECALL_MIN_RELEVANCE)")
+    assert options["records_considered"]["injected"] == 1
+
+
 def test_the_recall_event_says_what_was_injected(api: TestClient, llm_server: ScriptedLLMServer,
                                                  alice: dict[str, str]) -> None:
     llm_server.script("ok", route="openai")

@@ -17,6 +17,7 @@ from zengram.chat.domain.history import NewMessage, Role, StoredMessage
 from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.chat.domain.prompts import SystemPrompt, combined_text
 from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
+from zengram.chat.domain.recall_calibration import considered_view
 from zengram.chat.domain.recalls import (
     HistoryUse,
     LearningOutcome,
@@ -221,11 +222,14 @@ class CompletionService:
         if not query.strip():
             return []
         try:
-            return self._memories.search(project, subject_id, query, limit=self._config.memories,
-                                         min_relevance=self._config.memory_relevance)
+            recalled = self._memories.recall(project, subject_id, query, limit=self._config.memories,
+                                             min_relevance=self._config.memory_relevance)
         except ZengramError as error:  # the index is down: answer without memories, and say so in the trace
             notes["recall_error"] = describe_error(error)
             return []
+        notes["memories_considered"] = considered_view(recalled.considered, cutoff=self._config.memory_relevance,
+                                                       limit=self._config.memories)
+        return recalled.hits
 
     def _records_for(self, project: str, subject_id: str, query: str, options: MnxOptions,
                      notes: dict[str, Any]) -> list[RecordHit]:
@@ -236,11 +240,15 @@ class CompletionService:
         if not query.strip():
             return []
         try:
-            return self._records.recall(project, subject_id, query, tables, limit=self._config.records,
-                                        min_similarity=self._config.record_similarity)
+            hits, considered = self._records.recall_considering(project, subject_id, query, tables,
+                                                                limit=self._config.records,
+                                                                min_similarity=self._config.record_similarity)
         except ZengramError as error:
             notes["records_error"] = describe_error(error)
             return []
+        notes["records_considered"] = considered_view(considered, cutoff=self._config.record_similarity,
+                                                      limit=self._config.records)
+        return hits
 
     @staticmethod
     def _options_view(options: MnxOptions, caller: Caller, notes: dict[str, Any]) -> dict[str, Any]:
