@@ -1,6 +1,6 @@
 """Sample data for the dashboard test: two clients, a fact superseded twice and corroborated, events and decisions
-naming technologies (so the entity graph has edges), a client with memories but no fingerprint (initech), a status, searches that count as accesses, and three
-small documents indexed in the document base (/kb). Written
+naming technologies (so the entity graph has edges), a client with memories but no fingerprint (initech), a
+status, searches that count as accesses, and three small documents indexed in the document base (/kb). Written
 through the public API over a clock the test moves, so the memories span three weeks up to now."""
 
 from __future__ import annotations
