@@ -47,11 +47,14 @@ def test_recall_helps_most_turns_that_need_a_memory_and_few_that_do_not(
 
 
 def test_the_old_rule_is_what_the_issue_saw(minilm: Embedder) -> None:
-    """The same candidates under `0.7·cosine + 0.3·keyword share ≥ 0.3`: the question gets nothing."""
+    """The same candidates under `0.7·cosine + 0.3·keyword share ≥ 0.3`: the question gets nothing; and the trace's
+    account of the cut ones names the cutoff."""
     data = load()
     [(_, considered)] = considered_per_turn({**data, "turns": [{"message": EAT, "relevant": [0]}]}, minilm)
     assert VEGETARIAN not in injected_by(old_rule, 0.3, considered)
     assert VEGETARIAN in [c.text for c in considered if c.reason is None]
+    cut = [c for c in considered if c.reason is not None]
+    assert cut and all("below the cutoff 0.3 (ZENGRAM_CHAT_RECALL_MIN_RELEVANCE)" in str(c.reason) for c in cut)
 
 
 def test_a_keyword_alone_stays_below_the_cutoff_and_confirms_a_semantic_match() -> None:
