@@ -189,6 +189,25 @@ def test_the_recall_event_says_what_recall_considered_and_cut(api: TestClient, l
     assert options["records_considered"]["injected"] == 1
 
 
+def test_a_natural_question_recalls_the_memory_and_the_records_it_needs(api: TestClient,
+                                                                         llm_server: ScriptedLLMServer) -> None:
+    """Issue 37: "Where should I eat tonight?" recalled neither the preference (relevance 0.257 < 0.3) nor the
+    restaurants; relevance is calibrated now (zengram/chat/domain/recall_calibration.py)."""
+    for text in ("Alice prefers vegetarian restaurants", "Alice's car is blue"):
+        assert api.post("/api/v1/memories", json={"subject_id": "alice", "text": text}).status_code == 201
+    assert api.post("/api/v1/records/schemas", json={"type_name": "restaurant", "fields": {
+        "name": {"type": "string", "required": True}, "cuisine": {"type": "string"}}}).status_code == 200
+    for data in ({"name": "Green Table", "cuisine": "vegetarian"}, {"name": "Casa do Peixe", "cuisine": "seafood"}):
+        assert api.post("/api/v1/records/restaurant", json={"data": data}).status_code == 201
+    llm_server.script("Try Green Table.", route="openai")
+    complete(api, "Where should I eat tonight?", subject_id="alice", chat_id="n1", recall=True,
+             records={"recall": True}, learn=False)
+    event = api.get("/api/v1/chat/trace", params={"chat_id": "n1"}).json()["events"][-1]
+    assert [m["text"] for m in event["memories"]] == ["Alice prefers vegetarian restaurants"]
+    assert len(event["records"]) == 2  # both restaurants (0.76, 0.74): the question asks where to eat
+    assert event["options"]["memories_considered"]["cut"][0]["text"] == "Alice's car is blue"
+
+
 def test_the_recall_event_says_what_was_injected(api: TestClient, llm_server: ScriptedLLMServer,
                                                  alice: dict[str, str]) -> None:
     llm_server.script("ok", route="openai")
