@@ -51,7 +51,22 @@ class Delayed:
     seconds: float
 
 
-Reply = str | dict[str, Any] | list[Any] | HttpFailure | Delayed
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A scripted reply with tool calls (each `{"id", "name", "arguments": {...}}`), streamed as OpenAI streams
+    them (the call's id and name first, then its arguments)."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+
+    def message(self) -> dict[str, Any]:
+        calls = [{"id": c["id"], "type": "function", "function": {"name": c["name"],
+                                                                   "arguments": json.dumps(c["arguments"])}}
+                 for c in self.tool_calls or []]
+        return {"role": "assistant", "content": self.content, **({"tool_calls": calls} if calls else {})}
+
+
+Reply = str | dict[str, Any] | list[Any] | HttpFailure | Delayed | AssistantMessage
 
 
 @dataclass(frozen=True)
@@ -152,11 +167,13 @@ class ScriptedLLMServer:
             reply = reply.reply
         if isinstance(reply, HttpFailure):
             return reply.status, {"error": {"message": reply.message, "type": "scripted", "code": None}}
+        if isinstance(reply, AssistantMessage):
+            return 200, _completion(body.get("model", ""), reply.message())
         content = reply if isinstance(reply, str) else json.dumps(reply)
-        return 200, _completion(body.get("model", ""), content)
+        return 200, _completion(body.get("model", ""), {"role": "assistant", "content": content})
 
 
-def _completion(model: str, content: str) -> dict[str, Any]:
+def _completion(model: str, message: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": "chatcmpl-scripted",
         "object": "chat.completion",
@@ -164,8 +181,8 @@ def _completion(model: str, content: str) -> dict[str, Any]:
         "model": model,
         "choices": [{
             "index": 0,
-            "message": {"role": "assistant", "content": content},
-            "finish_reason": "stop",
+            "message": message,
+            "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
             "logprobs": None,
         }],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -189,6 +206,23 @@ def stream_events(model: str, content: str, *, usage: bool) -> list[dict[str, An
     return chunks
 
 
+def _with_tool_calls(chunks: list[dict[str, Any]], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chunks with each tool call streamed before the finish (id and name, then the arguments)."""
+    if not calls:
+        return chunks
+    base = {key: chunks[0][key] for key in ("id", "object", "created", "model")}
+    deltas = []
+    for index, call in enumerate(calls):
+        opened = {"index": index, "id": call["id"], "type": "function",
+                  "function": {"name": call["function"]["name"], "arguments": ""}}
+        filled = {"index": index, "function": {"arguments": call["function"]["arguments"]}}
+        deltas += [{**base, "choices": [{"index": 0, "delta": {"tool_calls": [delta]}, "finish_reason": None}]}
+                   for delta in (opened, filled)]
+    finish = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+    at = next(i for i, chunk in enumerate(chunks) if chunk["choices"] and chunk["choices"][0]["finish_reason"])
+    return [*chunks[:at], *deltas, finish, *chunks[at + 1:]]
+
+
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -202,9 +236,10 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             headers = {name.lower(): value for name, value in self.headers.items()}
             status, payload = server._answer(body, self.headers.get("Authorization", ""), route, headers)
             if status == 200 and body.get("stream"):
-                content = payload["choices"][0]["message"]["content"]
+                message = payload["choices"][0]["message"]
                 usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                self._stream(stream_events(body.get("model", ""), content, usage=usage))
+                chunks = stream_events(body.get("model", ""), message["content"] or "", usage=usage)
+                self._stream(_with_tool_calls(chunks, message.get("tool_calls") or []))
                 return
             self._send(status, payload)
 

@@ -309,10 +309,27 @@ CHAT_TURN = {"model": "gpt-4o-mini",
              "messages": [{"role": "user", "content": "Which Italian dish should I cook tonight?"}],
              "mnx": {"subject_id": "user_123", "chat_id": "chat_sample", "history": True, "recall": True,
                      "learn": False}}
+ANTHROPIC_TURN = {"model": "claude-sonnet-4-5", "max_tokens": 512, "system": "Answer in one sentence.",
+                  "messages": [{"role": "user", "content": [
+                      {"type": "text", "text": "Which Italian dish should I cook tonight?"}]}],
+                  "mnx": {"subject_id": "user_123", "chat_id": "chat_anthropic", "recall": True, "learn": False}}
+
+
+def anthropic_event(**options: Any) -> dict[str, Any]:
+    """A POST /api/v1/messages as the anthropic SDK sends it (x-api-key, anthropic-version)."""
+    event = http_event("POST", "/api/v1/messages", **options)
+    event["headers"]["anthropic-version"] = "2023-06-01"
+    return event
+
+
 SAMPLES.update({
     "chat/post_completion.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-1", body=CHAT_TURN),
     "chat/post_completion_stream.json": mnx_event("POST", "/chat/completions", request_id="sample-chat-2",
                                                   body={**CHAT_TURN, "stream": True}),
+    # Anthropic's Messages wire: the anthropic SDK sends our key as x-api-key, the caller's own as x-anthropic-key.
+    "chat/post_message.json": anthropic_event(request_id="sample-chat-3", body=ANTHROPIC_TURN),
+    "chat/post_message_stream.json": anthropic_event(request_id="sample-chat-4",
+                                                     body={**ANTHROPIC_TURN, "stream": True}),
     "chat_data/post_memory.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-1", body={
         "subject_id": "user_123", "text": "User is vegetarian and enjoys Italian cuisine", "kind": "preference"}),
     "chat_data/post_memory_invalid.json": mnx_event("POST", "/memories", request_id="sample-chat-memory-bad", body={
@@ -343,6 +360,12 @@ SAMPLES.update({
         "subject_id": "user_123", "updates": [{"field_key": "timezone", "value": "Europe/Lisbon"}]}),
     "chat_data/get_integrations_unsupported.json": mnx_event("GET", "/integrations", route="/{proxy+}",
                                                              request_id="sample-chat-integrations-1"),
+    "chat_data/get_memory_events.json": mnx_event("GET", "/events/memories", request_id="sample-chat-events-1",
+                                                  query={"subject_id": "user_123"},
+                                                  headers={"accept": "text/event-stream", "last-event-id": "0"}),
+    "chat_data/get_audit_requests.json": mnx_event("GET", "/audit/requests", request_id="sample-chat-audit-1",
+                                                   query={"subject_id": "user_123", "limit": "20"},
+                                                   headers={"x-session-id": "sample-session"}),
     "chat_learning/run_job.json": {"zengram_job_id": "SAMPLE-ID"},
     "chat_learning/scheduled_sweep.json": {
         "version": "0", "id": "0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f", "detail-type": "Scheduled Event",

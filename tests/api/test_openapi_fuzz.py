@@ -41,6 +41,7 @@ from tests.fuzz.rules import accepted_reason
 from tests.support import API_KEY
 
 AUTH = {"x-api-key": API_KEY}
+ENDLESS = ("GET", "/api/v1/events/memories")
 OPERATIONS = [
     ("GET", "/health"),
     ("POST", "/memory"),
@@ -79,7 +80,9 @@ OPERATIONS = [
     ("POST", "/admin/keys"),
     ("GET", "/admin/keys"),
     ("DELETE", "/admin/keys/{key_id}"),
-    *CHAT_ROUTE_ROLES,  # the chat layer's routes (api/chat/roles.py)
+    # the chat layer's routes (api/chat/roles.py), but the memory event stream: it streams until the client leaves
+    # (tests/api/chat/test_events.py and tests/clients/test_mnexium_sdk_events.py hold it to its rules)
+    *(route for route in CHAT_ROUTE_ROLES if route != ENDLESS),
 ]
 ERROR_EXTRAS = {"limit", "window_seconds", "message"}  # 429's budget; research_disabled's words
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
@@ -130,7 +133,8 @@ NEGATABLE = {("POST", "/memory"), ("GET", "/memory/search"), ("GET", "/memory/qu
              ("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/admin/keys"),
              # the chat layer: every route takes a constrained query, header or body but the two unconstrained lists
              *(route for route in CHAT_ROUTE_ROLES if route not in {("GET", "/api/v1/prompts"),
-                                                                     ("GET", "/api/v1/records/schemas")})}
+                                                                     ("GET", "/api/v1/records/schemas"),
+                                                                     ("GET", "/api/v1/profiles/schema"), ENDLESS})}
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
     for method, path in OPERATIONS

@@ -414,6 +414,8 @@ def seed_chat_projects(world: World) -> None:
                          json={"value": {"project": project}}).is_success
         assert chat_call(world, "admin", "POST", "/claims", project, json={
             "subject_id": CHAT_SUBJECT, "slot": "project", "value": project}).status_code == 201
+        assert chat_call(world, "admin", "POST", "/memory/policies", project, json={
+            "name": project, "policy_text": f"Learn for {project}.", "is_default": True}).status_code == 201
         world.chat_layer.history.append(project, CHAT_SUBJECT, "chat-1", [
             NewMessage(role=Role.USER, content=f"hello from {project}")], utc_now())
 
@@ -498,6 +500,12 @@ def globex_claim(world: World) -> str:
     return claim_id
 
 
+def globex_policy(world: World) -> str:
+    response = chat_call(world, "admin", "POST", "/memory/policies", "globex", json={"name": "p", "policy_text": "x"})
+    policy_id: str = response.json()["policy"]["id"]
+    return policy_id
+
+
 def texts_name(response: httpx.Response) -> set[str]:
     """The projects alice's memories name (each names its own)."""
     return {row["text"].removeprefix("Alice's project is ") for row in response.json()["data"]
@@ -507,6 +515,9 @@ def texts_name(response: httpx.Response) -> set[str]:
 ALICE = {"subject_id": CHAT_SUBJECT}
 chat_route("POST", "/chat/completions", "/chat/completions", 503, json={  # let through to a provider: none here
     "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "mnx": {"subject_id": CHAT_SUBJECT}})
+chat_route("POST", "/messages", "/messages", 503, json={  # Anthropic's wire, likewise let through to no provider
+    "model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+    "mnx": {"subject_id": CHAT_SUBJECT}})
 chat_route("GET", "/memories", "/memories", 200, shows=texts_name, params=ALICE)
 chat_route("POST", "/memories", "/memories", (201, 200), json={"subject_id": "bob", "text": "Bob likes tea"})
 chat_route("GET", "/memories/search", "/memories/search", 200, shows=texts_name,
@@ -570,6 +581,15 @@ chat_route("GET", "/profiles", "/profiles", 200, shows=lambda r: {r.json()["clai
 chat_route("PATCH", "/profiles", "/profiles", 200, json={"subject_id": "bob", "updates": [
     {"field_key": "timezone", "value": "UTC"}]})
 chat_route("DELETE", "/profiles", "/profiles", 404, params={**ALICE, "field_key": "no_such_field"})
+chat_route("GET", "/profiles/schema", "/profiles/schema", 200, shows=lambda r: {r.json()["project_id"]})
+chat_route("GET", "/memory/policies", "/memory/policies", 200, shows=lambda r: projects_in(r.json()["policies"]))
+chat_route("POST", "/memory/policies", "/memory/policies", 201, json={"name": "n", "policy_text": "t"})
+chat_route("GET", "/memory/policies/resolve", "/memory/policies/resolve", 200,
+           shows=lambda r: projects_in(r.json()["policies"]), params=ALICE)
+by_id_in_globex("GET", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}")
+by_id_in_globex("PATCH", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}",
+                json={"priority": 5})
+by_id_in_globex("DELETE", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}")
 
 
 def shared_documents(method: str, route: str, path: str, admin_status: int, **kwargs: Any) -> None:

@@ -10,9 +10,11 @@ keeps the screenshots (docs/dashboard.png is one of them).
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -355,39 +357,112 @@ def test_a_read_key_of_one_client_sees_its_own_and_no_keys_tab(dashboard: Dashbo
     page.wait_for_selector("main >> text=No such view here.")
 
 
-def test_the_chat_tab_shows_the_chat_layers_prompts_and_a_subjects_memories(
-        dashboard: Dashboard, page: Any, console: Console, tmp_path: Path) -> None:
+INTEGRATIONS_URL = "/api/v1/integrations?include_inactive=true"
+EVENTS_URL = f"/api/v1/events/memories?subject_id={SUBJECT}"
+# What the memory event stream sends, in the shape the mnexium SDK's subscribe() reads (and core-mnx documents).
+EVENT_STREAM = "".join(f"id: {number}\nevent: {kind}\ndata: {json.dumps(data)}\n\n"
+                       for number, (kind, data) in enumerate([
+    ("connected", {"subject_id": SUBJECT}),
+    ("memory.created", {"id": "mem_new", "subject_id": SUBJECT, "text": "Moved to Porto",
+                        "created_at": "2026-01-02T10:00:00Z"}),
+    ("heartbeat", {"timestamp": "2026-01-02T10:00:30Z"}),
+    ("memory.superseded", {"id": "mem_old", "superseded_by": "mem_new"}),
+], start=1))
+
+
+@contextmanager
+def chat_layer(tmp_path: Path) -> Iterator[str]:
+    """A server of its own whose chat layer has two prompts and, for SUBJECT, memories, a claim and a profile
+    field; yields its URL."""
     settings = Settings(data_dir=tmp_path / "data", api_key=API_KEY, rate_limit_enabled=False)
     container = build_container(settings, embedder=HashingEmbedder())
-    app = build_embedded_app(settings, container)
     try:
-        with BackgroundServer(app) as server:
-            seed = httpx.Client(base_url=f"{server.url}/api/v1", headers={"x-mnexium-key": API_KEY})
+        with BackgroundServer(build_embedded_app(settings, container)) as server, \
+                httpx.Client(base_url=f"{server.url}/api/v1", headers={"x-mnexium-key": API_KEY}) as seed:
             for name, text in (("Support tone", "Answer briefly and kindly."), ("Billing", "Quote invoice numbers.")):
                 seed.post("/prompts", json={"name": name, "prompt_text": text}).raise_for_status()
             for text, kind in (("Lives in Lisbon", "fact"), ("Prefers email over phone", "preference")):
                 seed.post("/memories", json={"subject_id": SUBJECT, "text": text, "kind": kind}).raise_for_status()
             claim = {"subject_id": SUBJECT, "slot": "home_city", "value": "Lisbon"}
             seed.post("/claims", json=claim).raise_for_status()
-            page.goto(f"{server.url}/dashboard/")
-            page.fill("input[name=key]", API_KEY)
-            page.click("[data-testid=signin] button[type=submit]")
-            page.wait_for_selector("header nav a[data-tab=chat]")
-
-            open_tab(page, "chat")
-            page.wait_for_selector("[data-testid=prompts-table] tbody tr")
-            assert rows(page, "[data-testid=prompts-table] tbody tr") == 2
-            page.fill("[data-testid=subject-form] input[name=subject]", SUBJECT)
-            page.click("[data-testid=subject-form] button[type=submit]")
-            page.wait_for_selector("[data-testid=subject-memories] tbody tr")
-            memories = page.inner_text("[data-testid=subject-memories]")
-            assert "Lives in Lisbon" in memories and "Prefers email over phone" in memories
-            page.wait_for_selector("[data-testid=subject-claims] >> text=home_city")  # the slot and its value
-            assert "Lisbon" in page.inner_text("[data-testid=subject-claims]")
-            page.wait_for_selector("[data-testid=subject-chats] >> text=No conversations.")
-            assert_drawn(screenshot(page, dashboard, "chat"), min_colours=20, min_inked=0.03)
+            seed.patch("/profiles", json={"subject_id": SUBJECT, "updates": [
+                {"field_key": "timezone", "value": "Europe/Lisbon"}]}).raise_for_status()
+            yield server.url
     finally:
         container.close()
+
+
+def open_subject(page: Any, url: str) -> None:
+    page.goto(f"{url}/dashboard/")
+    page.fill("input[name=key]", API_KEY)
+    page.click("[data-testid=signin] button[type=submit]")
+    page.wait_for_selector("header nav a[data-tab=chat]")
+    open_tab(page, "chat")
+    page.fill("[data-testid=subject-form] input[name=subject]", SUBJECT)
+    page.click("[data-testid=subject-form] button[type=submit]")
+    page.wait_for_selector("[data-testid=subject-memories] tbody tr")
+
+
+def test_the_chat_tab_shows_a_subjects_truth_profile_memories_and_the_optional_parts_quietly(
+        dashboard: Dashboard, page: Any, console: Console, tmp_path: Path) -> None:
+    # Integrations and the event stream may not be offered (501): the browser logs that refusal, nothing else may.
+    console.refused += [INTEGRATIONS_URL, EVENTS_URL]
+    with chat_layer(tmp_path) as url:
+        open_subject(page, url)
+        assert rows(page, "[data-testid=prompts-table] tbody tr") == 2
+        memories = page.inner_text("[data-testid=subject-memories]")
+        assert "Lives in Lisbon" in memories and "Prefers email over phone" in memories
+        truth = page.locator("[data-testid=truth-table] tbody tr", has_text="home_city")
+        assert "Lisbon" in truth.inner_text()
+        profile = page.locator("[data-testid=profile-table] tbody tr", has_text="timezone")
+        assert "Europe/Lisbon" in profile.inner_text()
+        page.wait_for_selector("[data-testid=subject-chats] >> text=No conversations.")
+        # Offered or not, integrations and the live events are never a red error box.
+        page.wait_for_selector("[data-testid=chat-integrations] :is([data-testid=integrations-off], "
+                               "[data-testid=integrations-table], p.muted)")
+        page.wait_for_selector("[data-testid=events-status]:not([data-status=connecting])")
+        assert page.locator("main .error").count() == 0
+        assert_drawn(screenshot(page, dashboard, "chat"), min_colours=20, min_inked=0.03)
+
+
+def test_the_chat_tab_degrades_quietly_where_integrations_and_events_answer_501(
+        page: Any, console: Console, tmp_path: Path) -> None:
+    console.refused += [INTEGRATIONS_URL, EVENTS_URL]
+    refusal = {"status": 501, "content_type": "application/json",
+               "body": json.dumps({"error": "integrations: not supported by this server"})}
+    page.route(f"**{INTEGRATIONS_URL}", lambda route: route.fulfill(**refusal))
+    page.route(f"**{EVENTS_URL}", lambda route: route.fulfill(**refusal))
+    with chat_layer(tmp_path) as url:
+        open_subject(page, url)
+        page.wait_for_selector("[data-testid=integrations-off] >> text=not configured")
+        page.wait_for_selector("[data-testid=events-status][data-status=unavailable]")
+        assert "does not offer" in page.inner_text("[data-testid=events-status]")
+        assert page.locator("main .error").count() == 0
+
+
+def test_the_chat_tab_lists_integrations_and_the_subjects_live_memory_events(
+        page: Any, tmp_path: Path) -> None:
+    integration = {"integration_id": "int_weather", "name": "Weather", "mode": "pull", "is_active": True,
+                   "endpoint_url": "https://weather.example/api", "updated_at": "2026-01-02T09:00:00Z"}
+    page.route(f"**{INTEGRATIONS_URL}", lambda route: route.fulfill(
+        status=200, content_type="application/json", body=json.dumps({"integrations": [integration]})))
+    asked: list[str | None] = []
+
+    def stream(route: Any) -> None:
+        asked.append(route.request.headers.get("x-api-key"))
+        route.fulfill(status=200, headers={"content-type": "text/event-stream"}, body=EVENT_STREAM)
+
+    page.route(f"**{EVENTS_URL}", stream)
+    with chat_layer(tmp_path) as url:
+        open_subject(page, url)
+        assert "https://weather.example/api" in page.inner_text("[data-testid=integrations-table]")
+        page.wait_for_selector("[data-testid=events-table] >> text=memory.superseded")
+        events = page.locator("[data-testid=events-table] tbody tr").all_inner_texts()
+        assert len(events) == 2  # newest first; connected and heartbeat set the status, not rows
+        assert "memory.superseded" in events[0] and "mem_old → mem_new" in events[0]
+        assert "memory.created" in events[1] and "Moved to Porto" in events[1]
+        assert asked[0] == API_KEY  # the key travels in a header (EventSource could not send one)
+        assert "last heartbeat" in page.inner_text("[data-testid=events-status]")
 
 
 def test_consolidation_status_and_a_run_started_from_the_dashboard(dashboard: Dashboard, page: Any,

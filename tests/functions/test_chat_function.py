@@ -98,6 +98,30 @@ def test_completion_events_through_api_gateway(provider: ContainerProvider, llm_
     assert status == 200 and [event["stream"] for event in trace["events"]] == [False, True]
 
 
+def test_anthropic_message_events_through_api_gateway(provider: ContainerProvider,
+                                                     llm_server: ScriptedLLMServer) -> None:
+    call("chat_data/post_memory.json")
+    llm_server.script("Try a mushroom risotto.", "Or a pesto pasta.", route="local")
+    status, message, headers = call("chat/post_message.json")
+    assert status == 200, message
+    assert (message["type"], message["content"], message["stop_reason"]) == (
+        "message", [{"type": "text", "text": "Try a mushroom risotto."}], "end_turn")
+    assert message["mnx"]["chat_id"] == headers["x-mnx-chat-id"] == "chat_anthropic"
+    assert llm_server.calls_to("local")[-1].messages == [
+        {"role": "system", "content": "Answer in one sentence.\n\nRelevant memories about the user:\n- "
+                                      "User is vegetarian and enjoys Italian cuisine"},
+        {"role": "user", "content": "Which Italian dish should I cook tonight?"}]
+
+    status, streamed, headers = call("chat/post_message_stream.json")  # buffered whole, as API Gateway delivers it
+    assert status == 200 and headers["content-type"].startswith("text/event-stream")
+    names = [block.split("\n")[0].removeprefix("event: ") for block in streamed.split("\n\n") if block]
+    assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+    deltas = [json.loads(block.split("\n")[1].removeprefix("data: ")) for block in streamed.split("\n\n")
+              if block.startswith("event: content_block_delta")]
+    assert "".join(delta["delta"]["text"] for delta in deltas) == "Or a pesto pasta."
+    assert llm_server.calls_to("local")[-1].messages[2] == {"role": "assistant", "content": "Try a mushroom risotto."}
+
+
 def test_refusals(provider: ContainerProvider) -> None:
     status, body, _ = call("chat_data/post_memory_invalid.json")
     assert status == 400 and body["error"].startswith("text:")

@@ -38,17 +38,19 @@ GROUP_PREFIXES = ("zengram.memory.api.", "zengram.chat.api.", "zengram.documents
 SHARED_API = frozenset({"memory.api.roles", "chat.api.roles", "documents.api.roles", "memory.api.deps",
                         "memory.api.schemas"})
 # what both chat functions' routes use
-CHAT_SHARED = frozenset({"chat.api.deps", "chat.api.groups", "chat.api.schemas"})
+CHAT_SHARED = frozenset({"chat.api.deps", "chat.api.groups", "chat.api.schemas", "chat.api.audit"})
 M, C = "memory.api.", "chat.api."  # a memory group's routes and bodies; a chat group's
 # What each HTTP function serves; None: not an HTTP function, so no FastAPI at all.
 SERVED: dict[str, frozenset[str] | None] = {
     "admin": frozenset({M + "admin", M + "schemas.keys"}),
     "briefing": frozenset({M + "briefing", M + "stats", M + "collections", M + "schemas.briefing",
                            M + "schemas.stats", M + "schemas.collections", M + "schemas.records"}),
-    "chat": CHAT_SHARED | {C + "completions", C + "schemas.completions", C + "history", C + "schemas.history",
+    "chat": CHAT_SHARED | {C + "completions", C + "schemas.completions", C + "messages", C + "schemas.messages",
+                           C + "history", C + "schemas.history",
                            C + "state", C + "schemas.state", C + "prompts", C + "schemas.prompts"},
     "chat_data": CHAT_SHARED | {C + "memories", C + "schemas.memories", C + "records", C + "schemas.records",
-                                C + "claims", C + "schemas.claims", C + "profiles", C + "unsupported"},
+                                C + "claims", C + "schemas.claims", C + "profiles", C + "policies",
+                                C + "schemas.policies", C + "events", C + "schemas.events", C + "unsupported"},
     "clients": frozenset({M + "clients", M + "schemas.clients"}),
     "consolidate": frozenset({M + "consolidate", M + "schemas.consolidation"}),
     "documents": frozenset({"documents.api.app", "documents.api.routes", "documents.api.schemas"}),

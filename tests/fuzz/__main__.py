@@ -68,6 +68,8 @@ def _server_env(key: str) -> dict[str, str]:
     return {
         "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""),
         "BRAIN_API_KEY": key, "ZENGRAM_RATE_LIMIT_ENABLED": "false", "ZENGRAM_LOG_LEVEL": "WARNING",
+        # the memory event stream as a short long poll (the AWS mode), so each of its responses ends
+        "ZENGRAM_CHAT_EVENTS_WINDOW_SECONDS": "0.2",
     }
 
 

@@ -29,7 +29,7 @@ RULES_STATED_IN_WORDS = (
     "valid_until: must be after valid_from",  # a claim's validity window compares two timestamps
 )
 LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/research"),
-                  ("POST", "/api/v1/chat/completions")}
+                  ("POST", "/api/v1/chat/completions"), ("POST", "/api/v1/messages")}
 SCHEMA_VALID_REQUEST_REJECTED = "ST202"
 SERVER_ERROR = "ST101"
 

@@ -15,6 +15,7 @@ from zengram.chat.api import (
     PREFIX,
     claims,
     completions,
+    events,
     history,
     memories,
     profiles,
@@ -118,7 +119,7 @@ def test_a_full_path_greps_to_its_decorator(rows: dict[str, route_map.Row]) -> N
 
 
 def test_each_chat_router_names_the_prefix_the_role_table_uses() -> None:
-    for module in (claims, completions, history, memories, profiles, prompts, records, state, unsupported):
+    for module in (claims, completions, events, history, memories, profiles, prompts, records, state, unsupported):
         assert module.router.prefix == PREFIX, module.__name__
 
 

@@ -11,9 +11,11 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from zengram.chat.domain.claims import Claim
+from zengram.chat.domain.events import AuditEntry, MemoryEvent, NewMemoryEvent
 from zengram.chat.domain.history import ChatSummary, NewMessage, StoredMessage
 from zengram.chat.domain.learning import JobStatus, LearningJob
 from zengram.chat.domain.memories import MemoryWrite, SubjectMemory
+from zengram.chat.domain.policies import MemoryPolicy
 from zengram.chat.domain.prompts import SystemPrompt
 from zengram.chat.domain.providers import ProviderCall
 from zengram.chat.domain.recalls import LearningOutcome, RecallEvent
@@ -188,6 +190,19 @@ class PromptStore(Protocol):
 
 
 @runtime_checkable
+class MemoryPolicyStore(Protocol):
+    """Memory policies per project; the contract of `PromptStore`."""
+
+    def put(self, policy: MemoryPolicy) -> MemoryPolicy: ...
+
+    def get(self, project_id: str, policy_id: str) -> MemoryPolicy | None: ...
+
+    def of_project(self, project_id: str) -> list[MemoryPolicy]: ...
+
+    def delete(self, project_id: str, policy_id: str) -> bool: ...
+
+
+@runtime_checkable
 class RecallEventStore(Protocol):
     """The trace of every completion.
 
@@ -262,3 +277,45 @@ class ChatModel(Protocol):
     def complete(self, call: ProviderCall, body: Mapping[str, Any]) -> dict[str, Any]: ...
 
     def stream(self, call: ProviderCall, body: Mapping[str, Any]) -> Iterator[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class MemoryEventLog(Protocol):
+    """The memory event log of each (project, subject), durable and ordered.
+
+    Contract:
+    - `append(events)` records the events in the given order and returns them numbered: each event's `seq` is its
+      (project, subject)'s previous largest `seq` + 1 (the first is 1), gap-free and unique under concurrent
+      appenders (a reader that has seen `seq` n has seen every event up to n of that subject).
+    - `since(project, subject, after, limit)` lists that subject's events with `seq` > `after`, oldest first, at
+      most `limit`; never another project's or subject's.
+    - `last(project, subject)` is that subject's largest `seq` so far (0 before its first event), pruned or not.
+    - `prune(before)` removes events recorded before `before` (retention); the numbering never restarts.
+    """
+
+    def append(self, events: Sequence[NewMemoryEvent]) -> list[MemoryEvent]: ...
+
+    def last(self, project_id: str, subject_id: str) -> int: ...
+
+    def since(self, project_id: str, subject_id: str, after: int, limit: int) -> list[MemoryEvent]: ...
+
+    def prune(self, before: datetime) -> int: ...
+
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """The request audit of each project.
+
+    Contract:
+    - `record(entry)` stores one row; `recent(project, limit, before, subject_id, session_id)` lists the project's
+      rows by id, largest first (ids sort by time: `AuditEntry.id`), only those with an id below `before` when
+      given, only that subject's or session's when given; never another project's.
+    - `prune(before)` removes rows recorded before `before` (retention).
+    """
+
+    def record(self, entry: AuditEntry) -> None: ...
+
+    def recent(self, project_id: str, limit: int, *, before: str | None = None, subject_id: str | None = None,
+               session_id: str | None = None) -> list[AuditEntry]: ...
+
+    def prune(self, before: datetime) -> int: ...

@@ -69,6 +69,15 @@ class ChatSettings(DynamoDBSettings, HostSettings):
     chat_learning_retry_seconds: float = Field(
         default=LearningConfig.retry_after.total_seconds(), gt=0,
         description="Wait before a failed learning job is tried again (doubling per attempt).")
+    chat_events_heartbeat_seconds: float = Field(
+        default=30.0, gt=0, description="Memory event stream: a `heartbeat` event after this many quiet seconds.")
+    chat_events_poll_seconds: float = Field(
+        default=1.0, gt=0, le=60, description="Memory event stream: how often an open stream reads the event log.")
+    chat_events_window_seconds: float = Field(
+        default=0.0, ge=0, le=900,
+        description="Memory event stream: 0 streams until the client leaves (embedded); above 0 (AWS, behind API "
+                    "Gateway's buffering) each response is a long poll that ends once it has delivered events or "
+                    "after this many seconds, and the client reconnects with Last-Event-ID.")
 
     @field_validator("chat_default_base_url", "chat_default_api_key", mode="before")
     @classmethod

@@ -12,18 +12,23 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from zengram.chat.domain.events import StreamConfig
 from zengram.chat.domain.learning import LearningConfig
 from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
+from zengram.chat.domain.policies import PolicyConfig
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
 from zengram.chat.domain.recall_calibration import calibration_for
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.ports import (
     AgentStateStore,
+    AuditLog,
     ChatHistoryStore,
     ChatModel,
     ClaimStore,
     LearningDispatch,
     LearningJobStore,
+    MemoryEventLog,
+    MemoryPolicyStore,
     PromptStore,
     RecallEventStore,
     RecordBase,
@@ -31,11 +36,13 @@ from zengram.chat.ports import (
 )
 from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.completions import CompletionService, ContextSources
+from zengram.chat.services.events import MemoryEvents, RequestAudit
 from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.indexing import ChatIndexSync
 from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import SubjectMemoryService
+from zengram.chat.services.policies import MemoryPolicyService
 from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
@@ -54,6 +61,9 @@ class ChatStores:
     recalls: RecallEventStore
     learning: LearningJobStore
     claims: ClaimStore
+    policies: MemoryPolicyStore
+    events: MemoryEventLog
+    audit: AuditLog
 
 
 @dataclass
@@ -72,6 +82,10 @@ class ChatLayer:
     memory_index: ChatIndexSync
     record_index: ChatIndexSync
     dispatch: LearningDispatch
+    policies: MemoryPolicyService
+    policy_defaults: PolicyConfig  # what applies where no memory policy sets a key (the settings)
+    events: MemoryEvents
+    audit: RequestAudit
     closers: list[Callable[[], None]] = field(default_factory=list)
     starters: list[Callable[[], None]] = field(default_factory=list)
 
@@ -99,9 +113,11 @@ class ChatLayer:
 def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     """Tables in the records file beside Zengram's memories."""
     from zengram.adapters.sqlite.chat_claims import SQLiteClaimStore
+    from zengram.adapters.sqlite.chat_events import SQLiteAuditLog, SQLiteMemoryEventLog
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
+    from zengram.adapters.sqlite.chat_policies import SQLiteMemoryPolicyStore
     from zengram.adapters.sqlite.chat_prompts import SQLitePromptStore
     from zengram.adapters.sqlite.chat_recalls import SQLiteRecallEventStore
     from zengram.adapters.sqlite.chat_records import SQLiteRecordBase
@@ -110,15 +126,18 @@ def _embedded_stores(settings: ChatSettings, _: Any | None) -> ChatStores:
     path = settings.records_path
     return ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                       SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                      SQLiteLearningJobStore(path), SQLiteClaimStore(path))
+                      SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path),
+                      SQLiteMemoryEventLog(path), SQLiteAuditLog(path))
 
 
 def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     """Items in the records table, through the record store's own DynamoDB client when the host shares it."""
     from zengram.adapters.dynamodb.chat_claims import DynamoDBClaimStore
+    from zengram.adapters.dynamodb.chat_events import DynamoDBAuditLog, DynamoDBMemoryEventLog
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
+    from zengram.adapters.dynamodb.chat_policies import DynamoDBMemoryPolicyStore
     from zengram.adapters.dynamodb.chat_prompts import DynamoDBPromptStore
     from zengram.adapters.dynamodb.chat_recalls import DynamoDBRecallEventStore
     from zengram.adapters.dynamodb.chat_records import DynamoDBRecordBase
@@ -130,7 +149,9 @@ def _aws_stores(settings: ChatSettings, table_client: Any | None) -> ChatStores:
     return ChatStores(DynamoDBSubjectMemoryStore(table, client=client), DynamoDBChatHistoryStore(table, client=client),
                       DynamoDBAgentStateStore(table, client=client), DynamoDBRecordBase(table, client=client),
                       DynamoDBPromptStore(table, client=client), DynamoDBRecallEventStore(table, client=client),
-                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client))
+                      DynamoDBLearningJobStore(table, client=client), DynamoDBClaimStore(table, client=client),
+                      DynamoDBMemoryPolicyStore(table, client=client),
+                      DynamoDBMemoryEventLog(table, client=client), DynamoDBAuditLog(table, client=client))
 
 
 STORES_BY_FAMILY: dict[str, Callable[[ChatSettings, Any | None], ChatStores]] = {
@@ -185,6 +206,10 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
                                    temporal_decay_per_day=settings.chat_temporal_decay_per_day,
                                    calibration=calibration_for(parts.embedder.model_id)))
+    events = MemoryEvents(stores.events, clock, StreamConfig(
+        heartbeat=settings.chat_events_heartbeat_seconds, poll=settings.chat_events_poll_seconds,
+        window=settings.chat_events_window_seconds))
+    memories.attach_events(events)
     history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
     state = AgentStateService(stores.state, clock, scrubber)
     records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber,
@@ -192,10 +217,11 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
     claims = ClaimService(stores.claims, clock, scrubber)
+    policies = MemoryPolicyService(stores.policies, clock, scrubber)
     learning = LearningService(
         stores.learning, memories, records, recalls, parts.llm, clock,
         LearningConfig(max_attempts=settings.chat_learning_attempts,
-                       retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)))
+                       retry_after=timedelta(seconds=settings.chat_learning_retry_seconds)), claims)
     runner = _learning_runner(settings, learning)
     learning.attach(runner.dispatch)
     if model is None:
@@ -207,7 +233,7 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         model_closer = None
     completions = CompletionService(
         model, provider_endpoints(settings),
-        ContextSources(memories, history, state, records, prompts, recalls, SubjectKnowledge(claims)),
+        ContextSources(memories, history, state, records, prompts, recalls, SubjectKnowledge(claims), policies),
         learning=learning, clock=clock, scrubber=scrubber,
         config=RecallConfig(memories=settings.chat_recall_limit, memory_relevance=settings.chat_recall_min_relevance,
                             records=settings.chat_records_limit,
@@ -215,5 +241,9 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
     closers = [close for close in (getattr(store, "close", None) for store in vars(stores).values()) if close]
     closers += [close for close in (model_closer, runner.stop) if close is not None]
     return ChatLayer(memories, history, state, records, prompts, recalls, learning, completions, claims,
-                     memory_index, record_index, runner.dispatch, closers=closers,
+                     memory_index, record_index, runner.dispatch, policies,
+                     PolicyConfig(recall_limit=settings.chat_recall_limit,
+                                  recall_min_relevance=settings.chat_recall_min_relevance, recall_private=True),
+                     events, RequestAudit(stores.audit, clock),
+                     closers=closers,
                      starters=[runner.start] if runner.start is not None else [])

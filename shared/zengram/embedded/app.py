@@ -13,6 +13,7 @@ from zengram.assembly.containers import Container, build_container, build_docume
 from zengram.assembly.keys import resolve_api_key
 from zengram.assembly.provider import ContainerProvider
 from zengram.assembly.roles import HOST_ROUTE_ROLES
+from zengram.chat.api.audit import audited
 from zengram.chat.api.routers import CHAT_ROUTERS
 from zengram.documents.api import app as kb
 from zengram.documents.wiring import DocumentsContainer
@@ -82,6 +83,7 @@ def build_embedded_app(settings: Settings, container: Container | None = None,
     app = create_app(ROUTERS, provider, expected_key=lambda: key, open_paths=OPEN_PATHS | kb.open_paths(),
                      route_roles=HOST_ROUTE_ROLES,
                      open_prefixes=(DASHBOARD_PREFIX,), lifespan=lifespan)
+    audited(app)  # the chat layer's request audit (docs/chat.md, "Audit")
     mount_dashboard(app)
     app.mount(kb.BASE_PATH, kb.create_kb_app(documents))
     return app

@@ -42,6 +42,7 @@ def serve(
     import uvicorn
 
     from zengram.embedded.app import build_embedded_app
+    from zengram.embedded.background import SHUTDOWN_GRACE
 
     settings = _settings(data_dir, host=host, port=port)
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -58,7 +59,7 @@ def serve(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from error
     uvicorn.run(build_embedded_app(settings, container), host=settings.host, port=settings.port,
-                log_level=settings.log_level.lower())
+                log_level=settings.log_level.lower(), timeout_graceful_shutdown=SHUTDOWN_GRACE)
 
 
 @app.command()

@@ -144,3 +144,31 @@ def test_profile_fields_are_claims_of_the_subject(api: TestClient) -> None:
                         ({"updates": [{"field_key": "x", "value": 1}]}, "subject_id")]:
         assert assert_error(api.patch(f"{V1}/profiles", json=body), 400).startswith(field), body
     assert_error(api.get(f"{V1}/profiles"), 400)
+
+
+def test_the_subject_graph_history_and_slots_take_core_mnx_limits(api: TestClient) -> None:
+    lisbon, porto, faro = (claim(api, "gil", "home_city", city) for city in ("Lisbon", "Porto", "Faro"))
+    graph = api.get(f"{V1}/claims/subject/gil/graph").json()
+    assert (graph["claims_count"], graph["edges_count"], graph["edges_by_type"]) == (3, 2, {"supersedes": 2})
+    cut = api.get(f"{V1}/claims/subject/gil/graph", params={"limit": 2}).json()
+    assert [c["id"] for c in cut["claims"]] == [porto["id"], faro["id"]]  # the two newest
+    assert {(e["from_claim_id"], e["to_claim_id"]) for e in cut["edges"]} == {
+        (faro["id"], porto["id"]), (porto["id"], lisbon["id"])}  # every edge touching one of them, as core-mnx
+    history = api.get(f"{V1}/claims/subject/gil/history", params={"limit": 1}).json()
+    assert [c["id"] for c in history["data"]] == [faro["id"]]
+    assert api.get(f"{V1}/claims/subject/gil/slots", params={"limit": 2}).json()["total"] == 2
+    assert_error(api.get(f"{V1}/claims/subject/gil/graph", params={"limit": 201}), 400)
+    assert_error(api.get(f"{V1}/claims/subject/gil/history", params={"limit": 0}), 400)
+
+
+def test_profile_true_loads_the_fields_without_recall(api: TestClient, llm_server: ScriptedLLMServer) -> None:
+    api.patch(f"{V1}/profiles", json={"subject_id": "hal", "updates": [{"field_key": "timezone", "value": "UTC"}]})
+    api.post(f"{V1}/memories", json={"subject_id": "hal", "text": "Hal works nights in UTC"})
+    llm_server.script("ok", "ok", route="openai")
+    complete(api, "What time is it for me?", subject_id="hal", profile=True, recall=False, learn=False, history=False,
+             system_prompt=False)
+    assert llm_server.calls_to("openai")[-1].messages[0] == {
+        "role": "system", "content": "Known facts about the user:\n- timezone: UTC"}  # the fields, no memories
+    complete(api, "What time is it for me?", subject_id="hal", profile=False, recall=False, learn=False,
+             history=False, system_prompt=False)
+    assert llm_server.calls_to("openai")[-1].messages == [{"role": "user", "content": "What time is it for me?"}]

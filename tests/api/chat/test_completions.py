@@ -210,9 +210,10 @@ def test_a_natural_question_recalls_the_memory_and_the_records_it_needs(api: Tes
 
 def test_the_recall_event_says_what_was_injected(api: TestClient, llm_server: ScriptedLLMServer,
                                                  alice: dict[str, str]) -> None:
+    assert api.post("/api/v1/memory/policies", json={"id": "mp_1", "name": "p", "policy_text": ""}).is_success
     llm_server.script("ok", route="openai")
     body = complete(api, QUESTION, subject_id="alice", chat_id="c1", recall=True, records={"recall": True},
-                    state={"load": True}, learn=False, profile=True, headers={"x-mnx-memory-policy": "mp_1"})
+                    state={"load": True}, learn=False, summarize=True, headers={"x-mnx-memory-policy": "mp_1"})
     event = api.get("/api/v1/chat/trace", params={"chat_id": "c1"}).json()["events"][-1]
     assert event["id"] == body["mnx"]["event_id"]
     assert [p["name"] for p in event["prompts"]] == ["project", "subject", "chat"]
@@ -224,7 +225,8 @@ def test_the_recall_event_says_what_was_injected(api: TestClient, llm_server: Sc
     assert event["total_tokens"] == (sum(part["tokens"] for key in ("prompts", "state", "memories", "records")
                                          for part in event[key]) + event["history"]["tokens"]
                                      + event["message_tokens"]) and event["tokens_estimated"] is True
-    assert event["options"]["memory_policy"] == "mp_1" and event["options"]["unsupported"] == ["profile"]
+    assert event["options"]["memory_policy"] == "mp_1" and event["options"]["unsupported"] == ["summarize"]
+    assert event["options"]["memory_policy_applied"] == ["mp_1"]
     memory_id = event["memories"][0]["memory_id"]
     recalled = api.get(f"/api/v1/memories/{memory_id}").json()
     assert recalled["seen_count"] == 1 and recalled["last_seen_at"] is not None

@@ -118,8 +118,7 @@ def test_what_the_layer_does_not_offer_is_a_501(api: TestClient) -> None:
 
     reader = api.post("/admin/keys", headers={"x-api-key": API_KEY}, json={
         "name": "reader", "role": Role.READ.value, "clients": ["global"]}).json()["key"]
-    for method, path in [("GET", "/integrations"), ("POST", "/integrations/int_1/sync"),
-                         ("GET", "/events/memories")]:
+    for method, path in [("GET", "/integrations"), ("POST", "/integrations/int_1/sync")]:
         response = api.request(method, f"/api/v1{path}", headers={"x-mnexium-key": reader})
         assert response.status_code == 501 and response.json()["error"].endswith(
             "not supported by this server (docs/chat.md lists what the chat layer offers)"), (method, path)

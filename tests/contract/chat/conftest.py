@@ -16,6 +16,7 @@ from zengram.chat.ports import (
     ChatHistoryStore,
     ClaimStore,
     LearningJobStore,
+    MemoryPolicyStore,
     PromptStore,
     RecallEventStore,
     RecordBase,
@@ -33,6 +34,7 @@ class ChatStores:
     recalls: RecallEventStore
     learning: LearningJobStore
     claims: ClaimStore
+    policies: MemoryPolicyStore
 
 
 @contextmanager
@@ -41,6 +43,7 @@ def _sqlite(folder: Path) -> Iterator[ChatStores]:
     from zengram.adapters.sqlite.chat_history import SQLiteChatHistoryStore
     from zengram.adapters.sqlite.chat_learning import SQLiteLearningJobStore
     from zengram.adapters.sqlite.chat_memories import SQLiteSubjectMemoryStore
+    from zengram.adapters.sqlite.chat_policies import SQLiteMemoryPolicyStore
     from zengram.adapters.sqlite.chat_prompts import SQLitePromptStore
     from zengram.adapters.sqlite.chat_recalls import SQLiteRecallEventStore
     from zengram.adapters.sqlite.chat_records import SQLiteRecordBase
@@ -49,7 +52,7 @@ def _sqlite(folder: Path) -> Iterator[ChatStores]:
     path = folder / "records.sqlite3"
     stores = ChatStores(SQLiteSubjectMemoryStore(path), SQLiteChatHistoryStore(path), SQLiteAgentStateStore(path),
                         SQLiteRecordBase(path), SQLitePromptStore(path), SQLiteRecallEventStore(path),
-                        SQLiteLearningJobStore(path), SQLiteClaimStore(path))
+                        SQLiteLearningJobStore(path), SQLiteClaimStore(path), SQLiteMemoryPolicyStore(path))
     yield stores
     for store in vars(stores).values():
         store.close()
@@ -63,6 +66,7 @@ def _dynamodb(_: Path) -> Iterator[ChatStores]:
     from zengram.adapters.dynamodb.chat_history import DynamoDBChatHistoryStore
     from zengram.adapters.dynamodb.chat_learning import DynamoDBLearningJobStore
     from zengram.adapters.dynamodb.chat_memories import DynamoDBSubjectMemoryStore
+    from zengram.adapters.dynamodb.chat_policies import DynamoDBMemoryPolicyStore
     from zengram.adapters.dynamodb.chat_prompts import DynamoDBPromptStore
     from zengram.adapters.dynamodb.chat_recalls import DynamoDBRecallEventStore
     from zengram.adapters.dynamodb.chat_records import DynamoDBRecordBase
@@ -75,7 +79,8 @@ def _dynamodb(_: Path) -> Iterator[ChatStores]:
         yield ChatStores(DynamoDBSubjectMemoryStore(name, client=client), DynamoDBChatHistoryStore(name, client=client),
                          DynamoDBAgentStateStore(name, client=client), DynamoDBRecordBase(name, client=client),
                          DynamoDBPromptStore(name, client=client), DynamoDBRecallEventStore(name, client=client),
-                         DynamoDBLearningJobStore(name, client=client), DynamoDBClaimStore(name, client=client))
+                         DynamoDBLearningJobStore(name, client=client), DynamoDBClaimStore(name, client=client),
+                         DynamoDBMemoryPolicyStore(name, client=client))
 
 
 BACKENDS: dict[str, Callable[[Path], AbstractContextManager[Any]]] = {"sqlite": _sqlite, "dynamodb": _dynamodb}

@@ -21,7 +21,7 @@ from zengram.chat.api.schemas.claims import (
     SlotsBody,
     TruthBody,
 )
-from zengram.chat.domain.claims import SLOT_PATTERN, ClaimCreate, ClaimRetract, Edge
+from zengram.chat.domain.claims import SLOT_PATTERN, ClaimCreate, ClaimRetract, Edge, SlotHistory
 from zengram.chat.domain.tenancy import NAME_PATTERN
 
 router = APIRouter(prefix="/api/v1", tags=["chat: claims"], responses=CHAT_ERRORS)
@@ -30,8 +30,21 @@ SubjectPath = Annotated[str, Path(pattern=NAME_PATTERN)]
 SlotPath = Annotated[str, Path(pattern=SLOT_PATTERN)]
 
 
+GraphLimit = Annotated[int, Query(ge=1, le=200, description="At most this many claims, newest first (core-mnx)")]
+ListLimit = Annotated[int, Query(ge=1, le=500, description="At most this many claims, newest first (core-mnx)")]
+
+
 def _edges(edges: list[Edge]) -> list[EdgeOut]:
     return [EdgeOut.of(edge) for edge in edges]
+
+
+def _newest(slots: list[SlotHistory], limit: int) -> list[SlotHistory]:
+    """The slots' histories cut to the `limit` newest claims of them all (core-mnx's `limit`)."""
+    views = sorted((view for history in slots for view in history.views),
+                   key=lambda view: (view.claim.created_at, view.claim.id), reverse=True)[:limit]
+    kept = {view.claim.id for view in views}
+    cut = [SlotHistory(h.slot, tuple(v for v in h.views if v.claim.id in kept)) for h in slots]
+    return [history for history in cut if history.views]
 
 
 @router.post("/claims", status_code=201, response_model=ClaimCreated)
@@ -74,16 +87,17 @@ def subject_slot(subject_id: SubjectPath, slot: SlotPath, chat: ChatDep, project
 
 
 @router.get("/claims/subject/{subject_id}/slots", response_model=SlotsBody)
-def subject_slots(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep) -> SlotsBody:
-    """Every claim of the subject, grouped: each slot's active one, the superseded ones, the rest."""
-    return SlotsBody.of(subject_id, chat.claims.histories(project, subject_id))
+def subject_slots(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep, limit: ListLimit = 100) -> SlotsBody:
+    """The subject's claims (the `limit` newest), grouped: each slot's active one, the superseded ones, the rest."""
+    return SlotsBody.of(subject_id, _newest(chat.claims.histories(project, subject_id), limit))
 
 
 @router.get("/claims/subject/{subject_id}/history", response_model=HistoryBody)
 def subject_history(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep,
-                    slot: Annotated[str | None, Query(pattern=SLOT_PATTERN)] = None) -> HistoryBody:
-    """Every claim of the subject (or of one slot), with the supersession edges between them."""
-    slots = [h for h in chat.claims.histories(project, subject_id) if slot is None or h.slot == slot]
+                    slot: Annotated[str | None, Query(pattern=SLOT_PATTERN)] = None,
+                    limit: ListLimit = 100) -> HistoryBody:
+    """The subject's claims (or one slot's; the `limit` newest), with the supersession edges between them."""
+    slots = _newest([h for h in chat.claims.histories(project, subject_id) if slot is None or h.slot == slot], limit)
     by_slot = {h.slot: [ClaimOut.of(view) for view in h.views] for h in slots}
     claims = sorted((claim for listed in by_slot.values() for claim in listed),
                     key=lambda claim: (claim.created_at, claim.id), reverse=True)
@@ -93,10 +107,13 @@ def subject_history(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep,
 
 
 @router.get("/claims/subject/{subject_id}/graph", response_model=GraphBody)
-def subject_graph(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep) -> GraphBody:
-    slots = chat.claims.histories(project, subject_id)
-    claims = [ClaimOut.of(view) for h in slots for view in h.views]
-    edges = _edges([edge for h in slots for edge in h.edges()])
+def subject_graph(subject_id: SubjectPath, chat: ChatDep, project: ProjectDep, limit: GraphLimit = 50) -> GraphBody:
+    """The subject's claim graph as core-mnx documents it: the `limit` newest claims and every edge touching one
+    (`supersedes`: the newer claim of a slot replaced the older)."""
+    every = chat.claims.histories(project, subject_id)
+    claims = [ClaimOut.of(view) for h in _newest(every, limit) for view in h.views]
+    shown = {claim.id for claim in claims}
+    edges = _edges([edge for h in every for edge in h.edges() if shown & {edge.from_claim, edge.to_claim}])
     by_type: dict[str, int] = {}
     for edge in edges:
         by_type[edge.edge_type] = by_type.get(edge.edge_type, 0) + 1

@@ -8,15 +8,17 @@ from fastapi import APIRouter
 
 
 def turn_routers() -> list[APIRouter]:
-    """What a chat turn needs: completions, history (with the trace and learning jobs), state, prompts."""
-    from zengram.chat.api import completions, history, prompts, state
+    """What a chat turn needs: completions (and Anthropic's Messages wire), history (with the trace and learning
+    jobs), state, prompts."""
+    from zengram.chat.api import completions, history, messages, prompts, state
 
-    return [completions.router, history.router, state.router, prompts.router]
+    return [completions.router, messages.router, history.router, state.router, prompts.router]
 
 
 def data_routers() -> list[APIRouter]:
-    """A subject's data: memories, claims, profiles and records, and the refusals of what the layer does not
-    offer (kept last)."""
-    from zengram.chat.api import claims, memories, profiles, records, unsupported
+    """A subject's data: memories, claims, profiles, memory policies, records and the memory event stream, and
+    the refusals of what the layer does not offer (kept last)."""
+    from zengram.chat.api import claims, events, memories, policies, profiles, records, unsupported
 
-    return [memories.router, claims.router, profiles.router, records.router, unsupported.router]
+    return [memories.router, claims.router, profiles.router, policies.router, records.router, events.router,
+            unsupported.router]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
+from zengram.chat.api.audit import note_subject
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS, DeletedBody
 from zengram.chat.api.schemas.memories import (
@@ -38,9 +39,11 @@ def list_memories(chat: ChatDep, project: ProjectDep, subject_id: SubjectId, lim
 
 @router.post("/memories", status_code=201, response_model=MemoryCreatedBody,
              responses={200: {"model": MemoryCreatedBody, "description": "Skipped: a duplicate of an active memory"}})
-def create_memory(body: MemoryCreate, chat: ChatDep, project: ProjectDep, response: Response) -> MemoryCreatedBody:
+def create_memory(body: MemoryCreate, chat: ChatDep, project: ProjectDep, request: Request,
+                  response: Response) -> MemoryCreatedBody:
     from zengram.chat.services.memories import NewMemory  # imported with the chat layer, not at a function's init
 
+    note_subject(request, body.subject_id)
     outcome = chat.memories.create(project, NewMemory.of(body), no_supersede=bool(body.no_supersede))
     if outcome.memory is None:
         response.status_code = 200

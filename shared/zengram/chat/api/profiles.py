@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from zengram.chat.api.deps import ChatDep, ProjectDep
 from zengram.chat.api.schemas import CHAT_ERRORS
-from zengram.chat.api.schemas.claims import FieldDeletedBody, ProfileOut
+from zengram.chat.api.schemas.claims import FieldDeletedBody, ProfileOut, ProfileSchemaBody, SchemaFieldOut
 from zengram.chat.domain.claims import SLOT_PATTERN, ProfileUpdate
 from zengram.chat.domain.tenancy import SubjectId
 
@@ -36,3 +36,12 @@ def delete_profile_field(subject_id: SubjectId, field_key: FieldKey, chat: ChatD
     """Removes a field: every claim of its slot is retracted (the records are kept)."""
     count = chat.claims.delete_slot(project, subject_id, field_key, "profile field deleted")
     return FieldDeletedBody(ok=True, deleted=True, field_key=field_key, retracted_claims=count)
+
+
+@router.get("/profiles/schema", response_model=ProfileSchemaBody)
+def profile_schema(chat: ChatDep, project: ProjectDep) -> ProfileSchemaBody:
+    """The profile's fields: the system ones every project knows (learning names them when it extracts claims)
+    and, since a field is a claim slot, any custom key the slot rule takes."""
+    fields = [SchemaFieldOut(key=key, type=kind, description=text, is_system=True)
+              for key, kind, text in chat.claims.profile_schema()]
+    return ProfileSchemaBody(project_id=project, fields=fields, custom_fields=True, field_key_pattern=SLOT_PATTERN)

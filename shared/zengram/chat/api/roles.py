@@ -10,6 +10,7 @@ from zengram.kernel.keys import Role
 READ, WRITE = Role.READ, Role.WRITE
 CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): role for method, path, role in [
     ("POST", "/chat/completions", WRITE),
+    ("POST", "/messages", WRITE),
     ("GET", "/memories", READ),
     ("POST", "/memories", WRITE),
     ("GET", "/memories/search", READ),
@@ -55,10 +56,19 @@ CHAT_ROUTE_ROLES: dict[tuple[str, str], Role] = {(method, f"{PREFIX}{path}"): ro
     ("GET", "/profiles", READ),
     ("PATCH", "/profiles", WRITE),
     ("DELETE", "/profiles", WRITE),
+    ("GET", "/profiles/schema", READ),
+    ("GET", "/memory/policies", READ),
+    ("POST", "/memory/policies", WRITE),
+    ("GET", "/memory/policies/resolve", READ),
+    ("GET", "/memory/policies/{policy_id}", READ),
+    ("PATCH", "/memory/policies/{policy_id}", WRITE),
+    ("DELETE", "/memory/policies/{policy_id}", WRITE),
+    ("GET", "/events/memories", READ),
+    ("GET", "/audit/requests", READ),
 ]}
 
 # What the Mnexium SDK can call and this layer does not offer: a 501 for any key (chat/api/unsupported.py).
-UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}", "/events/memories")
+UNSUPPORTED_PATHS = ("/integrations", "/integrations/{rest:path}")
 UNSUPPORTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 UNSUPPORTED_ROLES: dict[tuple[str, str], Role] = {
     (method, f"{PREFIX}{path}"): READ for path in UNSUPPORTED_PATHS for method in UNSUPPORTED_METHODS}

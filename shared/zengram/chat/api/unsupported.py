@@ -27,8 +27,3 @@ def integrations() -> JSONResponse:
                   name="unsupported /integrations/{rest:path}")
 def integrations_below() -> JSONResponse:
     return _refusal("integrations")
-
-
-@router.api_route("/events/memories", methods=UNSUPPORTED_METHODS, name="unsupported /events/memories")
-def memory_events() -> JSONResponse:
-    return _refusal("the memory event stream")

@@ -205,6 +205,17 @@ class ClaimRetract(BaseModel):
 # -- profiles: a subject's profile fields are claims (docs/chat.md, "Profiles") ---------------------------------
 
 PROFILE_SOURCE = "profile"
+LEARNED_SOURCE = "learned"  # claims asserted by learning from what the model named
+# The profile schema (GET /profiles/schema): the fields every project knows; any other slot name is a custom field.
+PROFILE_SCHEMA = (
+    ("name", "string", "What the subject is called"),
+    ("email", "string", "The subject's email address"),
+    ("timezone", "string", "IANA time zone, e.g. Europe/Lisbon"),
+    ("language", "string", "The language the subject prefers"),
+    ("location", "string", "Where the subject lives or is based"),
+    ("occupation", "string", "What the subject does for a living"),
+)
+PROFILE_FIELDS = tuple(key for key, _, _ in PROFILE_SCHEMA)
 MAX_PROFILE_UPDATES = 100
 
 

@@ -15,8 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from zengram.chat.domain.claims import PROFILE_FIELDS
 from zengram.chat.domain.job_status import JobStatus as JobStatus  # its own module (the routes need only it)
 from zengram.chat.domain.memories import MemoryKind, Visibility
+from zengram.chat.domain.policies import AppliedPolicy
 from zengram.chat.domain.recalls import LearningOutcome
 from zengram.kernel.timestamps import format_timestamp
 
@@ -47,6 +49,7 @@ class LearningJob(BaseModel):
     records: LearnMode | None = None
     tables: list[str] | None = None  # record schemas to extract into (None: every schema of the project)
     messages: list[dict[str, str]]  # the exchange, scrubbed: [{"role": …, "content": …}]
+    policy: AppliedPolicy | None = None  # the memory policy the request applied (None: none)
     status: JobStatus = JobStatus.PENDING
     attempts: int = 0
     last_error: str | None = None
@@ -108,10 +111,23 @@ class ExtractedMemory(BaseModel):
     visibility: Visibility = Visibility.PRIVATE
 
 
+class ExtractedClaim(BaseModel):
+    """A slot-keyed fact the model names (`home_city = "Porto"`); `memory` is the index of the extracted memory it
+    comes from, if any."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    slot: str = Field(min_length=1, max_length=128)
+    value: str | int | float | bool | list[Any] | dict[str, Any]
+    confidence: float = Field(default=0.8, ge=0, le=1)
+    memory: int | None = None
+
+
 class ExtractedMemories(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     memories: list[ExtractedMemory] = Field(default_factory=list, max_length=20)
+    claims: list[ExtractedClaim] = Field(default_factory=list, max_length=20)
 
 
 class ExtractedRecord(BaseModel):
@@ -133,13 +149,19 @@ A memory is a short, self-contained statement in the third person ("User prefers
 future conversations: facts about the user, preferences, ongoing context, notes. Ignore small talk and anything
 the assistant said that the user did not confirm. Answer with JSON only:
 {"memories": [{"text": "...", "kind": "fact|preference|context|note", "importance": 0-100, "confidence": 0-1,
-"is_temporal": true|false}]}"""
+"is_temporal": true|false}],
+ "claims": [{"slot": "snake_case_name", "value": "...", "confidence": 0-1, "memory": index of the memory it is from}]}
+A claim is one current value the user states about themselves that fits a named slot (""" + \
+    ", ".join(PROFILE_FIELDS) + """, home_city, employer, …); leave "claims" empty when the user states none."""
 FORCE_NOTE = "\nThe caller asked to always learn: return at least one memory summarising what the user said."
+POLICY_NOTE = "\nThe application's memory policy (follow it when choosing what to keep):\n"
 
 
-def memory_prompt(messages: Sequence[dict[str, str]], mode: LearnMode) -> tuple[str, str]:
-    """(system, user) for memory extraction."""
+def memory_prompt(messages: Sequence[dict[str, str]], mode: LearnMode, policy_text: str = "") -> tuple[str, str]:
+    """(system, user) for memory extraction; `policy_text` is the request's memory policy, if any."""
     system = MEMORY_SYSTEM + (FORCE_NOTE if mode is LearnMode.FORCE else "")
+    if policy_text:
+        system += POLICY_NOTE + policy_text
     return system, "Conversation:\n" + _transcript(messages)
 
 

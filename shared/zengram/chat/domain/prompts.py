@@ -4,24 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
+from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, SCOPE_ORDER, PromptScope
 from zengram.kernel.errors import InvalidInput
 from zengram.kernel.timestamps import format_timestamp
-
-DEFAULT_PRIORITY = 100
-
-
-class PromptScope(StrEnum):
-    PROJECT = "project"  # every request of the project
-    SUBJECT = "subject"  # requests for the subject named by `scope_id`
-    CHAT = "chat"  # requests in the chat named by `scope_id`
-
-
-SCOPE_ORDER = {PromptScope.PROJECT: 0, PromptScope.SUBJECT: 1, PromptScope.CHAT: 2}
 
 
 class SystemPrompt(BaseModel):

@@ -67,6 +67,8 @@ class LearningOutcome(BaseModel):
     superseded: list[str] = Field(default_factory=list)
     records: list[str] = Field(default_factory=list)
     records_refused: list[dict[str, Any]] = Field(default_factory=list)
+    claims: list[str] = Field(default_factory=list)  # claims asserted from what the model named
+    filtered: list[dict[str, Any]] = Field(default_factory=list)  # memories the memory policy dropped, and why
 
 
 class RecallEvent(BaseModel):

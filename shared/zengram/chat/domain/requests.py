@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from zengram.chat.domain.history import Role
-from zengram.chat.domain.prompts import DEFAULT_PRIORITY, PromptScope
+from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, PromptScope
 from zengram.chat.domain.providers import Provider
 from zengram.chat.domain.record_names import TypeName
 from zengram.chat.domain.request_values import JsonValue
@@ -68,7 +68,7 @@ class MnxRecords(BaseModel):
 
 class MnxOptions(BaseModel):
     """The `mnx` block (mnexium-concepts.md; defaults as Mnexium documents them). Unknown keys are ignored, so newer
-    clients keep working; `profile`, `summarize` and `regenerate_key` are accepted and noted as unsupported."""
+    clients keep working; `summarize` and `regenerate_key` are accepted and noted as unsupported."""
 
     model_config = ConfigDict(extra="ignore")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from zengram.chat.domain.claims import (
     DEFAULT_CONFIDENCE,
+    PROFILE_SCHEMA,
     Claim,
     ClaimCreate,
     ClaimView,
@@ -111,3 +112,7 @@ class ClaimService:
     def injected(self, project_id: str, subject_id: str) -> Mapping[str, Any]:
         """What a completion with recall on injects: the truth of every slot, slot → value."""
         return {view.claim.slot: view.claim.value for view in self.truth(project_id, subject_id)}
+
+    def profile_schema(self) -> tuple[tuple[str, str, str], ...]:
+        """The profile's system fields (key, type, description); any other slot name is a custom field."""
+        return PROFILE_SCHEMA

@@ -15,6 +15,7 @@ from typing import Any
 from zengram.chat.domain.assembly import Injected, InjectedRecord, assemble, state_json
 from zengram.chat.domain.history import NewMessage, Role, StoredMessage
 from zengram.chat.domain.learning import LearningJob, LearnMode
+from zengram.chat.domain.policies import AppliedPolicy, PolicyChoice
 from zengram.chat.domain.prompts import SystemPrompt, combined_text
 from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
 from zengram.chat.domain.recall_calibration import considered_view
@@ -37,6 +38,7 @@ from zengram.chat.services.history import ChatHistoryService
 from zengram.chat.services.knowledge import SubjectKnowledge
 from zengram.chat.services.learning import LearningService
 from zengram.chat.services.memories import RecallHit, SubjectMemoryService
+from zengram.chat.services.policies import MemoryPolicyService
 from zengram.chat.services.prompts import PromptService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordHit, RecordService
@@ -47,7 +49,7 @@ from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock
 
 logger = logging.getLogger(__name__)
-IGNORED_OPTIONS = ("profile", "summarize", "regenerate_key")  # accepted, not supported (docs/chat.md)
+IGNORED_OPTIONS = ("summarize", "regenerate_key")  # accepted, not supported (docs/chat.md)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Caller:
     keys: Mapping[Provider, str] = field(default_factory=dict, repr=False)
     memory_policy: str | None = None  # the x-mnx-memory-policy header
     request_id: str | None = None
+    session_id: str | None = None  # the x-session-id header: kept in the logged messages' metadata
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Prepared:
     body: dict[str, Any]
     event: RecallEvent
     recalled: list[str]  # memory ids injected, reinforced once the model answered
+    policy: AppliedPolicy = field(default_factory=AppliedPolicy)  # the memory policy the request applies
 
     @property
     def options(self) -> MnxOptions:
@@ -145,6 +149,7 @@ class ContextSources:
     prompts: PromptService
     recalls: RecallService
     knowledge: SubjectKnowledge | None = None  # the subject's claims and profile, when the host has them
+    policies: MemoryPolicyService | None = None  # memory policies, when the host has them
 
 
 class CompletionService:
@@ -163,6 +168,7 @@ class CompletionService:
         self._scrubber = scrubber
         self._config = config
         self._knowledge = sources.knowledge
+        self._policies = sources.policies
 
     # -- before the model ------------------------------------------------------------------------------------
 
@@ -175,24 +181,35 @@ class CompletionService:
         subject_id = options.subject_id or new_subject_id()
         chat_id = options.chat_id or str(uuid.uuid4())
         call = self._endpoints.call_for(request.model, caller.keys, options.provider)
-        gathered = self._gather(request, caller.project_id, subject_id, chat_id)
+        policy = self._policy_for(caller, subject_id, chat_id, options)
+        turn = Turn(subject_id, chat_id, call)
+        gathered = self._gather(request, turn, caller.project_id, policy)
         body = _body(request, call, gathered)
-        event = self._event(request, caller, Turn(subject_id, chat_id, call), gathered)
+        event = self._event(request, caller, turn, gathered)
         return Prepared(request, caller, subject_id, chat_id, call, body, event,
-                        [hit.memory.id for hit in gathered.memories])
+                        [hit.memory.id for hit in gathered.memories], policy)
 
-    def _gather(self, request: ChatCompletionRequest, project: str, subject_id: str, chat_id: str) -> Gathered:
+    def _policy_for(self, caller: Caller, subject_id: str, chat_id: str, options: MnxOptions) -> AppliedPolicy:
+        """The memory policy `mnx.memory_policy` (else the header) chooses (an unknown policy id: NotFound)."""
+        if self._policies is None:
+            return AppliedPolicy()
+        choice = PolicyChoice.of(options.memory_policy, caller.memory_policy)
+        return self._policies.for_request(caller.project_id, subject_id, chat_id, choice)
+
+    def _gather(self, request: ChatCompletionRequest, turn: Turn, project: str, policy: AppliedPolicy) -> Gathered:
         """The context the `mnx` switches ask for, in this order: the system prompts, the agent state, with recall
         on the truth of the subject's claims and the memories and records recalled by the last user message, the
         chat's history. Recall that fails (the index down) is noted, and the completion goes on without it."""
         options = request.options
-        notes: dict[str, Any] = {}
+        subject_id, chat_id = turn.subject_id, turn.chat_id
+        notes: dict[str, Any] = {"memory_policy_applied": policy.policy_ids} if policy.policy_ids else {}
         query = _query_of(request.messages)
         prompts = self._prompts_for(project, subject_id, chat_id, options)
         states = self._state.load(project, subject_id, options.state_options.key) \
             if options.state_options.load else []
-        facts = self._knowledge.facts(project, subject_id) if options.recall and self._knowledge else {}
-        memories = self._recall(project, subject_id, query, notes) if options.recall else []
+        wants_facts = options.recall or options.profile  # `profile: true` loads the fields without recall
+        facts = self._knowledge.facts(project, subject_id) if wants_facts and self._knowledge else {}
+        memories = self._recall(project, subject_id, query, policy, notes) if options.recall else []
         records = self._records_for(project, subject_id, query, options, notes) \
             if options.records_options.recall else []
         history = self._history.replay(project, subject_id, chat_id) if options.history else []
@@ -218,17 +235,23 @@ class CompletionService:
             return self._prompts.resolve(project, subject_id, chat_id)
         return [self._prompts.get(project, choice)]  # a prompt id: that prompt (NotFound when unknown)
 
-    def _recall(self, project: str, subject_id: str, query: str, notes: dict[str, Any]) -> list[RecallHit]:
-        if not query.strip():
+    def _recall(self, project: str, subject_id: str, query: str, policy: AppliedPolicy,
+                notes: dict[str, Any]) -> list[RecallHit]:
+        """The memories recall injects: as many and as relevant as the policy says (else the settings), the
+        subject's private ones unless the policy says `recall_private: false`."""
+        config = policy.config
+        limit = config.recall_limit if config.recall_limit is not None else self._config.memories
+        if not query.strip() or limit == 0:
             return []
+        relevance = config.recall_min_relevance if config.recall_min_relevance is not None \
+            else self._config.memory_relevance
         try:
-            recalled = self._memories.recall(project, subject_id, query, limit=self._config.memories,
-                                             min_relevance=self._config.memory_relevance)
+            recalled = self._memories.recall(project, subject_id, query, limit=limit, min_relevance=relevance,
+                                             include_private=config.recall_private is not False)
         except ZengramError as error:  # the index is down: answer without memories, and say so in the trace
             notes["recall_error"] = describe_error(error)
             return []
-        notes["memories_considered"] = considered_view(recalled.considered, cutoff=self._config.memory_relevance,
-                                                       limit=self._config.memories)
+        notes["memories_considered"] = considered_view(recalled.considered, cutoff=relevance, limit=limit)
         return recalled.hits
 
     def _records_for(self, project: str, subject_id: str, query: str, options: MnxOptions,
@@ -272,23 +295,34 @@ class CompletionService:
         return {**answer, "mnx": mnx}
 
     def stream(self, prepared: Prepared) -> Iterator[str]:
-        """Server-sent events, chunks as the provider sends them, `[DONE]` last. The stream is opened here (a
-        refusal raises before anything is sent); the exchange is recorded before `[DONE]`."""
-        chunks = self._model.stream(prepared.call, prepared.body)
+        """Server-sent events, chunks as the provider sends them, `[DONE]` last (`relay`)."""
+        chunks = self.relay(prepared)
 
         def events() -> Iterator[str]:
+            for chunk in chunks:
+                yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+            yield "data: [DONE]\n\n"
+
+        return events()
+
+    def relay(self, prepared: Prepared) -> Iterator[dict[str, Any]]:
+        """The provider's chunks as it sends them. The stream is opened here (a refusal raises before anything is
+        sent); when the provider breaks off, one last `{"error": {"message": …}}` chunk says so; the exchange is
+        recorded once the chunks ran out, before the iterator ends."""
+        chunks = self._model.stream(prepared.call, prepared.body)
+
+        def relayed() -> Iterator[dict[str, Any]]:
             said: list[str] = []
             try:
                 for chunk in chunks:
                     said.append(_delta_text(chunk))
-                    yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+                    yield chunk
             except ZengramError as error:  # the provider broke off: tell the client in-band, keep what was said
                 logger.warning("provider stream broke off: %s", error)
-                yield f"data: {json.dumps({'error': {'message': str(error)}})}\n\n"
+                yield {"error": {"message": str(error)}}
             self._finish(prepared, "".join(said))
-            yield "data: [DONE]\n\n"
 
-        return events()
+        return relayed()
 
     # -- after the model -------------------------------------------------------------------------------------
 
@@ -298,7 +332,8 @@ class CompletionService:
         now = self._clock.now()
         if prepared.options.log:
             self._log_exchange(prepared, reply, now)
-        self._memories.reinforce(prepared.recalled)
+        self._memories.reinforce(prepared.recalled, recalled_by=(prepared.caller.project_id, prepared.subject_id,
+                                                                 prepared.chat_id))
         job = self._learning_job(prepared, reply)
         skipped = self._learning_skipped(prepared.options) if job is None else None
         self._recalls.record(prepared.event.model_copy(update={"learning": skipped}))
@@ -313,6 +348,8 @@ class CompletionService:
     def _log_exchange(self, prepared: Prepared, reply: str, now: datetime) -> None:
         """Appends the request's messages (but the system's) and the reply to the chat's history."""
         metadata = dict(prepared.options.metadata or {})
+        if prepared.caller.session_id is not None:
+            metadata.setdefault("session_id", prepared.caller.session_id)
         said = [NewMessage(role=Role(m.role), content=m.text(), name=m.name, tool_call_id=m.tool_call_id,
                            metadata=metadata) for m in prepared.request.messages if m.role not in _SYSTEM_ROLES]
         self._history.append(prepared.caller.project_id, prepared.subject_id, prepared.chat_id,
@@ -351,7 +388,7 @@ class CompletionService:
         return LearningJob(id=new_id("job"), project_id=prepared.caller.project_id, subject_id=prepared.subject_id,
                            chat_id=prepared.chat_id, event_id=prepared.event.id, memories=memories, records=records,
                            tables=options.records_options.tables, messages=exchange, not_before=now, created_at=now,
-                           updated_at=now)
+                           updated_at=now, policy=prepared.policy if prepared.policy.policy_ids else None)
 
 
 _SYSTEM_ROLES = (Role.SYSTEM, Role.DEVELOPER)

@@ -8,8 +8,11 @@ outlives the request (a retry, a restart) runs on the deployment's own model (ZE
 from __future__ import annotations
 
 import logging
+import re
 
+from zengram.chat.domain.claims import LEARNED_SOURCE, SLOT_PATTERN, ClaimCreate
 from zengram.chat.domain.learning import (
+    ExtractedClaim,
     ExtractedMemories,
     ExtractedMemory,
     ExtractedRecords,
@@ -21,8 +24,10 @@ from zengram.chat.domain.learning import (
     record_prompt,
 )
 from zengram.chat.domain.memories import MemoryKind, MemorySource
+from zengram.chat.domain.policies import PolicyConfig
 from zengram.chat.domain.recalls import LearningOutcome
 from zengram.chat.ports import LearningDispatch, LearningJobStore
+from zengram.chat.services.claims import ClaimService
 from zengram.chat.services.memories import NewMemory, SubjectMemoryService
 from zengram.chat.services.recalls import RecallService
 from zengram.chat.services.records import RecordService
@@ -32,11 +37,13 @@ from zengram.kernel.ports import Clock, LanguageModel
 
 logger = logging.getLogger(__name__)
 KNOWN_RECORDS = 10  # existing records shown to the extraction, so it can update them
+_SLOT = re.compile(SLOT_PATTERN)
 
 
 class LearningService:
     def __init__(self, jobs: LearningJobStore, memories: SubjectMemoryService, records: RecordService,
-                 recalls: RecallService, llm: LanguageModel, clock: Clock, config: LearningConfig) -> None:
+                 recalls: RecallService, llm: LanguageModel, clock: Clock, config: LearningConfig,
+                 claims: ClaimService | None = None) -> None:
         self._jobs = jobs
         self._memories = memories
         self._records = records
@@ -45,6 +52,7 @@ class LearningService:
         self._clock = clock
         self._config = config
         self._dispatch: LearningDispatch | None = None
+        self._claims = claims
 
     def attach(self, dispatch: LearningDispatch) -> None:
         """The runner jobs are handed to (the host builds it around this service)."""
@@ -117,24 +125,48 @@ class LearningService:
         return outcome
 
     def _learn_memories(self, job: LearningJob, mode: LearnMode, outcome: LearningOutcome) -> LearningOutcome:
-        system, user = memory_prompt(job.messages, mode)
-        extracted = self._llm.complete_json(system, user, ExtractedMemories).memories
+        system, user = memory_prompt(job.messages, mode, job.policy.policy_text if job.policy else "")
+        answer = self._llm.complete_json(system, user, ExtractedMemories)
+        extracted = answer.memories
         if not extracted and mode is LearnMode.FORCE:  # "force" always keeps something: the user's own words
             said = [m["content"] for m in job.messages if m["role"] == "user" and m["content"].strip()]
             extracted = [ExtractedMemory(text=said[-1][:2000], kind=MemoryKind.NOTE, confidence=0.5)] if said else []
+        kept, filtered = _by_policy(extracted, job.policy.config if job.policy else PolicyConfig())
         created, skipped, superseded = list(outcome.created), list(outcome.skipped), list(outcome.superseded)
-        for memory in extracted:
+        made: dict[int, str] = {}  # index in `extracted` → the memory made of it
+        for index, memory in kept:
             result = self._memories.create(job.project_id, NewMemory(
                 subject_id=job.subject_id, text=memory.text, kind=memory.kind, visibility=memory.visibility,
                 importance=memory.importance, confidence=memory.confidence, is_temporal=memory.is_temporal,
                 source=MemorySource.INFERRED, chat_id=job.chat_id))
             if result.memory is not None:
                 created.append(result.memory.id)
+                made[index] = result.memory.id
                 superseded += [old.id for old in result.superseded]
             elif result.duplicate_of is not None:
                 skipped.append({"text": memory.text, "reason": "duplicate", "duplicate_of": result.duplicate_of.id,
                                 "similarity": result.similarity})
-        return outcome.model_copy(update={"created": created, "skipped": skipped, "superseded": superseded})
+        claims = self._learn_claims(job, answer.claims, made, skipped)
+        return outcome.model_copy(update={"created": created, "skipped": skipped, "superseded": superseded,
+                                          "claims": claims, "filtered": filtered})
+
+    def _learn_claims(self, job: LearningJob, named: list[ExtractedClaim], made: dict[int, str],
+                      skipped: list[dict[str, object]]) -> list[str]:
+        """Asserts each claim the model named (each supersedes its slot's value); returns their ids. A slot name
+        the claims do not take is skipped, visibly."""
+        if self._claims is None:
+            return []
+        asserted = []
+        for claim in named:
+            if not _SLOT.match(claim.slot):
+                skipped.append({"slot": claim.slot[:128], "reason": "invalid slot name"})
+                continue
+            memory_id = made.get(claim.memory) if claim.memory is not None else None
+            stored, _ = self._claims.create(job.project_id, ClaimCreate(
+                subject_id=job.subject_id, slot=claim.slot, value=claim.value, confidence=claim.confidence,
+                source=LEARNED_SOURCE, claim_type=LEARNED_SOURCE, source_memory_id=memory_id))
+            asserted.append(stored.id)
+        return asserted
 
     def _learn_records(self, job: LearningJob, mode: LearnMode, outcome: LearningOutcome) -> LearningOutcome:
         schemas = [schema for schema in self._records.schemas(job.project_id)
@@ -150,3 +182,23 @@ class LearningService:
         extracted = self._llm.complete_json(system, user, ExtractedRecords).records
         learned = self._records.upsert_learned(job.project_id, job.subject_id, extracted, job.tables)
         return outcome.model_copy(update={"records": learned.written, "records_refused": learned.refused})
+
+
+def _by_policy(extracted: list[ExtractedMemory], config: PolicyConfig
+               ) -> tuple[list[tuple[int, ExtractedMemory]], list[dict[str, object]]]:
+    """The extracted memories the policy keeps (with their indexes), the most important first up to
+    `max_memories_per_turn`, and those it drops, with why."""
+    kept: list[tuple[int, ExtractedMemory]] = []
+    dropped: list[dict[str, object]] = []
+    for index, memory in enumerate(extracted):
+        reason = config.keeps(memory.kind.value, memory.confidence, memory.importance)
+        if reason is None:
+            kept.append((index, memory))
+        else:
+            dropped.append({"text": memory.text, "reason": reason})
+    cap = config.max_memories_per_turn
+    if cap is not None and len(kept) > cap:
+        ranked = sorted(kept, key=lambda pair: (-pair[1].importance, pair[0]))
+        dropped += [{"text": m.text, "reason": f"over max_memories_per_turn {cap}"} for _, m in ranked[cap:]]
+        kept = sorted(ranked[:cap], key=lambda pair: pair[0])
+    return kept, dropped

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zengram.chat.domain.data_requests import MemoryCreate, MemoryPatch
+from zengram.chat.domain.events import MemoryEventType
 from zengram.chat.domain.memories import (
     MemoryKind,
     MemorySource,
@@ -33,6 +34,9 @@ from zengram.kernel.fusion import fuse
 from zengram.kernel.outbox import describe_error
 from zengram.kernel.ports import Clock, SearchIndex
 from zengram.kernel.search import SearchFilters
+
+if TYPE_CHECKING:
+    from zengram.chat.services.events import MemoryEvents
 
 logger = logging.getLogger(__name__)
 NEIGHBOURS = 20  # nearest memories versioning compares a new one with
@@ -105,6 +109,11 @@ class SubjectMemoryService:
         self._versioning = versioning
         self._recall = recall_policy
         self._fetch = search_fetch
+        self._events: MemoryEvents | None = None
+
+    def attach_events(self, events: MemoryEvents) -> None:
+        """Where created, superseded, updated, deleted, restored and recalled memories are told (the event log)."""
+        self._events = events
 
     # -- writes ----------------------------------------------------------------------------------------------
 
@@ -133,6 +142,8 @@ class SubjectMemoryService:
         assert written.memory is not None
         stored = written.memory.model_copy(update={"supersedes": [m.id for m in written.superseded]})
         self._sync.write([written.memory, *written.superseded], {written.memory.id: vector})
+        if self._events is not None:
+            self._events.created(project_id, stored, written.superseded)
         return CreateOutcome(stored, superseded=written.superseded, versioning=versioning)
 
     def _neighbours(self, project_id: str, subject_id: str, vector: Any) -> tuple[list[Neighbour], str]:
@@ -170,6 +181,7 @@ class SubjectMemoryService:
             changes["tags"] = [self._scrubber.scrub(tag) for tag in changes["tags"]]
         saved = self._store.save(current.patched(changes, self._clock.now()), current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.UPDATED)
         return saved
 
     def delete(self, project_id: str, memory_id: str) -> bool:
@@ -179,6 +191,7 @@ class SubjectMemoryService:
             return False
         saved = self._store.save(current.deleted(self._clock.now()), current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.DELETED)
         return True
 
     def restore(self, project_id: str, memory_id: str) -> tuple[bool, SubjectMemory]:
@@ -189,12 +202,21 @@ class SubjectMemoryService:
             return False, current
         saved = self._store.save(restored, current.revision)
         self._sync.write([saved])
+        self._tell(project_id, saved, MemoryEventType.RESTORED)
         return True, saved
 
-    def reinforce(self, memory_ids: Sequence[str]) -> None:
-        """Each recall into a conversation: `seen_count` + 1, `last_seen_at` now (which resets decay)."""
+    def _tell(self, project_id: str, memory: SubjectMemory, kind: MemoryEventType) -> None:
+        if self._events is not None:
+            self._events.changed(project_id, memory, kind)
+
+    def reinforce(self, memory_ids: Sequence[str], *, recalled_by: tuple[str, str, str] | None = None) -> None:
+        """Each recall into a conversation: `seen_count` + 1, `last_seen_at` now (which resets decay);
+        `recalled_by` (project, subject, chat) records a `memory.recalled` event per memory."""
         if memory_ids:
             self._store.record_recall(memory_ids, self._clock.now())
+            if recalled_by is not None and self._events is not None:
+                project_id, subject_id, chat_id = recalled_by
+                self._events.recalled(project_id, subject_id, chat_id, memory_ids)
 
     # -- reads -----------------------------------------------------------------------------------------------
 
@@ -222,17 +244,18 @@ class SubjectMemoryService:
                                       include_deleted=False, limit=limit, offset=offset)
 
     def search(self, project_id: str, subject_id: str, query: str, *, limit: int, min_score: float = 0.0,
-               min_relevance: float = 0.0) -> list[RecallHit]:
-        """The subject's active memories (its private ones and the project's shared ones) by recall score, both
-        retrieval paths fused; `min_score` and `min_relevance` drop weak hits."""
-        ranked = self._ranked(project_id, subject_id, query)
+               min_relevance: float = 0.0, include_private: bool = True) -> list[RecallHit]:
+        """The subject's active memories (its private ones, unless `include_private` is false, and the project's
+        shared ones) by recall score, both retrieval paths fused; `min_score` and `min_relevance` drop weak hits."""
+        ranked = self._ranked(project_id, subject_id, query, include_private)
         return [hit for hit, _ in ranked if hit.relevance >= min_relevance and hit.score >= min_score][:limit]
 
-    def recall(self, project_id: str, subject_id: str, query: str, *, limit: int, min_relevance: float) -> Recalled:
+    def recall(self, project_id: str, subject_id: str, query: str, *, limit: int, min_relevance: float,
+               include_private: bool = True) -> Recalled:
         """What a completion injects (as `search`), and every candidate considered, each cut one with why."""
         hits: list[RecallHit] = []
         considered: list[Considered] = []
-        for hit, evidence in self._ranked(project_id, subject_id, query):
+        for hit, evidence in self._ranked(project_id, subject_id, query, include_private):
             reason = None
             if hit.relevance < min_relevance:
                 reason = below_cutoff(hit.relevance, min_relevance, "ZENGRAM_CHAT_RECALL_MIN_RELEVANCE")
@@ -243,8 +266,10 @@ class SubjectMemoryService:
             considered.append(Considered(hit.memory.id, hit.memory.text, hit.relevance, *evidence, reason=reason))
         return Recalled(hits, considered)
 
-    def _ranked(self, project_id: str, subject_id: str, query: str) -> list[tuple[RecallHit, Evidence]]:
-        """Every candidate of both paths visible to the subject, best recall score first, with its evidence."""
+    def _ranked(self, project_id: str, subject_id: str, query: str,
+                include_private: bool = True) -> list[tuple[RecallHit, Evidence]]:
+        """Every candidate of both paths visible to the subject (its private ones unless `include_private` is
+        false), best recall score first, with its evidence."""
         filters = SearchFilters(client_id=project_id,
                                 scopes=(subject_scope(project_id, subject_id), project_scope(project_id)))
         vector = self._sync.embed([query])[0]
@@ -253,7 +278,8 @@ class SubjectMemoryService:
                            "keyword": [(hit.id, hit.score) for hit in self._index.keyword_search(query, filters,
                                                                                                  self._fetch)]})
         memories = {memory_id: memory for memory_id, memory in self._store.get_many(list(candidates)).items()
-                    if memory.is_active and memory.visible_to(project_id, subject_id)}
+                    if memory.is_active and memory.visible_to(project_id, subject_id)
+                    and (include_private or memory.visibility is not Visibility.PRIVATE)}
         best_keyword = max((c.scores.get("keyword", 0.0) for c in candidates.values() if c.id in memories),
                            default=0.0)
         now = self._clock.now()

@@ -73,6 +73,25 @@ export async function call(method, path, { params, body, key } = {}) {
 }
 
 export const get = (path, params) => call("GET", path, { params });
+
+// A long-lived GET (server-sent events) with this session's key, which EventSource cannot send: the open Response,
+// whose body the caller reads; a refusal throws ApiError as `call` does. `signal` ends it.
+export async function openStream(path, params, { signal, lastEventId } = {}) {
+  const headers = { "x-api-key": session.key || "", accept: "text/event-stream" };
+  if (lastEventId) headers["last-event-id"] = lastEventId;
+  const response = await fetch(urlOf(path, params), { headers, signal, cache: "no-store" });
+  if (!response.ok) {
+    let message = response.statusText;
+    try {
+      const data = await response.json();
+      message = (data && (data.error || data.message)) || message;
+    } catch (_) {
+      // not JSON: the status text says enough
+    }
+    throw new ApiError(response.status, typeof message === "string" ? message : JSON.stringify(message));
+  }
+  return response;
+}
 export const post = (path, body, params) => call("POST", path, { body, params });
 
 // Does this optional part of the API answer (the documents base, the chat layer, admin routes)? A refusal or a

@@ -177,3 +177,19 @@ class FieldDeletedBody(BaseModel):
     deleted: bool
     field_key: str
     retracted_claims: int
+
+
+class SchemaFieldOut(BaseModel):
+    key: str
+    type: str
+    description: str
+    is_system: bool
+
+
+class ProfileSchemaBody(BaseModel):
+    """GET /profiles/schema: the fields every project knows, and the rule a custom field's key keeps."""
+
+    project_id: str
+    fields: list[SchemaFieldOut]
+    custom_fields: bool  # any other key (a claim slot) is taken
+    field_key_pattern: str
