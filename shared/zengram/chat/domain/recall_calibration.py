@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from zengram.chat.domain.policies import PolicyConfig
 from zengram.kernel.calibration import IDENTITY, Calibration
 
 KEYWORD_LIFT = 0.2
@@ -68,3 +69,12 @@ def considered_view(considered: list[Considered], *, cutoff: float, limit: int) 
     cut = [c for c in considered if c.reason is not None]
     return {"candidates": len(considered), "injected": len(considered) - len(cut), "cutoff": cutoff, "limit": limit,
             "cut": [c.view() for c in cut]}
+
+
+def recall_settings_named(policy: PolicyConfig) -> tuple[str, str]:
+    """Where a completion's recall cutoff and limit come from: the memory policy's fields when it sets them, else
+    the settings."""
+    cutoff = ("the memory policy's recall_min_relevance" if policy.recall_min_relevance is not None
+              else "ZENGRAM_CHAT_RECALL_MIN_RELEVANCE")
+    limit = "the memory policy's recall_limit" if policy.recall_limit is not None else "ZENGRAM_CHAT_RECALL_LIMIT"
+    return cutoff, limit

@@ -18,7 +18,7 @@ from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.chat.domain.policies import AppliedPolicy, PolicyChoice
 from zengram.chat.domain.prompts import SystemPrompt, combined_text
 from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
-from zengram.chat.domain.recall_calibration import considered_view
+from zengram.chat.domain.recall_calibration import considered_view, recall_settings_named
 from zengram.chat.domain.recalls import (
     HistoryUse,
     LearningOutcome,
@@ -247,7 +247,8 @@ class CompletionService:
             else self._config.memory_relevance
         try:
             recalled = self._memories.recall(project, subject_id, query, limit=limit, min_relevance=relevance,
-                                             include_private=config.recall_private is not False)
+                                             include_private=config.recall_private is not False,
+                                             named=recall_settings_named(config))
         except ZengramError as error:  # the index is down: answer without memories, and say so in the trace
             notes["recall_error"] = describe_error(error)
             return []

@@ -86,6 +86,7 @@ class RecallHit:
 
 
 Evidence = tuple[float | None, float]  # a candidate's cosine and keyword share
+RECALL_CUTOFF, RECALL_LIMIT = "ZENGRAM_CHAT_RECALL_MIN_RELEVANCE", "ZENGRAM_CHAT_RECALL_LIMIT"
 
 
 @dataclass(frozen=True)
@@ -251,16 +252,17 @@ class SubjectMemoryService:
         return [hit for hit, _ in ranked if hit.relevance >= min_relevance and hit.score >= min_score][:limit]
 
     def recall(self, project_id: str, subject_id: str, query: str, *, limit: int, min_relevance: float,
-               include_private: bool = True) -> Recalled:
-        """What a completion injects (as `search`), and every candidate considered, each cut one with why."""
+               include_private: bool = True, named: tuple[str, str] = (RECALL_CUTOFF, RECALL_LIMIT)) -> Recalled:
+        """What a completion injects (as `search`), and every candidate considered, each cut one with why; `named`:
+        where the cutoff and the limit come from, as the reasons say."""
         hits: list[RecallHit] = []
         considered: list[Considered] = []
         for hit, evidence in self._ranked(project_id, subject_id, query, include_private):
             reason = None
             if hit.relevance < min_relevance:
-                reason = below_cutoff(hit.relevance, min_relevance, "ZENGRAM_CHAT_RECALL_MIN_RELEVANCE")
+                reason = below_cutoff(hit.relevance, min_relevance, named[0])
             elif len(hits) >= limit:
-                reason = beyond_limit(limit, "ZENGRAM_CHAT_RECALL_LIMIT")
+                reason = beyond_limit(limit, named[1])
             else:
                 hits.append(hit)
             considered.append(Considered(hit.memory.id, hit.memory.text, hit.relevance, *evidence, reason=reason))
