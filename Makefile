@@ -36,7 +36,7 @@ KEEP ?= 2
 	bench-embedder bench-documents bench-coldstart bench-local-cloud bench-recall bench-peers package lock \
 	route-map deploy prune-versions delete localstack reindex backfill-entities clean podman lambda-image \
 	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub bench-smoke \
-	bench-documents-quality
+	bench-documents-quality bench-chat-recall
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -176,7 +176,11 @@ bench-documents-quality: $(STAMP)
 	$(BIN)/python -m bench.documents_quality $(ARGS)
 
 bench-recall: $(STAMP)
-	$(BIN)/python -m bench.recall
+	$(BIN)/python -m bench.recall $(ARGS)
+
+# Chat recall on 36 labelled turns: what the calibrated cutoff injects beside the old rule (docs/chat.md).
+bench-chat-recall: $(STAMP)
+	$(BIN)/python -m bench.chat_recall
 
 # The credential scrubber's CPU ms per MB, adversarial and ordinary texts of 10 KB to 10 MB (docs/scrubbing.md).
 bench-scrub: $(STAMP)

@@ -3,7 +3,8 @@
 Every turn is stored through POST /memory (one client_id per conversation, type event, the session
 date as valid_from) and every question asked through GET /memory/search (limit 50). A store built
 under the same index-time settings is cached in bench/.data/recall-cache/ and each run searches a
-scratch copy of it, so access counts written by one run never leak into the next.
+scratch copy of it, so access counts written by one run never leak into the next. Each run reports two modes
+(`--mode`): as-is (every hit counted as an access, as agents' searches are) and read-only (`read_only=true`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.paths import DATA
-from bench.recall.data import CATEGORY_NAMES, DATA_ENV, LocomoDataMissing, default_data, load
+from bench.recall.data import CATEGORY_NAMES, DATA_ENV, Conversation, LocomoDataMissing, default_data, load
 from bench.recall.metrics import render, table
 from bench.recall.rerank_server import minilm_rerank_server
 from bench.recall.runner import MODEL_CACHE, ask, prepared_store
@@ -59,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speakers-as-people", action="store_true",
                         help="register each conversation's speakers as its client's people before ingest, so "
                              "entity extraction finds them (a store of its own; for the graph path)")
+    parser.add_argument("--mode", default="both", choices=["both", *MODES],
+                        help="as-is: the product's searches, each hit counted as an access (reinforcement); "
+                             "read-only: every search sends read_only=true, so no question is ranked on the hits of "
+                             "the questions before it (a held-out evaluation); both (default): one after the other, "
+                             "each on its own scratch copy of the store")
+    parser.add_argument("--conversations", type=int, default=None, metavar="N",
+                        help="only the first N conversations (a smaller run)")
     parser.add_argument("--smoke", action="store_true",
                         help="a check that the run works (python -m bench.smoke recall, on a tiny LoCoMo-shaped "
                              "file): not recorded in RESULTS.md")
@@ -76,10 +85,24 @@ def main(argv: list[str] | None = None) -> int:
     except LocomoDataMissing as missing:
         print(missing, file=sys.stderr)
         return 2
+    if args.conversations is not None:
+        conversations = conversations[:max(args.conversations, 1)]
     started = time.perf_counter()
-    load_before = os.getloadavg()
     pristine = args.store or prepared_store(conversations, overrides, data_path, progress, fresh=args.fresh,
                                             speakers_as_people=args.speakers_as_people)
+    modes = list(MODES) if args.mode == "both" else [args.mode]
+    for mode in modes:
+        _run_mode(args, mode, pristine, conversations, overrides, data_path, progress, started)
+    return 0
+
+
+MODES = ("as-is", "read-only")
+
+
+def _run_mode(args: argparse.Namespace, mode: str, pristine: Path, conversations: list[Conversation],
+              overrides: dict[str, str], data_path: Path, progress: Callable[[str], None], started: float) -> None:
+    """Asks every question in one mode (MODES) on a fresh scratch copy; prints and records the figures."""
+    load_before = os.getloadavg()
     asking = time.perf_counter()
     with ExitStack() as stack:
         search_overrides = dict(overrides)
@@ -88,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             search_overrides.update(rerank_enabled="true", rerank_url=url)
             stack.callback(lambda: progress(_scorer_times(scorer.seconds, scorer.abandoned)))
         outcomes = ask(pristine, conversations, search_overrides, search_format=args.format,
-                       reference_dates=args.reference_dates)
+                       reference_dates=args.reference_dates, read_only=mode == "read-only")
     asked = time.perf_counter() - asking
     load_after = os.getloadavg()
     rows = table(outcomes, CATEGORY_NAMES)
@@ -101,18 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     if flags:
         settings_text += "; " + " ".join(flags)
     load_text = f"load average {load_before[0]:.1f} → {load_after[0]:.1f} (1 min)"
-    print(f"\n{args.label or 'run'} — {stamp} — settings: {settings_text} — {load_text}")
+    name = f"{args.label or 'run'} ({mode})"
+    print(f"\n{name} — {stamp} — settings: {settings_text} — {load_text}")
     print(text)
     RAW_DIR.mkdir(parents=True, exist_ok=True)
-    (RAW_DIR / f"recall-{int(time.time())}.json").write_text(json.dumps(
-        {"label": args.label, "at": stamp, "settings": overrides, "flags": flags, "load": [load_before, load_after],
-         "rows": [r.as_dict() for r in rows]}, indent=1))
+    (RAW_DIR / f"recall-{int(time.time())}-{mode}.json").write_text(json.dumps(
+        {"label": args.label, "mode": mode, "at": stamp, "settings": overrides, "flags": flags,
+         "load": [load_before, load_after], "rows": [r.as_dict() for r in rows]}, indent=1))
     if not args.no_record:
         with RESULTS.open("a") as out:
-            out.write(f"\n### {args.label or 'run'} — {stamp}\n\nSettings: `{settings_text}`; data "
-                      f"{data_path.name}; limit 50; {platform.python_version()}, {os.cpu_count()} CPUs; "
+            out.write(f"\n### {name} — {stamp}\n\nSettings: `{settings_text}`; data "
+                      f"{data_path.name} ({len(conversations)} conversations); limit 50; "
+                      f"{platform.python_version()}, {os.cpu_count()} CPUs; "
                       f"wall {time.perf_counter() - started:.0f}s (questions {asked:.0f}s); {load_text}.\n\n{text}\n")
-    return 0
 
 
 def _scorer_times(seconds: list[float], abandoned: int) -> str:

@@ -126,23 +126,26 @@ def conversation_end(conversation: Conversation) -> datetime:
 
 
 def ask(pristine: Path, conversations: list[Conversation], overrides: dict[str, str], *,
-        limit: int = 50, search_format: str = "index", reference_dates: bool = False) -> list[Outcome]:
+        limit: int = 50, search_format: str = "index", reference_dates: bool = False,
+        read_only: bool = False) -> list[Outcome]:
     """Asks every question against a scratch copy of the store (searches write access counts).
 
     `reference_dates`: each search passes `reference_date` = the conversation's end, the moment relative
-    dates in questions ("last week", "in June") are resolved against by the temporal resolver."""
+    dates in questions ("last week", "in June") are resolved against by the temporal resolver. `read_only`: each
+    search passes `read_only=true`, so no question is ranked on the hits of the questions before it."""
     mapping: dict[str, dict[str, list[list[int]]]] = json.loads((pristine / "ids.json").read_text())
     with tempfile.TemporaryDirectory(prefix="recall-run-") as scratch:
         work = Path(scratch) / "store"
         shutil.copytree(pristine, work)
         with serve(work, overrides) as client:
             return ask_through(client, conversations, mapping, limit=limit, search_format=search_format,
-                               reference_dates=reference_dates)
+                               reference_dates=reference_dates, read_only=read_only)
 
 
 def ask_through(client: httpx.Client, conversations: list[Conversation],
                 mapping: Mapping[str, Mapping[str, Iterable[Sequence[int]]]], *,
-                limit: int = 50, search_format: str = "index", reference_dates: bool = False) -> list[Outcome]:
+                limit: int = 50, search_format: str = "index", reference_dates: bool = False,
+                read_only: bool = False) -> list[Outcome]:
     """Asks every question through a running server's GET /memory/search, timing each on the client side.
 
     `mapping` is `ingest`'s answer: conversation → memory id → the dia_ids stored as it. `reference_dates`: as
@@ -156,6 +159,8 @@ def ask_through(client: httpx.Client, conversations: list[Conversation],
         params: dict[str, str | int] = {"client_id": conversation.sample_id, "limit": limit, "format": search_format}
         if reference_dates:
             params["reference_date"] = conversation_end(conversation).isoformat()
+        if read_only:
+            params["read_only"] = "true"
         for question in conversation.questions:
             started = time.perf_counter()
             response = client.get("/memory/search", params={"q": question.text, **params})

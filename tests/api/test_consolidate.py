@@ -112,7 +112,9 @@ def test_an_expired_lock_no_longer_blocks(api: TestClient, brain: Container, clo
 
 def test_without_an_llm_provider_it_is_503(client: TestClient) -> None:
     response = client.post("/consolidate")
-    assert "LLM provider unavailable" in assert_error(response, 503)
+    assert assert_error(response, 503) == ("LLM provider unavailable: consolidation needs ZENGRAM_LLM_BASE_URL (an "
+                                          "OpenAI-compatible endpoint, e.g. Ollama) or ZENGRAM_LLM_API_KEY (OpenAI); "
+                                          "see docs/settings.md")
     assert_error(client.post("/consolidate", params={"sync": "true"}), 503)
     status = client.get("/consolidate/status").json()
     assert status["llm"] == {"provider": "none", "model": "none"} and status["is_running"] is False

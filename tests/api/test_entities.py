@@ -458,3 +458,11 @@ def test_reindex_and_a_restart_keep_the_entity_filter(settings: Settings, hashin
             assert search_ids(again, "queue consumers", entity="rabbitmq") == [kept["id"]]
     finally:
         reopened.close()
+
+
+def test_a_person_named_in_content_becomes_a_person_entity(api: TestClient) -> None:
+    """Issue 37: no fingerprint lists her, yet the text says who she is."""
+    stored = store(api, "Sarah Chen is Initech's CTO", client_id="initech")
+    assert ("Sarah Chen", "person") in entities_of(api, stored["id"])
+    assert entity(api, "Sarah Chen")["type"] == "person"
+    assert linked_ids(api, "Sarah Chen") == [stored["id"]]

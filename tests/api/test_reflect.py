@@ -168,15 +168,20 @@ def test_an_unreachable_llm_is_a_503(reflect_client: TestClient, llm_server: Scr
     assert_error(reflect_client.post("/reflect", json={"topic": "deployment pipeline"}), 503)
 
 
+# Issue 37: the message names the settings, as /consolidate's does.
+NO_PROVIDER = ("LLM provider unavailable: /reflect needs ZENGRAM_LLM_BASE_URL (an OpenAI-compatible endpoint, "
+               "e.g. Ollama) or ZENGRAM_LLM_API_KEY (OpenAI); see docs/settings.md")
+
+
 def test_without_a_provider_it_is_a_503(unconfigured_client: TestClient) -> None:
     deploy_memories(unconfigured_client)
     message = assert_error(unconfigured_client.post("/reflect", json={"topic": "deployment pipeline"}), 503)
-    assert message == "LLM provider unavailable"
+    assert message == NO_PROVIDER
 
 
 def test_without_a_provider_it_is_a_503_even_with_nothing_stored(unconfigured_client: TestClient) -> None:
     message = assert_error(unconfigured_client.post("/reflect", json={"topic": "deployment pipeline"}), 503)
-    assert message == "LLM provider unavailable"
+    assert message == NO_PROVIDER
 
 
 def test_no_memories_answers_without_asking_the_llm(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,21 @@ def test_store_then_search_shows_a_table(live_server: BackgroundServer) -> None:
 
     assert code == 0
     assert "Acme invoices are due in 30 days" in table and "finance-bot" in table and "1 results" in table
+
+
+def test_search_only_looks_unless_asked_to_count_accesses(live_server: BackgroundServer) -> None:
+    """Issue 37: a newcomer's searches from a shell must not reorder what agents later find (ADR 0042)."""
+    with BrainClient(url=live_server.url, api_key=API_KEY, source_agent="cli-test") as brain:
+        memory_id = brain.store("fact", "Initech pays invoices by wire transfer", key="initech-payment").id
+        for _ in range(2):
+            assert run(live_server.url, "search", "Initech wire transfer")[0] == 0
+        assert brain.get(memory_id).access_count == 0
+
+        assert run(live_server.url, "search", "Initech wire transfer", "--count-access")[0] == 0
+        deadline = time.monotonic() + 30  # the access is counted after the response is sent
+        while brain.get(memory_id).access_count == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert brain.get(memory_id).access_count == 1
 
 
 def test_search_takes_a_date_window(live_server: BackgroundServer) -> None:

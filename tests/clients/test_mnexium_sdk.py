@@ -223,11 +223,17 @@ def test_the_mnexium_sdk_drives_the_whole_layer(mnx: Mnexium, http: httpx.Client
             extra_body={"mnx": {"subject_id": "alice", "chat_id": chat.id, "history": True, "recall": True,
                                 "state": {"load": True, "key": "trip"}, "learn": False,
                                 "records": {"recall": True, "tables": ["restaurant"]}}})
-    assert received(llm_server) == [
+    sent = received(llm_server)
+    # Relevance is calibrated (docs/chat.md, "Relevance, calibrated"): a food-and-favourites question now recalls
+    # every favourite and the food preferences (cosine 0.25-0.45, calibrated 0.44-0.80), at most five.
+    [block] = [part for part in sent[0]["content"].split("\n\n") if part.startswith("Relevant memories")]
+    memories = block.splitlines()
+    assert set(memories[1:]) == {"- User's favorite color is blue", "- Favorite fruit is blueberry",
+                                 "- Favorite fruit is apple", "- User likes coffee", "- User enjoys coffee"}
+    assert sent == [
         {"role": "system", "content": "\n\n".join([
             PROMPTS, CHAT_PROMPT, 'Agent state (JSON):\n{"trip": {"city": "Lisbon", "step": 2}}',
-            # the restored fruit memory shares "favorite" with the question: above the relevance floor too
-            "Relevant memories about the user:\n- User's favorite color is blue\n- Favorite fruit is blueberry",
+            "\n".join(memories),
             f"Relevant records:\n- restaurant {record['record_id']}: "
             '{"cuisine": "Portuguese food", "name": "Tasca do Chico"}'])},
         *history,

@@ -1,6 +1,6 @@
 """Sample data for the dashboard test: two clients, a fact superseded twice and corroborated, events and decisions
-naming technologies (so the entity graph has edges), a status, searches that count as accesses, and three
-small documents indexed in the document base (/kb). Written
+naming technologies (so the entity graph has edges), a client with memories but no fingerprint (initech), a
+status, searches that count as accesses, and three small documents indexed in the document base (/kb). Written
 through the public API over a clock the test moves, so the memories span three weeks up to now."""
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ def seed(base_url: str, admin_key: str, clock: TickingClock, documents: Path) ->
         clock.advance(days=5)
         events.append(store("Globex asked to move Stripe webhooks to Kafka", client_id="globex"))
         events.append(store("Weekly review of Kafka and PostgreSQL costs with Jane Doe", client_id="acme-corp"))
+        events.append(store("Initech renewed its support contract for a year", client_id="initech"))  # no fingerprint
         index_documents(api, documents)
         created = api.post("/admin/keys", json={"name": "acme reader", "role": "read", "clients": ["acme-corp"]})
         assert created.status_code == 201, created.text

@@ -85,6 +85,49 @@ def broken_links(document: Path) -> Iterator[str]:
             yield f"{target} (no heading #{fragment})"
 
 
+# A path in a code span that names a place in the repository, or in the project's shared folder beside it.
+REPOSITORY_PATH = re.compile(r"`((?:\.\./)?(?:shared|tests|bench|docs|infra|functions|events|\.ci)/[^`\s]*)`")
+# Beside the repository on purpose: evaluation data that is never copied in (bench/recall/data.py reads it).
+BESIDE_THE_REPOSITORY = ("../shared/data/",)
+
+
+def missing_paths(document: Path) -> Iterator[str]:
+    """Repository paths written as code (`shared/zengram/…`, `docs/…`, `../shared/spec/…`) that a fresh clone lacks
+    (a module may be named without `.py`). `../` paths are read from the repository root, as the docs mean them
+    ("beside the repository")."""
+    text = FENCED_CODE.sub("", document.read_text(encoding="utf-8"))
+    for written in REPOSITORY_PATH.findall(text):
+        path = re.split(r"[#:]", written.rstrip(".,;"))[0]
+        if any(mark in path for mark in "*{}<>$…") or path.startswith(BESIDE_THE_REPOSITORY):
+            continue
+        target = (REPO_ROOT / path).resolve()
+        if not target.exists() and not target.with_suffix(".py").exists() and not ignored_by_git(path):
+            yield written
+
+
+def ignored_by_git(path: str) -> bool:
+    """Build output the docs point at (`infra/opensearch-node/target/`): not in a clone until built."""
+    return subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO_ROOT, check=False).returncode == 0
+
+
+# docs/spec/ holds upstream documents as they are: the paths they name are upstream's.
+OWN_DOCUMENTS = [path for path in documentation() if not path.is_relative_to(DOCS / "spec")]
+
+
+@pytest.mark.parametrize("document", OWN_DOCUMENTS, ids=lambda path: path.relative_to(REPO_ROOT).as_posix())
+def test_every_path_written_as_code_exists(document: Path) -> None:
+    """Issue 37: docs/chat.md named `../shared/spec/mnexium-concepts.md`, which a fresh clone does not have (the
+    spec's copy is docs/spec/); the link check skips code spans, so this checks them."""
+    assert list(missing_paths(document)) == []
+
+
+def test_the_path_check_catches_a_missing_path(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("`docs/chat.md` `../shared/spec/semantics.md` `docs/spec/semantics.md#ranking` "
+                    "`shared/zengram/gone.py` `../shared/data/locomo/` `functions/<group>/app.py`\n", encoding="utf-8")
+    assert list(missing_paths(page)) == ["../shared/spec/semantics.md", "shared/zengram/gone.py"]
+
+
 def test_the_readme_stays_a_front_door() -> None:
     size = len(README.read_bytes())
     assert size < README_LIMIT, f"README.md is {size:,} bytes: move sections into docs/ and link them"

@@ -130,3 +130,27 @@ def test_term_patterns_find_what_a_plain_alternation_of_the_terms_finds(terms: l
     for _ in range(2000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
         assert [m.span() for m in fast.finditer(text)] == [m.span() for m in plain.finditer(text)], text
+
+
+# -- people named by their role (issue 37) ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "person"), [
+    ("Sarah Chen is Initech's CTO", "Sarah Chen"),
+    ("Globex's main contact is Hank Scorpio, VP of Operations", "Hank Scorpio"),
+    ("CTO Sarah Chen approved the Kafka migration", "Sarah Chen"),
+    ("Our new CTO is Priya Patel", "Priya Patel"),
+    ("Mary-Jane O'Neil was the lead engineer on the billing rewrite", "Mary-Jane O'Neil"),
+])
+def test_a_person_named_by_their_role_is_a_person(text: str, person: str) -> None:
+    assert (person, "person", 0.85) in found(text)
+
+
+@pytest.mark.parametrize("text", ["We moved the office to New York last year", "Deploy Pipeline is green again",
+                                  "The Billing Service is owned by the platform team", "Met with John Smith today"])
+def test_capitalised_words_without_a_role_are_not_people(text: str) -> None:
+    assert [name for name, type_, _ in found(text) if type_ == "person"] == []
+
+
+def test_a_fingerprint_person_keeps_its_higher_confidence() -> None:
+    assert found("Jane Doe is Acme's CTO", [ACME])[0] == ("Jane Doe", "person", 0.98)

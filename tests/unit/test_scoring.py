@@ -19,7 +19,8 @@ from zengram.memory.domain.scoring import (
 from tests.contract.test_record_store import make_memory
 
 NOW = datetime(2026, 3, 31, tzinfo=UTC)
-CONFIG = ScoringConfig(fusion="blend")  # semantics.md's formula (the product's default fusion is "linear")
+# semantics.md's formula (the product's defaults: "linear" fusion, reinforcement bounded at ×1.15, ADR 0042)
+CONFIG = ScoringConfig(fusion="blend", access_boost_slope=0.3, access_boost_cap=2.0)
 
 
 def test_similarity_maps_cosine_and_floors_weak_matches() -> None:
@@ -34,6 +35,22 @@ def test_access_boost_is_logarithmic_and_capped() -> None:
     assert access_boost(1, CONFIG) == pytest.approx(1.3)
     assert access_boost(3, CONFIG) == pytest.approx(1.6)
     assert access_boost(10_000, CONFIG) == 2.0
+
+
+def test_reinforcement_is_bounded_so_relevance_dominates() -> None:
+    """ADR 0042: by default popularity lifts a hit by ×1.15 at most, so only a hit within 13 % of another's
+    relevance can overtake it by being searched often."""
+    default = ScoringConfig()
+    assert access_boost(1, default) == pytest.approx(1.05)
+    assert access_boost(10_000, default) == pytest.approx(1.15)
+    relevant = make_memory("relevant", at=NOW, client_id="a")
+    popular = make_memory("popular", at=NOW, client_id="b").model_copy(update={"access_count": 10_000})
+    candidates = fuse({"vector": [(relevant.id, 0.9), (popular.id, 0.5)]})
+    memories = {relevant.id: relevant, popular.id: popular}
+    bounded = score_candidates(candidates, memories, now=NOW, multi_path=False, config=default)
+    spec = score_candidates(candidates, memories, now=NOW, multi_path=False, config=CONFIG)
+    assert [s.memory.id for s in bounded] == [relevant.id, popular.id]  # sim 0.95 vs 0.75 × 1.15
+    assert [s.memory.id for s in spec] == [popular.id, relevant.id]  # 0.75 × 2.0: what the issue saw
 
 
 def test_only_facts_and_statuses_decay_from_last_access() -> None:

@@ -38,11 +38,13 @@ class ChatSettings(DynamoDBSettings, HostSettings):
                                    description="Most memories `recall: true` injects.")
     chat_recall_min_relevance: float = Field(
         default=RecallConfig.memory_relevance, ge=0, le=1,
-        description="Least relevance (0.7·cosine + 0.3·keyword share) of an injected memory.")
+        description="Least relevance of an injected memory: the cosine calibrated for the embedder (MiniLM: "
+                    "0.20 → 0.3), lifted by keyword agreement (chat/domain/recall_calibration.py).")
     chat_records_limit: int = Field(default=RecallConfig.records, ge=0, le=50,
                                     description="Most records `records.recall` injects.")
-    chat_records_min_similarity: float = Field(default=RecallConfig.record_similarity, ge=0, le=1,
-                                               description="Least similarity of an injected record.")
+    chat_records_min_similarity: float = Field(
+        default=RecallConfig.record_similarity, ge=0, le=1,
+        description="Least relevance of an injected record (calibrated as memories are).")
     chat_skip_similarity: float = Field(
         default=VersioningPolicy.skip_at, ge=0, le=100,
         description="Semantic versioning: a new memory this similar (cosine × 100) to an active one is skipped.")

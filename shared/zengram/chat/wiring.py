@@ -18,6 +18,7 @@ from zengram.chat.domain.memories import RecallPolicy, VersioningPolicy
 from zengram.chat.domain.outbound import OutboundPolicy
 from zengram.chat.domain.policies import PolicyConfig
 from zengram.chat.domain.providers import Provider, ProviderEndpoints
+from zengram.chat.domain.recall_calibration import calibration_for
 from zengram.chat.domain.recalls import RecallConfig
 from zengram.chat.domain.webhooks import DeliveryPolicy
 from zengram.chat.ports import (
@@ -240,14 +241,16 @@ def build_chat_layer(settings: ChatSettings, parts: SharedParts, *, table_client
         versioning=VersioningPolicy(skip_at=settings.chat_skip_similarity,
                                     supersede_from=settings.chat_supersede_similarity),
         recall_policy=RecallPolicy(decay_per_day=settings.chat_decay_per_day,
-                                   temporal_decay_per_day=settings.chat_temporal_decay_per_day))
+                                   temporal_decay_per_day=settings.chat_temporal_decay_per_day,
+                                   calibration=calibration_for(parts.embedder.model_id)))
     events = MemoryEvents(stores.events, clock, StreamConfig(
         heartbeat=settings.chat_events_heartbeat_seconds, poll=settings.chat_events_poll_seconds,
         window=settings.chat_events_window_seconds))
     memories.attach_events(events)
     history = ChatHistoryService(stores.history, scrubber, token_budget=settings.chat_history_token_budget)
     state = AgentStateService(stores.state, clock, scrubber)
-    records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber)
+    records = RecordService(stores.records, record_index, index, clock, scrubber=scrubber,
+                            calibration=calibration_for(parts.embedder.model_id))
     prompts = PromptService(stores.prompts, clock, scrubber)
     recalls = RecallService(stores.recalls)
     claims = ClaimService(stores.claims, clock, scrubber)

@@ -74,16 +74,19 @@ def search(
     date_to: Annotated[str | None, typer.Option("--to", help="Only what happened at or before (ISO 8601)")] = None,
     reference_date: Annotated[str | None, typer.Option(
         help="The 'now' that 'yesterday' or 'last week' in the query mean (ISO 8601)")] = None,
+    count_access: Annotated[bool, typer.Option(
+        "--count-access", help="Count the hits as accesses (reinforcement, which raises their rank in later "
+                               "searches); without it the search only looks (read_only=true)")] = False,
     url: UrlOption = None,
     key: KeyOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Search memories by meaning and keywords, shown as a table."""
+    """Search memories by meaning and keywords, shown as a table. Read-only unless --count-access."""
     client = connect(url, key)
     with reporting_errors(client):
         answer = client.search(query, limit=limit, client_id=client_id, type=type, source_agent=agent,
                                include_superseded=include_superseded, at_time=at_time, date_from=date_from,
-                               date_to=date_to, reference_date=reference_date)
+                               date_to=date_to, reference_date=reference_date, read_only=not count_access)
     if as_json:
         return print_json(answer)
     table = Table(title=f"{answer.count} results for {answer.query!r}", title_justify="left")

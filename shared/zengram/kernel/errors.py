@@ -129,6 +129,12 @@ class LLMUnavailable(FeatureUnavailable):
     def __init__(self, message: str = "LLM provider unavailable") -> None:
         super().__init__(message)
 
+    @classmethod
+    def not_configured(cls, feature: str) -> LLMUnavailable:
+        """No provider at all: the message names the settings that configure one (issue 37)."""
+        return cls(f"LLM provider unavailable: {feature} needs ZENGRAM_LLM_BASE_URL (an OpenAI-compatible "
+                   "endpoint, e.g. Ollama) or ZENGRAM_LLM_API_KEY (OpenAI); see docs/settings.md")
+
 
 class LLMInvalidResponse(ZengramError):
     """The LLM answered, twice, with something that is not the expected JSON."""

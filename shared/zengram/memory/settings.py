@@ -89,6 +89,15 @@ class MemorySearchSettings(HostSettings):
     decay_factor: float = Field(default=DEFAULT_SCORING.decay_factor, gt=0, le=1)
     similarity_floor: float = Field(default=DEFAULT_SCORING.similarity_floor, ge=0, le=1)
     vector_weight: float = Field(default=DEFAULT_SCORING.vector_weight, ge=0, le=1)
+    access_boost_slope: float = Field(
+        default=DEFAULT_SCORING.access_boost_slope, ge=0, le=1,
+        description="access_boost = min(1 + slope·log2(access_count + 1), cap). semantics.md's 0.3 / 2.0 let a "
+                    "popular hit outrank a far more relevant one; the defaults bound reinforcement (ADR 0042).",
+    )
+    access_boost_cap: float = Field(
+        default=DEFAULT_SCORING.access_boost_cap, ge=1, le=4,
+        description="The most reinforcement can multiply a hit's score by (see access_boost_slope).",
+    )
     search_paths: Literal["hybrid", "vector", "keyword"] = Field(
         default="hybrid",
         description="Retrieval paths a search runs: both fused (the product), or one alone (for baselines and "
@@ -301,6 +310,7 @@ class MemorySearchSettings(HostSettings):
         profile = self.retrieval()
         return replace(DEFAULT_SCORING, rrf_k=self.rrf_k, decay_factor=self.decay_factor,
                        similarity_floor=self.similarity_floor, vector_weight=self.vector_weight, fusion=self.fusion,
+                       access_boost_slope=self.access_boost_slope, access_boost_cap=self.access_boost_cap,
                        linear_vector_weight=self.linear_vector_weight,
                        near_duplicate_cosine=self.near_duplicate_cosine, speaker_boost=profile.speaker_boost,
                        time_boost=profile.time_boost, graph_weight=self.graph_weight)

@@ -66,15 +66,20 @@ def _text(string_token: bytes) -> str:
 
 class JsonDepthMiddleware:
     """Reads a JSON body whole (the body size limit, outside, has capped it), checks its nesting, then hands the
-    same bytes on. Bodies that are not JSON pass untouched; FastAPI refuses them as it always did."""
+    same bytes on. Bodies that are not JSON pass untouched; FastAPI refuses them as it always did.
+
+    A JSON object or array sent without a content type, or as `curl -d` sends it (form-urlencoded) or as text, is
+    read as the JSON it is (the content type is set to `application/json` for the routes): issue 37 found a
+    newcomer's `curl -d '{...}'` refused with "a JSON object is required". This API takes no forms."""
 
     def __init__(self, app: ASGIApp, max_depth: int = MAX_JSON_DEPTH) -> None:
         self.app = app
         self.max_depth = max_depth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        content_type = Headers(scope=scope).get("content-type") if scope["type"] == "http" else None
         if (scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS")
-                or not _may_be_json(Headers(scope=scope).get("content-type"))):
+                or not (_may_be_json(content_type) or _loosely_typed(content_type))):
             await self.app(scope, receive, send)
             return
         chunks: list[bytes] = []
@@ -86,6 +91,11 @@ class JsonDepthMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if _loosely_typed(content_type) or not content_type:
+            if body.lstrip()[:1] not in (b"{", b"["):
+                await self.app(scope, replay_body(body, receive), send)
+                return
+            scope = _as_json(scope)
         problem = nesting_problem(body, self.max_depth) if body else None
         if problem is not None:
             await error_response(400, problem)(scope, receive, send)
@@ -99,3 +109,17 @@ def _may_be_json(content_type: str | None) -> bool:
         return True
     media_type = content_type.split(";", 1)[0].strip().lower()
     return media_type.endswith("/json") or media_type.endswith("+json")
+
+
+# What a JSON body often arrives as by mistake: `curl -d` sends form-urlencoded, some clients plain text.
+LOOSE_TYPES = frozenset({"application/x-www-form-urlencoded", "text/plain"})
+
+
+def _loosely_typed(content_type: str | None) -> bool:
+    return content_type is not None and content_type.split(";", 1)[0].strip().lower() in LOOSE_TYPES
+
+
+def _as_json(scope: Scope) -> Scope:
+    """The same request, its content type `application/json`."""
+    headers = [(name, value) for name, value in scope["headers"] if name.lower() != b"content-type"]
+    return {**scope, "headers": [*headers, (b"content-type", b"application/json")]}

@@ -172,6 +172,42 @@ def test_a_provider_failure_is_an_error_and_leaves_no_trace(api: TestClient, llm
     assert api.get("/api/v1/chat/trace", params={"chat_id": "e1"}).json()["events"] == []
 
 
+def test_the_recall_event_says_what_recall_considered_and_cut(api: TestClient, llm_server: ScriptedLLMServer,
+                                                              alice: dict[str, str]) -> None:
+    """Issue 37: the trace says which candidates were cut, with their evidence and why (docs/chat.md, "Recall")."""
+    llm_server.script("ok", route="openai")
+    complete(api, QUESTION, subject_id="alice", chat_id="c9", recall=True, records={"recall": True}, learn=False)
+    options = api.get("/api/v1/chat/trace", params={"chat_id": "c9"}).json()["events"][-1]["options"]
+
+    memories = options["memories_considered"]
+    assert memories["candidates"] == 2 and memories["injected"] == 1
+    assert (memories["cutoff"], memories["limit"]) == (0.3, 5)
+    [cut] = memories["cut"]
+    assert cut["text"] == "Alice's car is blue" and cut["relevance"] < 0.3 and cut["cosine"] is not None
+    assert cut["reason"] == (f"relevance {cut['relevance']:.3f} below the cutoff 0.3 "
+                             "(ZENGRAM_CHAT_RECALL_MIN_RELEVANCE)")
+    assert options["records_considered"]["injected"] == 1
+
+
+def test_a_natural_question_recalls_the_memory_and_the_records_it_needs(api: TestClient,
+                                                                         llm_server: ScriptedLLMServer) -> None:
+    """Issue 37: "Where should I eat tonight?" recalled neither the preference (relevance 0.257 < 0.3) nor the
+    restaurants; relevance is calibrated now (zengram/chat/domain/recall_calibration.py)."""
+    for text in ("Alice prefers vegetarian restaurants", "Alice's car is blue"):
+        assert api.post("/api/v1/memories", json={"subject_id": "alice", "text": text}).status_code == 201
+    assert api.post("/api/v1/records/schemas", json={"type_name": "restaurant", "fields": {
+        "name": {"type": "string", "required": True}, "cuisine": {"type": "string"}}}).status_code == 200
+    for data in ({"name": "Green Table", "cuisine": "vegetarian"}, {"name": "Casa do Peixe", "cuisine": "seafood"}):
+        assert api.post("/api/v1/records/restaurant", json={"data": data}).status_code == 201
+    llm_server.script("Try Green Table.", route="openai")
+    complete(api, "Where should I eat tonight?", subject_id="alice", chat_id="n1", recall=True,
+             records={"recall": True}, learn=False)
+    event = api.get("/api/v1/chat/trace", params={"chat_id": "n1"}).json()["events"][-1]
+    assert [m["text"] for m in event["memories"]] == ["Alice prefers vegetarian restaurants"]
+    assert len(event["records"]) == 2  # both restaurants (0.76, 0.74): the question asks where to eat
+    assert event["options"]["memories_considered"]["cut"][0]["text"] == "Alice's car is blue"
+
+
 def test_the_recall_event_says_what_was_injected(api: TestClient, llm_server: ScriptedLLMServer,
                                                  alice: dict[str, str]) -> None:
     assert api.post("/api/v1/memory/policies", json={"id": "mp_1", "name": "p", "policy_text": ""}).is_success

@@ -194,6 +194,19 @@ def test_each_recall_key_changes_what_is_injected(host: TestClient, llm_server: 
     assert len(injected(host, llm_server, "c1")) == expected
 
 
+@SQLITE_ONLY
+def test_the_trace_names_the_policy_as_the_cutoff_it_applied(host: TestClient, llm_server: ScriptedLLMServer) -> None:
+    """Issue 37: the recall event says what was cut and why; a policy's cutoff is named as the policy's."""
+    _seed(host)
+    policy(host, config={"recall_min_relevance": 0.99})
+    injected(host, llm_server, "c2")
+    considered = host.get("/api/v1/chat/trace", params={"chat_id": "c2"}).json()["events"][-1]["options"][
+        "memories_considered"]
+    assert (considered["injected"], considered["cutoff"]) == (0, 0.99) and considered["cut"]
+    assert all(cut["reason"].endswith("below the cutoff 0.99 (the memory policy's recall_min_relevance)")
+               for cut in considered["cut"])
+
+
 def test_a_policy_may_keep_private_memories_out_of_the_context(host: TestClient,
                                                                llm_server: ScriptedLLMServer) -> None:
     _seed(host)

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from zengram.chat.domain.recall_calibration import calibrated_relevance
 from zengram.chat.domain.scopes import project_scope, subject_scope
+from zengram.kernel.calibration import IDENTITY, Calibration
 from zengram.kernel.content import PLACEHOLDER
 from zengram.kernel.errors import Conflict
 from zengram.kernel.timestamps import format_timestamp
@@ -215,17 +217,18 @@ def similarity_of(cosine: float) -> float:
 class RecallPolicy:
     """How recall ranks: `relevance × confidence × decay × importance` (docs/chat.md).
 
-    relevance = `vector_weight`·cosine + the rest·(BM25 / the search's best BM25); decay = rate^days since the
-    memory was last recalled (else created), the faster rate for temporal memories; importance weighs 0.5 (0) to
-    1.0 (100), as Zengram's importance levels do."""
+    relevance = the cosine calibrated for the embedder, lifted by keyword agreement (BM25 / the search's best BM25;
+    `zengram.chat.domain.recall_calibration`); decay = rate^days since the memory was last recalled (else created),
+    the faster rate for temporal memories; importance weighs 0.5 (0) to 1.0 (100), as Zengram's importance levels
+    do."""
 
     decay_per_day: float = 0.98
     temporal_decay_per_day: float = 0.90
-    vector_weight: float = 0.7
+    calibration: Calibration = IDENTITY
 
 
 def relevance(cosine: float | None, keyword_share: float, policy: RecallPolicy) -> float:
-    return policy.vector_weight * max(cosine or 0.0, 0.0) + (1.0 - policy.vector_weight) * keyword_share
+    return calibrated_relevance(cosine, keyword_share, policy.calibration)
 
 
 def decay(memory: SubjectMemory, now: datetime, policy: RecallPolicy) -> float:

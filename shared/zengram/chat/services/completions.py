@@ -18,6 +18,7 @@ from zengram.chat.domain.learning import LearningJob, LearnMode
 from zengram.chat.domain.policies import AppliedPolicy, PolicyChoice
 from zengram.chat.domain.prompts import SystemPrompt, combined_text
 from zengram.chat.domain.providers import Provider, ProviderCall, ProviderEndpoints
+from zengram.chat.domain.recall_calibration import considered_view, recall_settings_named
 from zengram.chat.domain.recalls import (
     HistoryUse,
     LearningOutcome,
@@ -245,11 +246,14 @@ class CompletionService:
         relevance = config.recall_min_relevance if config.recall_min_relevance is not None \
             else self._config.memory_relevance
         try:
-            return self._memories.search(project, subject_id, query, limit=limit, min_relevance=relevance,
-                                         include_private=config.recall_private is not False)
+            recalled = self._memories.recall(project, subject_id, query, limit=limit, min_relevance=relevance,
+                                             include_private=config.recall_private is not False,
+                                             named=recall_settings_named(config))
         except ZengramError as error:  # the index is down: answer without memories, and say so in the trace
             notes["recall_error"] = describe_error(error)
             return []
+        notes["memories_considered"] = considered_view(recalled.considered, cutoff=relevance, limit=limit)
+        return recalled.hits
 
     def _records_for(self, project: str, subject_id: str, query: str, options: MnxOptions,
                      notes: dict[str, Any]) -> list[RecordHit]:
@@ -260,11 +264,15 @@ class CompletionService:
         if not query.strip():
             return []
         try:
-            return self._records.recall(project, subject_id, query, tables, limit=self._config.records,
-                                        min_similarity=self._config.record_similarity)
+            hits, considered = self._records.recall_considering(project, subject_id, query, tables,
+                                                                limit=self._config.records,
+                                                                min_similarity=self._config.record_similarity)
         except ZengramError as error:
             notes["records_error"] = describe_error(error)
             return []
+        notes["records_considered"] = considered_view(considered, cutoff=self._config.record_similarity,
+                                                      limit=self._config.records)
+        return hits
 
     @staticmethod
     def _options_view(options: MnxOptions, caller: Caller, notes: dict[str, Any]) -> dict[str, Any]:

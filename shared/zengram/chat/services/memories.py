@@ -23,6 +23,7 @@ from zengram.chat.domain.memories import (
     relevance,
     similarity_of,
 )
+from zengram.chat.domain.recall_calibration import Considered, below_cutoff, beyond_limit
 from zengram.chat.domain.scopes import project_scope, subject_scope
 from zengram.chat.domain.tenancy import new_id
 from zengram.chat.ports import SubjectMemoryStore
@@ -82,6 +83,19 @@ class RecallHit:
     memory: SubjectMemory
     score: float  # relevance × confidence × decay × importance
     relevance: float
+
+
+Evidence = tuple[float | None, float]  # a candidate's cosine and keyword share
+RECALL_CUTOFF, RECALL_LIMIT = "ZENGRAM_CHAT_RECALL_MIN_RELEVANCE", "ZENGRAM_CHAT_RECALL_LIMIT"
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """A completion's recall: the hits injected, and every candidate considered (zengram.chat.domain.
+    recall_calibration.Considered), for the trace."""
+
+    hits: list[RecallHit]
+    considered: list[Considered]
 
 
 class SubjectMemoryService:
@@ -234,6 +248,30 @@ class SubjectMemoryService:
                min_relevance: float = 0.0, include_private: bool = True) -> list[RecallHit]:
         """The subject's active memories (its private ones, unless `include_private` is false, and the project's
         shared ones) by recall score, both retrieval paths fused; `min_score` and `min_relevance` drop weak hits."""
+        ranked = self._ranked(project_id, subject_id, query, include_private)
+        return [hit for hit, _ in ranked if hit.relevance >= min_relevance and hit.score >= min_score][:limit]
+
+    def recall(self, project_id: str, subject_id: str, query: str, *, limit: int, min_relevance: float,
+               include_private: bool = True, named: tuple[str, str] = (RECALL_CUTOFF, RECALL_LIMIT)) -> Recalled:
+        """What a completion injects (as `search`), and every candidate considered, each cut one with why; `named`:
+        where the cutoff and the limit come from, as the reasons say."""
+        hits: list[RecallHit] = []
+        considered: list[Considered] = []
+        for hit, evidence in self._ranked(project_id, subject_id, query, include_private):
+            reason = None
+            if hit.relevance < min_relevance:
+                reason = below_cutoff(hit.relevance, min_relevance, named[0])
+            elif len(hits) >= limit:
+                reason = beyond_limit(limit, named[1])
+            else:
+                hits.append(hit)
+            considered.append(Considered(hit.memory.id, hit.memory.text, hit.relevance, *evidence, reason=reason))
+        return Recalled(hits, considered)
+
+    def _ranked(self, project_id: str, subject_id: str, query: str,
+                include_private: bool = True) -> list[tuple[RecallHit, Evidence]]:
+        """Every candidate of both paths visible to the subject (its private ones unless `include_private` is
+        false), best recall score first, with its evidence."""
         filters = SearchFilters(client_id=project_id,
                                 scopes=(subject_scope(project_id, subject_id), project_scope(project_id)))
         vector = self._sync.embed([query])[0]
@@ -247,13 +285,12 @@ class SubjectMemoryService:
         best_keyword = max((c.scores.get("keyword", 0.0) for c in candidates.values() if c.id in memories),
                            default=0.0)
         now = self._clock.now()
-        hits = []
+        ranked = []
         for memory_id, memory in memories.items():
             candidate = candidates[memory_id]
             share = candidate.scores.get("keyword", 0.0) / best_keyword if best_keyword > 0 else 0.0
             value = relevance(candidate.cosine, share, self._recall)
-            score = recall_score(memory, value, now, self._recall)
-            if value >= min_relevance and score >= min_score:
-                hits.append(RecallHit(memory, score, round(value, 4)))
-        hits.sort(key=lambda hit: (-hit.score, hit.memory.id))
-        return hits[:limit]
+            ranked.append((RecallHit(memory, recall_score(memory, value, now, self._recall), round(value, 4)),
+                           (candidate.cosine, share)))
+        ranked.sort(key=lambda pair: (-pair[0].score, pair[0].memory.id))
+        return ranked

@@ -10,6 +10,7 @@ from typing import Any
 
 from zengram.chat.domain.data_requests import RecordInsert, RecordQueryIn, SchemaDefine
 from zengram.chat.domain.learning import ExtractedRecord
+from zengram.chat.domain.recall_calibration import Considered, below_cutoff, beyond_limit, calibrated_relevance
 from zengram.chat.domain.records import (
     DataRecord,
     RecordQuerySpec,
@@ -21,6 +22,7 @@ from zengram.chat.domain.scopes import record_scope
 from zengram.chat.domain.tenancy import new_id
 from zengram.chat.ports import RecordBase
 from zengram.chat.services.indexing import ChatIndexSync
+from zengram.kernel.calibration import IDENTITY, Calibration
 from zengram.kernel.content import Scrubber
 from zengram.kernel.errors import InvalidInput, NotFound
 from zengram.kernel.fusion import fuse
@@ -28,7 +30,6 @@ from zengram.kernel.ports import Clock, SearchIndex
 from zengram.kernel.search import SearchFilters
 
 logger = logging.getLogger(__name__)
-VECTOR_WEIGHT = 0.7  # of a record hit's similarity; the rest is its keyword score's share of the best
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class LearnedRecords:
 
 class RecordService:
     def __init__(self, store: RecordBase, index_sync: ChatIndexSync, index: SearchIndex, clock: Clock, *,
-                 scrubber: Scrubber, search_fetch: int = 50) -> None:
+                 scrubber: Scrubber, search_fetch: int = 50, calibration: Calibration = IDENTITY) -> None:
+        self._calibration = calibration
         self._store = store
         self._sync = index_sync
         self._index = index
@@ -121,14 +123,38 @@ class RecordService:
     def recall(self, project_id: str, subject_id: str, query: str, tables: Sequence[str] | None, *, limit: int,
                min_similarity: float) -> list[RecordHit]:
         """The records `records.recall` injects: of the chosen schemas (all when None), visible to the subject."""
+        return self.recall_considering(project_id, subject_id, query, tables, limit=limit,
+                                       min_similarity=min_similarity)[0]
+
+    def recall_considering(self, project_id: str, subject_id: str, query: str, tables: Sequence[str] | None, *,
+                           limit: int, min_similarity: float) -> tuple[list[RecordHit], list[Considered]]:
+        """As `recall`, with every candidate considered, each cut one with why (for the trace)."""
         names = list(tables) if tables is not None else [schema.type_name for schema in self.schemas(project_id)]
         for name in names:
             self.schema(project_id, name)
-        hits = self._search(project_id, names, query, limit, subject_id=subject_id, visible_only=True)
-        return [hit for hit in hits if hit.similarity >= min_similarity]
+        hits: list[RecordHit] = []
+        considered: list[Considered] = []
+        for hit, (cosine, share) in self._ranked(project_id, names, query, subject_id=subject_id, visible_only=True):
+            reason = None
+            if hit.similarity < min_similarity:
+                reason = below_cutoff(hit.similarity, min_similarity, "ZENGRAM_CHAT_RECORDS_MIN_SIMILARITY")
+            elif len(hits) >= limit:
+                reason = beyond_limit(limit, "ZENGRAM_CHAT_RECORDS_LIMIT")
+            else:
+                hits.append(hit)
+            considered.append(Considered(hit.record.record_id, f"{hit.record.type_name} {hit.record.data}",
+                                         hit.similarity, cosine, share, reason=reason))
+        return hits, considered
 
     def _search(self, project_id: str, type_names: Sequence[str], query: str, limit: int, *, subject_id: str | None,
                 visible_only: bool) -> list[RecordHit]:
+        ranked = self._ranked(project_id, type_names, query, subject_id=subject_id, visible_only=visible_only)
+        return [hit for hit, _ in ranked[:limit]]
+
+    def _ranked(self, project_id: str, type_names: Sequence[str], query: str, *, subject_id: str | None,
+                visible_only: bool) -> list[tuple[RecordHit, tuple[float | None, float]]]:
+        """Every candidate record of both paths, most relevant first (calibrated as subject memories are), with
+        its cosine and keyword share."""
         if not type_names:
             return []
         filters = SearchFilters(client_id=project_id, scopes=tuple(record_scope(project_id, t) for t in type_names))
@@ -140,12 +166,13 @@ class RecordService:
                    if not record.is_deleted and record.project_id == project_id and record.type_name in type_names
                    and (not visible_only or record.visible_to(subject_id))}
         best = max((c.scores.get("keyword", 0.0) for c in candidates.values() if c.id in records), default=0.0)
-        hits = [RecordHit(record, round(VECTOR_WEIGHT * max(candidates[record_id].cosine or 0.0, 0.0)
-                                        + (1 - VECTOR_WEIGHT) * (candidates[record_id].scores.get("keyword", 0.0) / best
-                                                                 if best > 0 else 0.0), 4))
-                for record_id, record in records.items()]
-        hits.sort(key=lambda hit: (-hit.similarity, hit.record.record_id))
-        return hits[:limit]
+        ranked = []
+        for record_id, record in records.items():
+            cosine = candidates[record_id].cosine
+            share = candidates[record_id].scores.get("keyword", 0.0) / best if best > 0 else 0.0
+            ranked.append((RecordHit(record, calibrated_relevance(cosine, share, self._calibration)), (cosine, share)))
+        ranked.sort(key=lambda pair: (-pair[0].similarity, pair[0].record.record_id))
+        return ranked
 
     # -- learning --------------------------------------------------------------------------------------------
 

@@ -15,32 +15,11 @@ related to it — scores at least its graph score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import pairwise
+from zengram.kernel.calibration import IDENTITY as IDENTITY
+from zengram.kernel.calibration import Calibration as Calibration
 
 LEXICAL_LIFT = 0.5
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Piecewise-linear (cosine, relevance) anchors, increasing in both; below the first and above the last the
-    end values hold."""
-
-    anchors: Sequence[tuple[float, float]]
-
-    def __call__(self, cosine: float) -> float:
-        points = self.anchors
-        if cosine <= points[0][0]:
-            return points[0][1]
-        for (x0, y0), (x1, y1) in pairwise(points):
-            if cosine <= x1:
-                return y0 + (y1 - y0) * (cosine - x0) / (x1 - x0)
-        return points[-1][1]
-
-
 MINILM = Calibration(((0.0, 0.0), (0.20, 0.15), (0.35, 0.70), (0.60, 0.95), (1.0, 1.0)))
-IDENTITY = Calibration(((0.0, 0.0), (1.0, 1.0)))
 CALIBRATIONS = {"minilm:all-MiniLM-L6-v2": MINILM}
 
 

@@ -1,8 +1,9 @@
 """Entities: what memories are about (clients, people, technologies, services…), found without an LLM.
 
 `extract_entities` follows semantics.md: known client ids/aliases and agent names (confidence 0.98), a
-technology dictionary and known systems/services (0.95), the alias table (0.90), hostnames as domains (0.85);
-anything under 0.80 is dropped. Matching is case-insensitive on whole words, except for the few names that
+technology dictionary and known systems/services (0.95), the alias table (0.90), hostnames as domains (0.85),
+people named by their role (0.85, `zengram.memory.domain.people`); anything under 0.80 is dropped. Matching is
+case-insensitive on whole words, except for the few names that
 are also everyday English words ("React", "Go", "Swift"…), which must be written with their capital.
 """
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, field_serializer
 
 from zengram.kernel.text_rules import NotBlank
+from zengram.memory.domain.people import PERSON_CONFIDENCE, people_in
 
 if TYPE_CHECKING:  # models.py imports this module: no import of it (or of clients.py) at runtime here
     from zengram.memory.domain.clients import ClientFingerprint
@@ -360,7 +362,9 @@ def extract_entities(
     taken: list[tuple[int, int]] = []
 
     def claim(match: re.Match[str], ref: EntityRef) -> None:
-        start, end = match.span()
+        claim_span(*match.span(), ref)
+
+    def claim_span(start: int, end: int, ref: EntityRef) -> None:
         if ref.confidence < MIN_CONFIDENCE or any(start < e and s < end for s, e in taken):
             return
         taken.append((start, end))
@@ -383,6 +387,8 @@ def extract_entities(
     for match in _HOSTNAME.finditer(text):
         host = match.group(1).casefold().removeprefix("www.")
         claim(match, EntityRef(name=host, type=EntityType.DOMAIN, confidence=_CONFIDENCE["domain"]))
+    for start, end, name in people_in(text):  # named by their role: "Sarah Chen is Initech's CTO"
+        claim_span(start, end, EntityRef(name=name, type=EntityType.PERSON, confidence=PERSON_CONFIDENCE))
     ordered = sorted(found.values(), key=lambda pair: pair[0])
     return [ref for _, ref in ordered][:MAX_ENTITIES_PER_MEMORY]
 

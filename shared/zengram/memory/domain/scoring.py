@@ -34,8 +34,11 @@ class ScoringConfig:
     decay_factor: float = 0.98
     similarity_floor: float = 0.55
     vector_weight: float = 0.6  # the vector path's share under "blend" fusion
-    access_boost_slope: float = 0.3
-    access_boost_cap: float = 2.0
+    # Reinforcement, bounded so that relevance dominates (ADR 0042): semantics.md's 0.3 and 2.0 let a hit searched
+    # six times (×1.84) outrank one nearly twice as relevant; ×1.15 at most lets popularity only order hits of
+    # near-equal relevance (within 13 %). Both are settings (ZENGRAM_ACCESS_BOOST_SLOPE / _CAP; 0.3 / 2.0: the spec's).
+    access_boost_slope: float = 0.05
+    access_boost_cap: float = 1.15
     # "linear": max-normalised path scores (LoCoMo dev5 recall@10 0.72 vs 0.58, bench/recall/RESULTS.md);
     # "blend": similarity and RRF (semantics.md)
     fusion: Fusion = "linear"

@@ -125,7 +125,7 @@ class ConsolidationService:
         """Takes the lock (AlreadyRunning, 409, when another run holds it) and records a queued job; `run`
         does the work. No LLM provider → LLMUnavailable (503) before anything is written."""
         if self._llm.provider == "none":
-            raise LLMUnavailable("LLM provider unavailable: consolidation needs ZENGRAM_LLM_BASE_URL or an API key")
+            raise LLMUnavailable.not_configured("consolidation")
         now = self._clock.now()
         job = Job(id=str(uuid.uuid4()), kind=CONSOLIDATION, trigger=trigger, created_at=now)
         previous = self._jobs.read_lock(CONSOLIDATION)

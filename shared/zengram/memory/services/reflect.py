@@ -38,7 +38,7 @@ class ReflectService:
         if scope.is_restricted and request.client_id is not None:
             scope.require(request.client_id)  # refused before the LLM check: 403 says more than 503
         if self._llm.provider == "none":  # a feature of the LLM: unavailable without one, whatever is stored
-            raise LLMUnavailable("LLM provider unavailable")
+            raise LLMUnavailable.not_configured("/reflect")
         search = SearchRequest(q=request.topic, client_id=request.client_id, limit=request.limit)
         hits = self._memory.search_once(search, scope)
         memories = [hit.memory for hit in hits.hits]

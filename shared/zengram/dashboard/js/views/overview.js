@@ -14,6 +14,7 @@ export function Overview() {
       ${COUNTS.filter(([name]) => body[name] !== undefined).map(([name, label]) =>
         html`<${Stat} label=${label} value=${body[name]} testid=${`count-${name}`} />`)}
     </div>
+    <p class="muted" data-testid="counts-note">${countsNote(body)}</p>
     <div class="columns">
       <${IndexHealth} health=${body.index_health} />
       <${Card} title="By type" testid="by-type">
@@ -56,4 +57,15 @@ function TopEntities({ entities }) {
       { label: "mentions", value: (row) => number(row.mention_count) },
     ]} />
   <//>`;
+}
+
+// Why "memories" and "in the search index" differ (issue 37: the overview showed both without saying).
+export function countsNote(body) {
+  const pending = pick(body.index_health, "pending_index") || 0;
+  const indexed = body.vectors_count;
+  const gap = typeof indexed === "number" ? indexed - body.total_memories : null;
+  return `"memories" counts every memory not deleted (active + superseded). "In the search index" counts the
+    index's entries: one per memory already indexed (superseded ones stay, so include_superseded finds them), less
+    the ${number(pending)} still waiting for the index, plus the chat layer's subject memories and records, which
+    share the index.${gap === null ? "" : ` Here the index holds ${number(Math.abs(gap))} ${gap < 0 ? "fewer" : "more"}.`}`;
 }

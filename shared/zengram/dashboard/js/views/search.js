@@ -84,13 +84,24 @@ function Results({ result }) {
       “${result.query}”</p>
     ${Object.keys(retrieval).length ? html`<${Card} title="Retrieval" testid="retrieval">
       <${Fields} object=${retrieval} /><//>` : null}
-    <ol class="hits" data-testid="hits">${hits.map((hit) => html`<${Hit} hit=${hit} />`)}</ol>
+    <p class="muted" data-testid="bar-scale">Bars share one scale: full width is ${number(scaleOf(hits), 4)} (1, or the
+      largest score of these results when one exceeds 1), so hits compare by length.</p>
+    <ol class="hits" data-testid="hits">${hits.map((hit) => html`<${Hit} hit=${hit} scale=${scaleOf(hits)} />`)}</ol>
   </div>`;
 }
 
-function Hit({ hit }) {
+const BARRED = ["score", "effective_score"];
+
+// One absolute scale for every bar of a result list (issue 37: scaled per hit, 0.45 and 0.96 were both full width).
+// Scores are 0-1 before the boosts; access, speaker and time boosts can lift effective_score past 1.
+export function scaleOf(hits) {
+  const scores = hits.flatMap((hit) => BARRED.map((name) => hit[name]).filter((value) => typeof value === "number"));
+  return Math.max(1, ...scores);
+}
+
+function Hit({ hit, scale }) {
   const text = pick(hit, "content", "text", "preview", "summary") || "";
-  const top = Math.max(hit.effective_score || 0, hit.score || 0, 1e-9);
+  const top = scale || 1;
   const scores = SCORES.filter((name) => hit[name] !== undefined);
   return html`<li class="hit" data-testid="hit">
     <div class="hit-head">
@@ -101,9 +112,10 @@ function Hit({ hit }) {
     </div>
     <p class="hit-text">${text}</p>
     <div class="bars">
-      ${["score", "effective_score"].filter((name) => typeof hit[name] === "number").map((name) => html`
+      ${BARRED.filter((name) => typeof hit[name] === "number").map((name) => html`
         <div class="bar-row"><span>${name}</span><span class="bar"><span class=${`fill fill-${name}`}
-          style=${{ width: `${Math.round((100 * hit[name]) / top)}%` }}></span></span><b>${number(hit[name], 4)}</b></div>`)}
+          style=${{ width: `${Math.max(0, Math.min(100, Math.round((100 * hit[name]) / top)))}%` }}></span></span>
+          <b>${number(hit[name], 4)}</b></div>`)}
     </div>
     <table class="breakdown"><tr>${scores.map((name) => html`<th>${name}</th>`)}
       ${hit.retrieval_sources ? html`<th>sources</th>` : null}</tr>
