@@ -26,15 +26,20 @@ from tests.clients.conftest import EMPTY_PLAN, free_port
 from tests.llm_server import ScriptedLLMServer
 from tests.support import API_KEY, REPO_ROOT
 
+DOCUMENT_TOOLS = {"brain_docs_query", "brain_docs_status", "brain_docs_chunk", "brain_docs_index", "brain_docs_jobs",
+                  "brain_docs_folders", "brain_docs_cache"}  # each called in test_mcp_documents.py
 TOOLS = {"brain_store", "brain_search", "brain_briefing", "brain_query", "brain_stats", "brain_consolidate",
          "brain_entities", "brain_delete", "brain_update", "brain_export", "brain_import", "brain_reclassify",
-         "brain_reflect", "brain_research", "brain_restore", "brain_docs_query"}
+         "brain_reflect", "brain_research", "brain_restore"} | DOCUMENT_TOOLS
 
 Call = Callable[..., Awaitable[CallToolResult]]
 
 
 def mcp_env(server: BackgroundServer, **extra: str) -> dict[str, str]:
-    return {"BRAIN_API_URL": server.url, "BRAIN_API_KEY": API_KEY, "BRAIN_MCP_SOURCE_AGENT": "mcp-test", **extra}
+    """The MCP server's whole env (the SDK passes no other): PYTHONPATH too, so it runs the code under test."""
+    inherited = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
+    return {"BRAIN_API_URL": server.url, "BRAIN_API_KEY": API_KEY, "BRAIN_MCP_SOURCE_AGENT": "mcp-test",
+            **inherited, **extra}
 
 
 def with_mcp(server: BackgroundServer, scenario: Callable[[ClientSession], Awaitable[Any]], *,
@@ -150,7 +155,7 @@ def test_every_tool_is_called_against_a_server_with_an_llm(
     index_sample_documents(llm_live_server)
     called, seen = with_mcp(llm_live_server, scenario)
 
-    assert called == TOOLS
+    assert called == TOOLS - DOCUMENT_TOOLS | {"brain_docs_query"}
     assert seen["new"]["supersedes"] == seen["old"]["id"]
     assert [hit["id"] for hit in seen["search"]["results"]] == [seen["new"]["id"]]
     assert seen["query"]["results"][0]["content"] == "Staging runs on Kubernetes 1.30"
@@ -315,7 +320,8 @@ def test_without_a_key_it_serves_and_every_call_says_where_the_key_was_looked_fo
         names = {tool.name for tool in (await session.list_tools()).tools}
         return names, {"stats": await session.call_tool("brain_stats", {}),
                        "store": await session.call_tool("brain_store", {"type": "fact", "content": "x", "key": "k"}),
-                       "search": await session.call_tool("brain_search", {"query": "anything"})}
+                       "search": await session.call_tool("brain_search", {"query": "anything"}),
+                       "docs_jobs": await session.call_tool("brain_docs_jobs", {"action": "wait", "job_id": "j"})}
 
     names, results = with_mcp(live_server, scenario, cwd=tmp_path,
                               env={"BRAIN_API_URL": live_server.url, "ZENGRAM_DATA_DIR": str(data_dir),

@@ -198,6 +198,49 @@ class BrainApi(ClientCore):
         return Call("POST", "/kb/query", model(QueryResponse), body=body)
 
     @endpoint
+    def docs_status(self) -> Call[JsonObject]:
+        """Indexing status of the document base (`GET /kb/health/status`): documents, chunks, folders, job."""
+        return Call("GET", "/kb/health/status", json_object)
+
+    @endpoint
+    def docs_index(self, /, folder_path: str, *, add: bool = False, **fields: Any) -> Call[JsonObject]:
+        """Queues a folder for indexing (`POST /kb/index`, or `/kb/index/add` with `add=True`); `fields` as the
+        request's: chunk_size, chunk_overlap, recursive, include_code, include_patterns, force, watch_mode…"""
+        body = json_body({"folder_path": folder_path, **fields})
+        return Call("POST", "/kb/index/add" if add else "/kb/index", json_object, body=body)
+
+    @endpoint
+    def docs_jobs(self, *, limit: int | None = None, offset: int | None = None) -> Call[JsonObject]:
+        return Call("GET", "/kb/index/jobs", json_object, params=query_params({"limit": limit, "offset": offset}))
+
+    @endpoint
+    def docs_job(self, job_id: str) -> Call[JsonObject]:
+        return Call("GET", f"/kb/index/jobs/{segment(job_id)}", json_object)
+
+    @endpoint
+    def docs_cancel_job(self, job_id: str) -> Call[JsonObject]:
+        return Call("DELETE", f"/kb/index/jobs/{segment(job_id)}", json_object)
+
+    @endpoint
+    def docs_folders(self) -> Call[JsonObject]:
+        return Call("GET", "/kb/index/folders", json_object)
+
+    @endpoint
+    def docs_remove_folder(self, folder_path: str) -> Call[JsonObject]:
+        """Removes one indexed folder's files and chunks (`DELETE /kb/index/folders`)."""
+        return Call("DELETE", "/kb/index/folders", json_object, body={"folder_path": folder_path})
+
+    @endpoint
+    def docs_chunk(self, chunk_id: str) -> Call[JsonObject]:
+        """One indexed chunk by the id a query answered (`GET /kb/query/chunk/{id}`)."""
+        return Call("GET", f"/kb/query/chunk/{segment(chunk_id)}", json_object)
+
+    @endpoint
+    def docs_cache(self, *, clear: bool = False) -> Call[JsonObject]:
+        """The embedding cache's entries, size and hit counts (`GET /kb/index/cache`); `clear=True` empties it."""
+        return Call("DELETE" if clear else "GET", "/kb/index/cache", json_object)
+
+    @endpoint
     def research(self, topic: str, *, client_id: str | None = None,
                  max_iterations: int | None = None) -> Call[ResearchBody]:
         body = json_body({"topic": topic, "client_id": client_id, "max_iterations": max_iterations})

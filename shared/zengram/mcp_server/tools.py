@@ -5,19 +5,17 @@ a wrong argument comes back as a tool error that names it, and nothing is sent."
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Awaitable, Mapping
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field, StrictBool, ValidationError
+from pydantic import BaseModel, Field, StrictBool
 
-from zengram.client import AsyncBrainClient, BrainError
+from zengram.client import AsyncBrainClient
 from zengram.client.calls import BriefingOptions, QueryOptions, SearchOptions, StoreOptions, UpdateOptions
-from zengram.documents.domain.query import DocumentQuery
+from zengram.mcp_server.common import DESTRUCTIVE, READ, WRITE, answer, checked
+from zengram.mcp_server.document_tools import document_tools
 from zengram.memory.domain.entities import EntityListRequest, EntityMemoriesRequest, ReclassifyRequest
 from zengram.memory.domain.reflect import ReflectRequest
 from zengram.memory.domain.requests import (
@@ -44,37 +42,11 @@ MemoryId = Annotated[str, Field(min_length=1, max_length=128, description="The m
 ClientIdArg = Annotated[str | None, Field(description="Client slug (e.g. \"acme-corp\") or \"global\"")]
 IsoTime = Annotated[str | None, Field(description="ISO 8601 timestamp, e.g. 2026-03-28T00:00:00Z")]
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
-DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False)
 
 
 class Reclassification(BaseModel):
     name: Annotated[str, Field(min_length=1, description="Entity name (canonical or alias)")]
     new_type: EntityType
-
-
-def checked(model: type[BaseModel], arguments: Mapping[str, Any]) -> None:
-    """Raises a ToolError naming the first offending argument, as the HTTP API's 400 would."""
-    try:
-        model.model_validate({name: value for name, value in arguments.items() if value is not None})
-    except ValidationError as error:
-        first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"])
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ToolError(message if not location or message.startswith(f"{location}:")
-                        else f"{location}: {message}") from error
-
-
-async def answer(call: Awaitable[Any]) -> str:
-    """The server's JSON answer as text, or a tool error carrying the server's `error` text."""
-    try:
-        result = await call
-    except BrainError as error:
-        raise ToolError(str(error)) from error
-    if isinstance(result, BaseModel):
-        result = result.model_dump(mode="json", exclude_none=True)
-    return json.dumps(result, indent=2, ensure_ascii=False)
 
 
 def build_server(client: AsyncBrainClient, *, source_agent: str | None = None) -> MCPServer:
@@ -87,7 +59,7 @@ def build_server(client: AsyncBrainClient, *, source_agent: str | None = None) -
     _memory_tools(server, client, agent)
     _knowledge_tools(server, client)
     _llm_tools(server, client)
-    _document_tools(server, client)
+    document_tools(server, client)
     return server
 
 
@@ -318,34 +290,3 @@ def _llm_tools(server: MCPServer, client: AsyncBrainClient) -> None:
         RESEARCH_ENABLED=true). Use brain_search for routine recall."""
         checked(ResearchRequest, {"topic": topic, "client_id": client_id, "max_iterations": max_iterations})
         return await answer(client.research(topic, client_id=client_id, max_iterations=max_iterations))
-
-
-
-def _document_tools(server: MCPServer, client: AsyncBrainClient) -> None:
-    @server.tool(annotations=READ)
-    async def brain_docs_query(
-        query: Annotated[str, Field(min_length=1, max_length=1000, description="What to look for")],
-        mode: Annotated[Literal["vector", "bm25", "hybrid", "graph", "multi"], Field(
-            description="hybrid (default): meaning and keywords; graph: code relations of the names the query "
-                        "mentions (\"what calls compute_total\"); multi: vector, BM25 and graph fused")] = "hybrid",
-        top_k: Annotated[int, Field(ge=1, le=100, description="Results (default 5)")] = 5,
-        similarity_threshold: Annotated[float, Field(ge=0, le=1, description="Least vector similarity "
-                                                                             "(default 0.3)")] = 0.3,
-        alpha: Annotated[float | None, Field(ge=0, le=1, description="Hybrid: 1 vector only, 0 BM25 only")] = None,
-        traversal_depth: Annotated[int | None, Field(ge=1, le=5, description="Graph hops (default 2)")] = None,
-        include_relationships: Annotated[bool, Field(description="Add each code result's relations")] = False,
-        source_types: Annotated[list[Literal["doc", "code", "test"]] | None, Field(
-            description="Only these kinds of sources")] = None,
-        languages: Annotated[list[str] | None, Field(description="Only these languages (python, typescript…)")]
-        = None,
-        file_paths: Annotated[list[str] | None, Field(description="Only sources matching these globs")] = None,
-    ) -> str:
-        """Search the indexed documents and code (the document knowledge base under /kb: folders indexed with
-        `zengram kb index` or POST /kb/index). Answers chunks with their source file, section or symbol."""
-        fields: dict[str, Any] = {"mode": mode, "top_k": top_k, "similarity_threshold": similarity_threshold,
-                                  "alpha": alpha, "traversal_depth": traversal_depth,
-                                  "include_relationships": include_relationships, "source_types": source_types,
-                                  "languages": languages, "file_paths": file_paths}
-        checked(DocumentQuery, {"query": query, **fields})
-        return await answer(client.docs_query(query, **{name: value for name, value in fields.items()
-                                                         if value is not None}))
