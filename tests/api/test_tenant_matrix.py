@@ -12,6 +12,7 @@ own clients, which keeps every expectation below true).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -65,7 +66,7 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     settings = Settings(data_dir=Path(tmp_path_factory.mktemp("tenants")) / "data", api_key=API_KEY,
                         rate_limit_enabled=False, research_enabled=True, llm_base_url=None, llm_api_key=None,
-                        llm_api_key_secret_id=None)
+                        llm_api_key_secret_id=None, chat_events_window_seconds=0.2)  # each event stream ends
     container = build_container(settings, embedder=HashingEmbedder(), clock=TickingClock())
     try:
         with TestClient(build_embedded_app(settings, container)) as client:
@@ -597,6 +598,15 @@ by_id_in_globex("GET", "/memory/policies/{id}", globex_policy, key="/memory/poli
 by_id_in_globex("PATCH", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}",
                 json={"priority": 5})
 by_id_in_globex("DELETE", "/memory/policies/{id}", globex_policy, key="/memory/policies/{policy_id}")
+def connected_project(response: httpx.Response) -> set[str]:
+    """The project an event stream's `connected` event names (its first `data:` line)."""
+    first = next(line for line in response.text.splitlines() if line.startswith("data:"))
+    return {json.loads(first.removeprefix("data:"))["project_id"]}
+
+
+chat_route("GET", "/events/memories", "/events/memories", 200, shows=connected_project, params=ALICE)
+chat_route("GET", "/audit/requests", "/audit/requests", 200, shows=lambda r: {r.json()["project_id"]})
+
 # Integrations: webhook ones (the matrix allows no outbound URL), so test, sync and deliveries are refused (400)
 # once the key may reach the integration, and a webhook without its signature headers too.
 chat_route("GET", "/integrations", "/integrations", 200, shows=lambda r: projects_in(r.json()["integrations"]))

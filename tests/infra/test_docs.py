@@ -93,12 +93,15 @@ BESIDE_THE_REPOSITORY = ("../shared/data/",)
 
 def missing_paths(document: Path) -> Iterator[str]:
     """Repository paths written as code (`shared/zengram/…`, `docs/…`, `../shared/spec/…`) that a fresh clone lacks
-    (a module may be named without `.py`). `../` paths are read from the repository root, as the docs mean them
-    ("beside the repository")."""
+    (a module may be named without `.py`). A `../` path is beside the repository, which a clone never has: only
+    the evaluation data may be named there (BESIDE_THE_REPOSITORY)."""
     text = FENCED_CODE.sub("", document.read_text(encoding="utf-8"))
     for written in REPOSITORY_PATH.findall(text):
         path = re.split(r"[#:]", written.rstrip(".,;"))[0]
         if any(mark in path for mark in "*{}<>$…") or path.startswith(BESIDE_THE_REPOSITORY):
+            continue
+        if path.startswith("../"):  # beside the repository: not in a clone, whatever this machine has there
+            yield written
             continue
         target = (REPO_ROOT / path).resolve()
         if not target.exists() and not target.with_suffix(".py").exists() and not ignored_by_git(path):
@@ -107,7 +110,8 @@ def missing_paths(document: Path) -> Iterator[str]:
 
 def ignored_by_git(path: str) -> bool:
     """Build output the docs point at (`infra/opensearch-node/target/`): not in a clone until built."""
-    return subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO_ROOT, check=False).returncode == 0
+    return any(subprocess.run(["git", "check-ignore", "-q", candidate], cwd=REPO_ROOT, check=False).returncode == 0
+               for candidate in (path, f"{path.rstrip('/')}/"))  # a folder's pattern (`bench/.data/`) too
 
 
 # docs/spec/ holds upstream documents as they are: the paths they name are upstream's.

@@ -71,7 +71,7 @@ def test_in_the_cloud_configuration_sam_local_sees_the_alias_it_cannot_run() -> 
 
 def test_the_emulator_endpoints_reach_every_function() -> None:
     functions = sam_local_view(**EMULATED, LambdaEndpointUrl="http://host.containers.internal:3001")["functions"]
-    assert len(functions) == 19
+    assert len(functions) == 20
     for name, variables in functions.items():
         assert variables["AWS_ENDPOINT_URL"] == EMULATED["EndpointUrl"], name
         assert variables["AWS_ENDPOINT_URL_SFN"] == EMULATED["EndpointUrl"], name

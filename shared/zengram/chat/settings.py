@@ -96,7 +96,7 @@ class ChatSettings(DynamoDBSettings, HostSettings):
 
     @field_validator("outbound_allow", "outbound_allow_networks", mode="before")
     @classmethod
-    def _comma_separated(cls, value: object) -> object:
+    def _comma_separated_outbound(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
