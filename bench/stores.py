@@ -163,6 +163,11 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
         start = min(already // SEED_BATCH * SEED_BATCH, size)
         if already:
             log(f"  {name}: resuming at {start:,} ({already:,} records present)")
+            # An interrupted seeding loses the index writes still queued behind its last answers: their records wait
+            # in the outbox, as a server's would until its start-up repair sweep, which this container runs now.
+            repaired = container.memory.index_sync.repair_until_clean(lambda: True)
+            if repaired.indexed:
+                log(f"  {name}: {repaired.indexed:,} records the interrupted run left unindexed, indexed now")
         log(f"  {name}: seeding {size - start:,} memories in batches of {SEED_BATCH} …")
         began = last_report = time.perf_counter()
         created = 0
