@@ -83,6 +83,8 @@ class StoreOpen:
     health: Latency | None = None  # GET /health on the same server: the HTTP + framework floor
     graph_build_seconds: float | None = None  # the HNSW graph's background build, waited for before measuring
     keyword_build_seconds: float | None = None  # the in-memory keyword postings' background build, likewise
+    rss_mb: float | None = None  # this process's resident memory once the searches ran (server and client: #38)
+    disk_mb: float | None = None  # the store's files
 
 
 @dataclass
@@ -319,6 +321,9 @@ def bench_search(
                 print(f"  store-{size} filter={name:<9} p50 {result.latency.p50_ms:6.1f} ms  "
                       f"p95 {result.latency.p95_ms:6.1f} ms  p99 {result.latency.p99_ms:6.1f} ms  "
                       f"CPU {cpu_ms:.1f} ms/search  (load {format_load(load_average())})")
+        opened.rss_mb, opened.disk_mb = _rss_mb(), _disk_mb(work)
+        print(f"  store-{size}: RSS {opened.rss_mb:,.0f} MB (server and client, one process), {opened.disk_mb:,.0f} MB "
+              "on disk")
         return opened, figures
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -519,6 +524,20 @@ def _timed_each(items: Sequence[T], call: Callable[[T], object]) -> list[float]:
         call(item)
         seconds.append(time.perf_counter() - began)
     return seconds
+
+
+def _rss_mb() -> float:
+    """VmRSS of this process (Linux), in MB; 0.0 where /proc is not there."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="utf-8")
+    except OSError:
+        return 0.0
+    line = next((line for line in status.splitlines() if line.startswith("VmRSS:")), "VmRSS: 0 kB")
+    return round(int(line.split()[1]) / 1024, 1)
+
+
+def _disk_mb(path: Path) -> float:
+    return round(sum(file.stat().st_size for file in path.rglob("*") if file.is_file()) / 1e6, 1)
 
 
 def _active_count(path: Path) -> int:

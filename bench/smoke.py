@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMOKES = {
     "run": "bench.run", "writes": "bench.writes", "soak": "bench.soak", "embedder": "bench.embedder",
     "documents": "bench.documents", "recall": "bench.recall", "peers": "bench.peers", "coldstart": "bench.coldstart",
+    "startup": "bench.startup",
 }
 TIMEOUT_SECONDS = 600.0
 

@@ -34,6 +34,7 @@ from zengram.settings import Settings
 
 from bench.corpus import CORPUS_VERSION, Corpus
 from bench.paths import MODEL_CACHE
+from bench.pooled import PooledEmbedder, pool_size_from_env
 from bench.stats import format_duration
 
 API_KEY = "bench-key"
@@ -152,12 +153,21 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
     drafts = drafts_of(kind, corpus, size)
     runtime = resolve_runtime(Settings().minilm_runtime)
     vectors = VectorCache(data_dir / f"vectors-{runtime}.sqlite3", build_embedder(settings_for(path)))
-    container = open_container(path, vectors)
+    pool = pool_size_from_env()  # bench/pooled.py: derived vectors past a pool of real ones, for 100k-1M stores
+    embedder = PooledEmbedder(vectors, [d.content for d in drafts_of(kind, corpus, pool)]) if pool else vectors
+    if pool:
+        log(f"  {name}: pooled vectors: {pool:,} texts embedded, every other vector derived (bench/pooled.py)")
+    container = open_container(path, embedder)
     try:
         already = container.records.count()
         start = min(already // SEED_BATCH * SEED_BATCH, size)
         if already:
             log(f"  {name}: resuming at {start:,} ({already:,} records present)")
+            # An interrupted seeding loses the index writes still queued behind its last answers: their records wait
+            # in the outbox, as a server's would until its start-up repair sweep, which this container runs now.
+            repaired = container.memory.index_sync.repair_until_clean(lambda: True)
+            if repaired.indexed:
+                log(f"  {name}: {repaired.indexed:,} records the interrupted run left unindexed, indexed now")
         log(f"  {name}: seeding {size - start:,} memories in batches of {SEED_BATCH} …")
         began = last_report = time.perf_counter()
         created = 0
@@ -190,14 +200,14 @@ def ensure_store(data_dir: Path, size: int, corpus: Corpus, kind: Kind = "store"
     marker.write_text(json.dumps({
         "size": size, "corpus_version": CORPUS_VERSION, "stores_version": STORES_VERSION,
         "seeded_at": report.seeded_at, "seconds": report.seconds, "embedded": report.embedded,
-        "rate_per_s": report.rate_per_s,
+        "rate_per_s": report.rate_per_s, "pooled_vectors": pool,
     }, indent=2), encoding="utf-8")
     return report
 
 
 def _is_current(recorded: dict[str, object], size: int) -> bool:
     return (recorded.get("corpus_version") == CORPUS_VERSION and recorded.get("stores_version") == STORES_VERSION
-            and recorded.get("size") == size)
+            and recorded.get("size") == size and recorded.get("pooled_vectors", 0) == pool_size_from_env())
 
 
 class VectorCache:

@@ -39,6 +39,8 @@ EXPECTED = {
     "peers": [r"\| floor \| 48 \| [\d.]+ \| 6 \|", r"\| ours \| 48 \| [\d.]+ \| 6 \|", r"\| ours ÷ floor \|"],
     "coldstart": [r"init \(import of the handler module\).*target <= 1.3x", r"bare FastAPI \+ Mangum\s+[\d.]+\s+1.00",
                   r"functions/health\s+[\d.]+\s+[\d.]+\s+(OK|over)", r"on-demand init\s+primed \(snap-start\)"],
+    "startup": [r"start-up of store-100 \(", r"first start \(graph built\): open [\d.]+s .* RSS [\d,]+ MB",
+                r"second start \(graph saved at the clean close, loaded\): open [\d.]+s"],
 }
 
 

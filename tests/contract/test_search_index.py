@@ -217,6 +217,18 @@ def test_set_texts_replaces_the_keyword_text_only(index: SearchIndex) -> None:
     assert index.count() == 2
 
 
+def test_upsert_with_texts_also_replaces_those_keyword_texts(index: SearchIndex) -> None:
+    """A write's new memory and its predecessor's new context text in one call (one transaction embedded)."""
+    index.upsert([document("a", "old words about pricing", unit(1, 0.2))])
+    index.upsert([document("b", "words about hiring", unit(0, 1))],
+                 {"a": "old words about pricing then hiring", "unknown": "ghost words"})
+    assert index.keyword_search("ghost", SearchFilters(include_inactive=True), k=5) == []
+    assert sorted(ids(index.keyword_search("hiring", SearchFilters(), k=5))) == ["a", "b"]
+    assert ids(index.keyword_search("pricing", SearchFilters(), k=5)) == ["a"]
+    assert ids(index.vector_search(unit(1, 0.2), SearchFilters(), k=1)) == ["a"]  # a's vector kept
+    assert index.count() == 2
+
+
 def test_upsert_replaces_and_delete_removes(index: SearchIndex) -> None:
     index.upsert([document("a", "old words about pricing")])
     index.upsert([document("a", "new words about hiring")])

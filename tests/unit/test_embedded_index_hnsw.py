@@ -141,14 +141,14 @@ def test_writes_made_while_the_graph_builds_are_applied_after_it(
     read, release = threading.Event(), threading.Event()
     original = HnswGraph.start_build
 
-    def held(self: HnswGraph, rows: Callable[[], GraphRows], *, background: bool) -> None:
+    def held(self: HnswGraph, rows: Callable[[], GraphRows], *, background: bool, saved: Path | None = None) -> None:
         def read_then_wait() -> GraphRows:  # the build has read the rows it starts from; it waits after that
             seen = rows()
             read.set()
             release.wait(BUILD_TIMEOUT)
             return seen
 
-        original(self, read_then_wait, background=background)
+        original(self, read_then_wait, background=background, saved=saved)
 
     monkeypatch.setattr(HnswGraph, "start_build", held)
     index = open_index(tmp_path / "index.sqlite3", ann_min_rows=1000)
@@ -367,3 +367,55 @@ def ids(hits: list[IndexHit]) -> list[str]:
 def _no_build_thread_left() -> Iterator[None]:
     yield
     assert not [thread for thread in threading.enumerate() if thread.name == "zengram-hnsw"]
+
+
+def loads_and_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """'loaded' or 'not loaded' per saved graph offered to a build (#38: a clean close saves it for the next open)."""
+    happened: list[str] = []
+    original_load = HnswGraph._load
+
+    def load(self: HnswGraph, path: Path, alive: int) -> bool:
+        loaded = original_load(self, path, alive)
+        happened.append("loaded" if loaded else "not loaded")
+        return loaded
+
+    monkeypatch.setattr(HnswGraph, "_load", load)
+    return happened
+
+
+def test_a_clean_close_saves_the_graph_and_the_next_open_loads_it(
+        tmp_path: Path, stored: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch) -> None:
+    happened = loads_and_builds(monkeypatch)
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    extra = clustered_vectors(5, seed=9)
+    index.upsert(documents(extra, start=ROWS))  # a write after the build reaches the saved graph too
+    index.close()
+    assert (tmp_path / "index.hnsw").is_file()
+    reopened = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert reopened.wait_for_graph(BUILD_TIMEOUT)
+    assert happened == ["loaded"]
+    assert ids(reopened.vector_search(extra[2], SearchFilters(), k=1)) == [f"m{ROWS + 2:05d}"]
+    found = sum(len({hit.id for hit in reopened.vector_search(query, SearchFilters(), k=10)}
+                    & set(exact_top(stored, query, 10))) for query in clustered_vectors(30, seed=2))
+    reopened.close()
+    assert found / 300 >= 0.95
+
+
+def test_a_graph_saved_before_a_delete_or_a_crash_is_not_loaded(
+        tmp_path: Path, stored: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch) -> None:
+    happened = loads_and_builds(monkeypatch)
+    index = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert index.wait_for_graph(BUILD_TIMEOUT)
+    index.delete(["m00007"])  # a dead row: the next open numbers every later row one lower
+    index.close()
+    crashed = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)  # nothing saved: built
+    assert crashed.wait_for_graph(BUILD_TIMEOUT)
+    crashed._drop_graph()  # as if the process died: no clean close saves the graph
+    crashed.close()
+    again = open_index(tmp_path / "index.sqlite3", ann_min_rows=0)
+    assert again.wait_for_graph(BUILD_TIMEOUT)
+    assert happened == []  # never offered a file: no stamp fits
+    query = stored[8]
+    assert ids(again.vector_search(query, SearchFilters(), k=1)) == ["m00008"]
+    again.close()

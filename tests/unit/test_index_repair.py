@@ -41,14 +41,14 @@ class RefusingIndex:
         if self.down:
             raise ConnectionError("connection refused")
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
         self._reachable()
         self.upserts += 1
         bad = {document.id: "400 mapper_parsing_exception: failed to parse field [text]"
                for document in documents if document.id in self.refused}
         if bad and self.refusal == "whole":
             raise IndexRejected("OpenSearch refused the request: 413 content_too_long_exception")
-        self.inner.upsert([document for document in documents if document.id not in bad])
+        self.inner.upsert([document for document in documents if document.id not in bad], texts)
         if bad:
             raise IndexRejected(f"OpenSearch rejected {len(bad)} document(s)", bad)
 

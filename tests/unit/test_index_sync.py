@@ -37,9 +37,9 @@ class FlakyIndex:
         if self.failing:
             raise ConnectionError("index unreachable")
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
         self._check()
-        self.inner.upsert(documents)
+        self.inner.upsert(documents, texts)
 
     def set_attributes(self, updates: dict[str, Any]) -> None:
         self._check()

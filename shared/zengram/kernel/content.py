@@ -7,15 +7,13 @@ import bisect
 import hashlib
 import hmac
 import itertools
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from zengram.kernel.credentials import DETECTORS, MASK, Detector, Span, label_kind, labelled_value_is_secret
+from zengram.kernel.placeholders import DIGEST_CHARS, PLACEHOLDER
 
-DIGEST_CHARS = 12
-# A placeholder, or the bare `[REDACTED]` earlier versions stored: never scrubbed again.
-PLACEHOLDER = re.compile(rf"\[REDACTED(?::[a-z0-9-]+:[0-9a-f]{{{DIGEST_CHARS}}})?\]")
+__all__ = ["DIGEST_CHARS", "MAX_PASSES", "PLACEHOLDER", "Scrubber", "content_hash", "derive_digest_key"]
 _DIGEST_KEY_CONTEXT = b"zengram credential placeholder digest v1"
 MAX_PASSES = 20  # a guard only: real texts settle in two passes
 

@@ -164,7 +164,7 @@ class KeyDraft(BaseModel):
     (its `clients` may be left out), a read or write key must say which it may see."""
 
     # The schema of `_clients_fit_the_role`, so the OpenAPI document states it.
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"allOf": [{
+    model_config = ConfigDict(extra="forbid", defer_build=True, json_schema_extra={"allOf": [{
         "if": {"properties": {"role": {"const": "admin"}}, "required": ["role"]},
         "then": {"properties": {"clients": {"anyOf": [{"const": "all"}, {"type": "null"}]}}},
         "else": {"required": ["clients"], "properties": {"clients": {"not": {"type": "null"}}}},
@@ -191,7 +191,7 @@ class KeyDraft(BaseModel):
 class ApiKey(BaseModel):
     """A stored key: everything but the secret, of which only a salted hash is kept."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use, not at init (#38)
 
     id: Annotated[str, StringConstraints(pattern=KEY_ID_PATTERN)]
     name: str

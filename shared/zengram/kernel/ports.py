@@ -73,7 +73,9 @@ class SearchIndex(Protocol):
 
     def bind_model(self, model_id: str, dimension: int) -> None: ...
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None: ...
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
+        """Adds or replaces `documents`; `texts`: also replaces those documents' keyword texts, as `set_texts`
+        would, in the same write where the backend can (one transaction instead of two)."""
 
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None: ...
 

@@ -168,13 +168,14 @@ class OpenSearchIndex(AliasedIndex):
     # -- writes --------------------------------------------------------------------------------------
 
     @_refusals_as_index_rejected
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
-        if not documents:
-            return
-        if self._server_ids:
-            self._upsert_with_server_ids(documents)
-        else:
-            self._write([index_action(document, server_ids=False) for document in documents])
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
+        if documents:
+            if self._server_ids:
+                self._upsert_with_server_ids(documents)
+            else:
+                self._write([index_action(document, server_ids=False) for document in documents])
+        if texts:
+            self.set_texts(texts)
 
     @_refusals_as_index_rejected
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:

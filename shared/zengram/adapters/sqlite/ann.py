@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -86,16 +88,20 @@ class HnswGraph:
         self._queued: dict[int, None] = {}  # rows changed and not yet taken by the maintainer, in order
         self._applying: tuple[int, ...] = ()  # rows the maintainer is putting into the graph now
         self._rows: Callable[[], GraphRows] | None = None
+        self._saved: Path | None = None
         self._stopping = threading.Event()
         self.ready = threading.Event()
         self._abandoned = False  # the build or an apply failed: exact scans from now on, changes are not kept
         self._thread: threading.Thread | None = None
         _open_graphs.add(self)
 
-    def start_build(self, rows: Callable[[], GraphRows], *, background: bool) -> None:
+    def start_build(self, rows: Callable[[], GraphRows], *, background: bool, saved: Path | None = None) -> None:
         """Builds the graph from the matrix as `rows()` shows it when the build starts (in the maintainer thread
-        when `background`), then follows the rows that `changed` names, reading them from `rows()`."""
+        when `background`), then follows the rows that `changed` names, reading them from `rows()`. `saved`: a
+        graph `save` wrote over these very rows (the caller vouches for that), loaded instead of built when it
+        holds as many rows as are alive."""
         self._rows = rows
+        self._saved = saved
         if not background:
             self._build(rows)
         self._thread = threading.Thread(target=self._maintain, args=(rows if background else None,),
@@ -153,6 +159,20 @@ class HnswGraph:
     def __len__(self) -> int:
         return len(self._graph)
 
+    def save(self, path: Path, timeout: float) -> bool:
+        """Writes the graph to `path` (whole, or not at all) once it holds every change, waiting up to `timeout`
+        seconds for that; False when it is not built, was abandoned or still lags. Only `close` makes it final:
+        a change after the save is not in the file."""
+        if not self.ready.is_set() or not self.wait_until_applied(timeout):  # a build under way is not waited for
+            return False
+        partial = path.with_name(path.name + ".partial")
+        with self._graph_lock:
+            if self.unapplied_rows() or not self.ready.is_set():
+                return False
+            self._graph.save(str(partial))
+        os.replace(partial, path)
+        return True
+
     def _maintain(self, rows_to_build: Callable[[], GraphRows] | None) -> None:
         if rows_to_build is not None:
             self._build(rows_to_build)
@@ -178,6 +198,9 @@ class HnswGraph:
         try:
             seen = rows()
             alive = np.flatnonzero(seen.alive[: seen.size])
+            if self._saved is not None and self._load(self._saved, alive.size):
+                self.ready.set()
+                return
             for start in range(0, alive.size, _BUILD_BATCH):
                 if self._stopping.is_set():
                     return
@@ -189,6 +212,20 @@ class HnswGraph:
         except Exception:  # the exact scan keeps answering: a failed build costs speed, never results
             self._abandon()
             logger.exception("building the HNSW vector graph failed; vector searches stay exact")
+
+    def _load(self, path: Path, alive: int) -> bool:
+        """Whether the saved graph at `path` was loaded (it holds `alive` rows); else the graph stays empty."""
+        try:
+            with self._graph_lock:
+                self._graph.load(str(path))
+                if len(self._graph) == alive:
+                    logger.info("HNSW vector graph of %d rows loaded from %s", alive, path.name)
+                    return True
+                self._graph.reset()
+            logger.info("the saved HNSW vector graph holds other rows; building it again")
+        except Exception as error:  # a missing or unreadable file: built as if there were none
+            logger.warning("the saved HNSW vector graph could not be loaded (%s); building it again", error)
+        return False
 
     def _apply_batch(self, batch: tuple[int, ...]) -> None:
         if self._rows is None or not batch:

@@ -9,6 +9,7 @@ record store remains the source of truth (`zengram reindex` rebuilds this file f
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ import numpy.typing as npt
 
 from zengram.adapters.sqlite.ann import HnswGraph, HnswParameters
 from zengram.adapters.sqlite.fts_tables import read_meta
+from zengram.adapters.sqlite.graph_file import save_graph, take_saved_graph
 from zengram.adapters.sqlite.index_file import (
     DOCS,
     TOKENIZE,
@@ -35,6 +37,8 @@ from zengram.kernel.search import IndexAttributes, IndexDocument, IndexHit, Sear
 from zengram.kernel.text import search_terms
 
 __all__ = ["TOKENIZE", "EmbeddedSearchIndex"]
+
+logger = logging.getLogger(__name__)
 
 # HNSW candidates asked per hit wanted (beyond the filters' share), and a floor for small k: measured on the 100k
 # benchmark store, recall@10 gains nothing past these.
@@ -54,6 +58,8 @@ class EmbeddedSearchIndex:
         `keyword_memory_min_rows`: from this many rows on, keyword searches score in-memory postings
         (`keyword_postings.py`) instead of asking FTS5 (0: always; None: never); same hits, same scores."""
         _blas_on_one_thread()
+        self._path = path
+        self._saved_graph: Path | None = None  # a graph the last clean close saved for these rows (graph_file.py)
         self._db = open_index_file(path)
         self._fts = KeywordSearch(self._db, keyword_postings_budget)
         self._ann_min_rows = ann_min_rows
@@ -67,6 +73,12 @@ class EmbeddedSearchIndex:
         self._load()
 
     def close(self) -> None:
+        graph, matrix = self._graph, self._matrix
+        if graph is not None and matrix is not None:
+            try:
+                save_graph(self._db, self._path, matrix, graph)  # the next open loads it instead of building it
+            except Exception:  # derived state: the next open builds it again
+                logger.exception("saving the HNSW vector graph failed; the next start builds it again")
         self._drop_graph()
         self._drop_keywords()
         if self._tokenizer is not None:
@@ -114,17 +126,21 @@ class EmbeddedSearchIndex:
 
     # -- writes ---------------------------------------------------------------------------------------
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
+        """One transaction for the documents and `texts` (a write's new memory and its predecessor's new context:
+        one commit and one FTS5 segment instead of two, #38)."""
         if not documents:
+            self.set_texts(texts or {})
             return
         matrix = self._require_matrix(documents[0].vector.shape[-1])
         with self._db.transaction() as tx:
             fts_rowids = [write_document(tx, document) for document in documents]
+            replaced = write_texts(tx, texts) if texts else {}
         self._fts.texts_changed()
         rows = [matrix.put(document.id, document.vector.astype(np.float32, copy=False), document.attributes, rowid)
                 for document, rowid in zip(documents, fts_rowids, strict=True)]
         self._graph_follows(matrix, rows)
-        self._keywords_follow(matrix, {document.id: document.text for document in documents})
+        self._keywords_follow(matrix, {**replaced, **{document.id: document.text for document in documents}})
         self._attach_graph_when_due()
         self._attach_keywords_when_due()
 
@@ -259,6 +275,7 @@ class EmbeddedSearchIndex:
         if dimension is None:
             return
         self._matrix = read_matrix(self._db, dimension)
+        self._saved_graph = take_saved_graph(self._db, self._path, self._matrix)
         self._attach_graph_when_due()
         self._attach_keywords_when_due()
 
@@ -273,7 +290,8 @@ class EmbeddedSearchIndex:
             if self._graph is None and self._matrix is matrix:
                 graph = HnswGraph(matrix.dimension, self._hnsw)
                 # an empty graph is ready at once (a new store with a threshold of 0)
-                graph.start_build(matrix.graph_rows, background=matrix.snapshot().size > 0)
+                saved, self._saved_graph = self._saved_graph, None  # only the first graph over the loaded matrix
+                graph.start_build(matrix.graph_rows, background=matrix.snapshot().size > 0, saved=saved)
                 self._graph = graph
 
     def _graph_follows(self, matrix: VectorMatrix, rows: Sequence[int | None]) -> None:

@@ -43,7 +43,7 @@ class ClaimStatus(StrEnum):
 class Claim(BaseModel):
     """A stored claim. `status`, `superseded_by` are not stored: `SlotHistory` derives them."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use, not at init (#38)
 
     id: str
     project_id: str

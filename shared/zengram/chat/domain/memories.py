@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from zengram.chat.domain.recall_calibration import calibrated_relevance
 from zengram.chat.domain.scopes import project_scope, subject_scope
 from zengram.kernel.calibration import IDENTITY, Calibration
-from zengram.kernel.content import PLACEHOLDER
 from zengram.kernel.errors import Conflict
+from zengram.kernel.placeholders import PLACEHOLDER
 from zengram.kernel.timestamps import format_timestamp
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class MemorySource(StrEnum):
 class SubjectMemory(BaseModel):
     """One memory about a subject, as its store holds it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use, not at init (#38)
 
     id: str
     project_id: str

@@ -79,7 +79,7 @@ class FieldDef(BaseModel):
 
 
 class RecordSchema(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use, not at init (#38)
 
     project_id: str
     type_name: str
@@ -167,7 +167,7 @@ class RecordVisibility(StrEnum):
 class DataRecord(BaseModel):
     """One record of a schema."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built on first use, not at init (#38)
 
     record_id: str
     project_id: str
@@ -251,6 +251,8 @@ RECORD_FIELDS = {"record_id", "owner_id", "visibility", "created_at", "updated_a
 
 class RecordQuerySpec(BaseModel):
     """Exact field filters, one sort field (`-` for descending), and a page."""
+
+    model_config = ConfigDict(defer_build=True)  # built on first use, not at a function's init (#38)
 
     where: dict[str, Any] = Field(default_factory=dict)
     order_by: str | None = None

@@ -59,8 +59,8 @@ class GuardedIndex:
     def bind_model(self, model_id: str, dimension: int) -> None:
         self._call("bind the model", lambda: self.inner.bind_model(model_id, dimension))
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
-        self._call("upsert", lambda: self.inner.upsert(documents))
+    def upsert(self, documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
+        self._call("upsert", lambda: self.inner.upsert(documents, texts))
 
     def set_attributes(self, updates: dict[str, IndexAttributes]) -> None:
         self._call("set attributes", lambda: self.inner.set_attributes(updates))

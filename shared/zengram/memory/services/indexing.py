@@ -179,15 +179,16 @@ class IndexSync:
             return True
         memories = [memory for memory, _ in pairs]
         texts, predecessors = context or self.new_context(memories)
-        indexed = self._attempt(memories, lambda: self._index.upsert(
-            [_document(m, v, texts[m.id]) for m, v in pairs]))
-        if predecessors:  # a failure only leaves their context stale
+        documents = [_document(m, v, texts[m.id]) for m, v in pairs]
+        if predecessors and not self._context.embed:
+            # Their vectors are their own text's: the keyword text alone changes, in the new memories' own index
+            # write (one transaction); a refresh keeps their mark. A failure leaves the new ones pending.
+            new_texts = {memory_id: text for memory_id, (_, text) in predecessors.items()}
+            return self._attempt(memories, lambda: self._index.upsert(documents, new_texts))
+        indexed = self._attempt(memories, lambda: self._index.upsert(documents))
+        if predecessors:  # their vectors hold the context too: only a re-embedding brings them in line
             before = [memory for memory, _ in predecessors.values()]
-            if self._context.embed:  # their vectors hold the context too: only a re-embedding brings them in line
-                self._attempt(before, lambda: self._upsert_embedded(before))
-            else:  # their vectors are their own text's: the keyword text alone changes (a refresh keeps the mark)
-                self._attempt(before, lambda: self._index.set_texts(
-                    {memory_id: text for memory_id, (_, text) in predecessors.items()}), mark=False)
+            self._attempt(before, lambda: self._upsert_embedded(before))  # a failure only leaves their context stale
         return indexed
 
     def refresh(self, memories: Sequence[Memory], vectors: Mapping[str, Vectors] | None = None) -> bool:
