@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_serializer
 
-from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, SCOPE_ORDER, PromptScope
+from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, PromptScope, applies, resolve_defaults
 from zengram.chat.domain.request_values import JsonValue
 from zengram.kernel.text_rules import NotBlank
 from zengram.kernel.timestamps import format_timestamp
@@ -80,10 +80,7 @@ class MemoryPolicy(BaseModel):
         return format_timestamp(moment)
 
     def applies_to(self, subject_id: str | None, chat_id: str | None) -> bool:
-        if self.scope is PromptScope.PROJECT:
-            return True
-        wanted = subject_id if self.scope is PromptScope.SUBJECT else chat_id
-        return wanted is not None and self.scope_id == wanted
+        return applies(self, subject_id, chat_id)
 
     def changed(self, changes: dict[str, Any], at: datetime) -> MemoryPolicy:
         """Anything but the id, project, scope and scope id may change."""
@@ -103,8 +100,7 @@ class AppliedPolicy(BaseModel):
 
 def resolve(policies: Iterable[MemoryPolicy], subject_id: str | None, chat_id: str | None) -> list[MemoryPolicy]:
     """The active default policies that apply, project then subject then chat, each scope by priority, then age."""
-    chosen = [p for p in policies if p.is_active and p.is_default and p.applies_to(subject_id, chat_id)]
-    return sorted(chosen, key=lambda p: (SCOPE_ORDER[p.scope], p.priority, p.created_at, p.id))
+    return resolve_defaults(policies, subject_id, chat_id)
 
 
 def applied(policies: Sequence[MemoryPolicy]) -> AppliedPolicy:

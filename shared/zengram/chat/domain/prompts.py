@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, SCOPE_ORDER, PromptScope
+from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, PromptScope, applies, resolve_defaults
 from zengram.kernel.errors import InvalidInput
 from zengram.kernel.timestamps import format_timestamp
 
@@ -33,10 +33,7 @@ class SystemPrompt(BaseModel):
         return format_timestamp(moment)
 
     def applies_to(self, subject_id: str | None, chat_id: str | None) -> bool:
-        if self.scope is PromptScope.PROJECT:
-            return True
-        wanted = subject_id if self.scope is PromptScope.SUBJECT else chat_id
-        return wanted is not None and self.scope_id == wanted
+        return applies(self, subject_id, chat_id)
 
     def changed(self, changes: dict[str, Any], at: datetime) -> SystemPrompt:
         """Name, text, default flag, activity and priority may change; scope and scope_id stay."""
@@ -53,8 +50,7 @@ def check_scope(scope: PromptScope, scope_id: str | None) -> None:
 def resolve(prompts: Iterable[SystemPrompt], subject_id: str | None, chat_id: str | None) -> list[SystemPrompt]:
     """The prompts `system_prompt: true` injects, in order: the active defaults of the project, then of the subject,
     then of the chat; within a scope by priority (lower first), then age."""
-    chosen = [p for p in prompts if p.is_active and p.is_default and p.applies_to(subject_id, chat_id)]
-    return sorted(chosen, key=lambda p: (SCOPE_ORDER[p.scope], p.priority, p.created_at, p.id))
+    return resolve_defaults(prompts, subject_id, chat_id)
 
 
 def combined_text(prompts: Iterable[SystemPrompt]) -> str:
