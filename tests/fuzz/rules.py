@@ -5,6 +5,9 @@
    it; the rejection is accepted only when the message is that rule's.
 2. A 502/503 (ST101) from the operations that need an LLM: the fuzzed server runs without one, and those answers
    are the documented ones for that case. A 500 from them still fails.
+3. A 413 `body: larger than …` to a body the generator made larger than the server's body limit (a string over
+   its maxLength in each of many blocks): the limit refuses it before anything is parsed, whatever the operation,
+   so it is neither undocumented (ST103) nor invalid data accepted (ST201).
 """
 
 from __future__ import annotations
@@ -40,10 +43,14 @@ LLM_OPERATIONS = {("POST", "/consolidate"), ("POST", "/reflect"), ("POST", "/res
                   ("POST", "/api/v1/chat/completions"), ("POST", "/api/v1/messages")}
 SCHEMA_VALID_REQUEST_REJECTED = "ST202"
 SERVER_ERROR = "ST101"
+BODY_LIMIT_FAILURES = {"ST103", "ST201"}  # undocumented status; invalid data accepted
 
 
 def accepted_reason(method: str, path: str, failure_code: str, status: int, body: Any) -> str | None:
     """The stated reason that explains this failure (it is then accepted), or None: the failure stands."""
+    message = body.get("error", "") if isinstance(body, dict) else ""
+    if status == 413 and failure_code in BODY_LIMIT_FAILURES and message.startswith("body: larger than "):
+        return f"{failure_code} 413: the body limit refused an oversized body before parsing it"
     if failure_code == SCHEMA_VALID_REQUEST_REJECTED and status == 400:
         message = body.get("error", "") if isinstance(body, dict) else ""
         return next((f"{failure_code} {rule}" for rule in RULES_STATED_IN_WORDS if rule in message), None)

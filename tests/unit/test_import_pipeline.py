@@ -67,8 +67,8 @@ def brain(settings: Settings, gating: LastChunkWaitsForTheFirstOnes, clock: Tick
     assert isinstance(guard, GuardedIndex)
     upsert = guard.inner.upsert
 
-    def noting_upsert(documents: Sequence[IndexDocument]) -> None:
-        upsert(documents)
+    def noting_upsert(documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
+        upsert(documents, texts)
         gating.indexed.update(document.id for document in documents)
 
     guard.inner.upsert = noting_upsert  # type: ignore[method-assign]
@@ -95,9 +95,9 @@ def test_every_record_is_stored_before_any_is_indexed(brain: Container) -> None:
     assert isinstance(guard, GuardedIndex)
     upsert = guard.inner.upsert
 
-    def counting_upsert(documents: Sequence[IndexDocument]) -> None:
+    def counting_upsert(documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
         stored_counts.append(brain.backend.records.count())
-        upsert(documents)
+        upsert(documents, texts)
 
     guard.inner.upsert = counting_upsert  # type: ignore[method-assign]
     before = brain.backend.records.count()
@@ -152,9 +152,9 @@ def test_imported_vectors_are_the_one_text_at_a_time_vectors_of_the_real_model(
         written: dict[str, npt.NDArray[np.float32]] = {}
         upsert = guard.inner.upsert
 
-        def spying_upsert(documents: Sequence[IndexDocument]) -> None:
+        def spying_upsert(documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
             written.update((document.id, document.vector) for document in documents)
-            upsert(documents)
+            upsert(documents, texts)
 
         guard.inner.upsert = spying_upsert  # type: ignore[method-assign]
         batch = records()

@@ -200,7 +200,7 @@ def test_a_failed_index_write_leaves_the_record_pending_and_the_sweep_indexes_it
     inner = brain.index.inner  # type: ignore[attr-defined]
     upsert = inner.upsert
 
-    def down(documents: Sequence[IndexDocument]) -> None:
+    def down(documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
         raise ConnectionError("index node gone")
 
     monkeypatch.setattr(inner, "upsert", down)

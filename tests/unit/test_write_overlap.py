@@ -96,9 +96,9 @@ def test_an_imports_vectors_computed_ahead_are_the_ones_indexing_computes(brain:
     written: dict[str, npt.NDArray[np.float32]] = {}
     upsert = guard.inner.upsert
 
-    def spying_upsert(documents: Sequence[IndexDocument]) -> None:
+    def spying_upsert(documents: Sequence[IndexDocument], texts: dict[str, str] | None = None) -> None:
         written.update((document.id, document.vector) for document in documents)
-        upsert(documents)
+        upsert(documents, texts)
 
     guard.inner.upsert = spying_upsert  # type: ignore[method-assign]
 
