@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -153,7 +154,8 @@ def exercise_server_commands(host: Host) -> None:
 
     refused = host.json("jobs", forced["job_id"], "--cancel", ok=False)
     assert refused["error"] == "Server returned 409" and "already done" in refused["detail"]
-    watching = subprocess.Popen([str(AGENT_BRAIN), "jobs", "--watch"], cwd=host.root, env=host.environment,
+    watching = subprocess.Popen([str(AGENT_BRAIN), "jobs", "--watch"], cwd=host.root,
+                                env={**host.environment, "PYTHONUNBUFFERED": "1"},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     host.ran.add("jobs")
     shown, errors = stop_with_ctrl_c(watching)
@@ -252,15 +254,28 @@ def environment_for(root: Path) -> dict[str, str]:
     return environment
 
 
-def stop_with_ctrl_c(process: subprocess.Popen[str], attempts: int = 12) -> tuple[str, str]:
-    """Ctrl-C, as a user stops `jobs --watch`; again every 5 s while it runs: on a loaded machine the first one can
-    land while the CLI is still starting, before its watch loop catches it."""
-    time.sleep(4)
-    for _ in range(attempts):
-        process.send_signal(signal.SIGINT)
-        try:
-            return process.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            continue
-    process.kill()
-    return process.communicate()
+def stop_with_ctrl_c(process: subprocess.Popen[str], ready: str = "Press Ctrl+C to stop") -> tuple[str, str]:
+    """Ctrl-C, as a user stops `jobs --watch`, once the watch loop has printed its first refresh (unbuffered): a
+    Ctrl-C that lands while a loaded machine is still starting the CLI stops the start, not the watch."""
+    lines: list[str] = []
+    running = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if ready in line:
+                running.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    running.wait(timeout=120)
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    reader.join(timeout=10)
+    assert process.stderr is not None
+    return "".join(lines), process.stderr.read()
