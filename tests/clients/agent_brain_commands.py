@@ -159,7 +159,8 @@ def exercise_server_commands(host: Host) -> None:
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     host.ran.add("jobs")
     shown, errors = stop_with_ctrl_c(watching)
-    assert watching.returncode == 0 and "Agent Brain Job Queue" in shown and "Stopped watching" in shown, errors
+    assert watching.returncode == 0 and "Agent Brain Job Queue" in shown and "Stopped watching" in shown, (
+        shown[-2000:], errors)
     assert forced["job_id"][:12] in shown
 
     script = host.root / "enrich.py"
@@ -216,10 +217,12 @@ def exercise_other_commands(host: Host, elsewhere: Path) -> None:
                                                   stderr=subprocess.PIPE, text=True)
                for arguments in [*mcp, *local, ["config", "wizard"],
                                  ["install-agent", "--agent", "claude", "--dry-run", "--json"]]}
-    running[("uninstall",)] = subprocess.Popen([str(AGENT_BRAIN), "uninstall", "--yes", "--json"], cwd=elsewhere,
-                                               env=empty, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done = {arguments: (process.communicate(timeout=120), process.returncode)
             for arguments, process in running.items()}
+    # after the others: it removes state in `elsewhere` while `init --path elsewhere` would be creating it
+    uninstall = subprocess.Popen([str(AGENT_BRAIN), "uninstall", "--yes", "--json"], cwd=elsewhere, env=empty,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done[("uninstall",)] = (uninstall.communicate(timeout=120), uninstall.returncode)
     host.ran.update(command_of(arguments) for arguments in done)
     for arguments in map(tuple, mcp):
         (out, err), code = done[arguments]
