@@ -1,10 +1,11 @@
 """Cheap scans for the credential detectors (issue 37: scrubbing cost 0.4–4 s per MB, every detector scanning every
-text with a regex). Two tools, both exact:
+text with a regex). Every literal a detector asks about (its hint's, its anchors') is found in one pass over the
+text, whichever detector asks first (`Literals`, an Aho-Corasick automaton: `ahocorasick_rs`), case-insensitive
+literals in a second pass over the text lower-cased once. Two tools on top, both exact:
 
-- `literal_hint`: whether a text holds one of some literals, by substring search (C speed), case-insensitively on
-  the text lower-cased once per text. Not for a text holding one of the four non-ASCII characters `re.IGNORECASE`
-  folds onto ASCII letters (`ſ` matches `s`, `K` matches `k`, `İ`, `ı`; `İ` is also the one character whose
-  lower case is two): such a text asks the regex.
+- `literal_hint`: whether a text holds one of some literals, case-insensitively as `re.IGNORECASE` would. Not for
+  a text holding one of the four non-ASCII characters `re.IGNORECASE` folds onto ASCII letters (`ſ` matches `s`,
+  `K` matches `k`, `İ`, `ı`; `İ` is also the one character whose lower case is two): such a text asks the regex.
 - `anchored`: `pattern.finditer(text)` for a pattern whose every match starts with one of some literals: the regex
   is tried only where a literal starts (`match` at a position sees the text before it, so look-behinds and `\\b`
   hold), skipping positions inside the last match, which is what `finditer` finds.
@@ -13,67 +14,157 @@ text with a regex). Two tools, both exact:
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+
+from ahocorasick_rs import AhoCorasick, Implementation
 
 # Every character above ASCII that `re.IGNORECASE` matches to an ASCII letter or whose lower case is not one
 # character (tests/unit/test_scrub_anchors.py checks the list against the whole of Unicode).
 FOLDS_ONTO_ASCII = "\u0130\u0131\u017f\u212a"
-_FOLDING = re.compile(f"[{FOLDS_ONTO_ASCII}]")
 
 
-@functools.lru_cache(maxsize=4)
-def lowered(text: str) -> str:
-    """`text.lower()`, once per text however many detectors ask."""
-    return text.lower()
-
-
-@functools.lru_cache(maxsize=4)
 def folds_like_re(text: str) -> bool:
-    """Whether `lowered(text)` finds exactly what `re.IGNORECASE` finds, at the same positions."""
-    return text.isascii() or _FOLDING.search(text) is None
+    """Whether lower-casing `text` finds exactly what `re.IGNORECASE` finds, at the same positions. (A search for a
+    character wider than any in the text returns at once, so this costs little even on long texts.)"""
+    return text.isascii() or not any(character in text for character in FOLDS_ONTO_ASCII)
+
+
+class Literals:
+    """The literals detectors look for, each with an id, all found in one pass: `found(text)[id]` lists where that
+    literal starts in `text` (overlaps included, in order), or is None for a case-insensitive literal in a text
+    that does not fold like `re` (`folds_like_re`).
+
+    One automaton holds the case-sensitive literals and every ASCII case variant of the first `_PREFIX` characters
+    of the case-insensitive ones (`Secret` -> `secret`, `SECRET`, `sEcReT`…); a longer literal is then checked
+    where its prefix was found. Lower-casing the text and a second pass would cost more than the check."""
+
+    _PREFIX = 6
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, bool], int] = {}
+        self._automaton: tuple[AhoCorasick | None, list[tuple[tuple[int, str | None, int], ...]]] | None = None
+
+    def add(self, words: Sequence[str], ignore_case: bool) -> tuple[int, ...]:
+        ids = []
+        for word in words:
+            key = (word.lower() if ignore_case else word, ignore_case)
+            if key not in self._ids:
+                self._ids[key] = len(self._ids)
+                self._automaton = None
+                _found.cache_clear()
+            ids.append(self._ids[key])
+        return tuple(ids)
+
+    def literals(self) -> list[tuple[str, bool, int]]:
+        """Every literal: (word, ignore_case, id); a case-insensitive word is lower-cased."""
+        return [(word, ignore_case, index) for (word, ignore_case), index in self._ids.items()]
+
+    def found(self, text: str) -> Found:
+        return _found(self, text)
+
+    def scan(self, text: str) -> Found:
+        automaton, targets = self._compiled()
+        found: dict[int, list[int]] = {}
+        for index, start, _ in automaton.find_matches_as_indexes(text, overlapping=True) if automaton else ():
+            for literal, word, length in targets[index]:
+                if word is None or text[start:start + length].lower() == word:
+                    if literal in found:
+                        found[literal].append(start)
+                    else:
+                        found[literal] = [start]
+        return Found(found, folds_like_re(text))
+
+    def _compiled(self) -> tuple[AhoCorasick | None, list[tuple[tuple[int, str | None, int], ...]]]:
+        """The automaton, and for each of its patterns the literals it stands for: (id, None, 0) for a literal
+        found where the pattern is, (id, word, length) for one whose first characters the pattern is."""
+        if self._automaton is None:
+            patterns: dict[str, list[tuple[int, str | None, int]]] = {}
+            for (word, ignore_case), index in self._ids.items():
+                if not ignore_case:
+                    patterns.setdefault(word, []).append((index, None, 0))
+                    continue
+                check = (index, word, len(word)) if len(word) > self._PREFIX else (index, None, 0)
+                for pattern in _case_variants(word[:self._PREFIX]):
+                    patterns.setdefault(pattern, []).append(check)
+            self._automaton = (AhoCorasick(list(patterns), implementation=Implementation.DFA) if patterns else None,
+                               [tuple(targets) for targets in patterns.values()])
+        return self._automaton
+
+
+class Found:
+    """Where the literals are in one text: `positions(id)` in order, or None for a case-insensitive literal in a
+    text that does not fold like `re`."""
+
+    def __init__(self, found: dict[int, list[int]], folds: bool) -> None:
+        self._found, self.folds = found, folds
+
+    def positions(self, literal: int, ignore_case: bool) -> list[int] | None:
+        if ignore_case and not self.folds:
+            return None
+        return self._found.get(literal, _NONE)
+
+
+_NONE: list[int] = []
+
+
+def _case_variants(word: str) -> list[str]:
+    """Every spelling of `word` with its ASCII letters in either case."""
+    return ["".join(characters) for characters in itertools.product(
+        *((character, character.upper()) if "a" <= character <= "z" else (character,) for character in word))]
+
+
+@functools.lru_cache(maxsize=4)
+def _found(literals: Literals, text: str) -> Found:
+    return literals.scan(text)
+
+
+LITERALS = Literals()
 
 
 def literal_hint(*words: str, ignore_case: bool = False) -> Callable[[str], bool]:
     """Whether a text holds one of `words` (case-insensitively when `ignore_case`, as `re.IGNORECASE` would)."""
     regex = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE if ignore_case else 0)
-    folded = tuple(word.lower() for word in words)
+    ids = LITERALS.add(words, ignore_case)
 
     def hint(text: str) -> bool:
-        if not ignore_case:
-            return any(word in text for word in words)
-        if folds_like_re(text):
-            low = lowered(text)
-            return any(word in low for word in folded)
-        return regex.search(text) is not None
+        found = LITERALS.found(text)
+        if ignore_case and not found.folds:
+            return regex.search(text) is not None
+        return any(found.positions(index, ignore_case) for index in ids)
 
     return hint
 
 
-def positions(text: str, words: tuple[str, ...], ignore_case: bool) -> list[int]:
-    """Every position where one of `words` starts (overlaps included), in order."""
-    haystack = lowered(text) if ignore_case else text
-    found: set[int] = set()
-    for word in words:
-        start = haystack.find(word)
-        while start >= 0:
-            found.add(start)
-            start = haystack.find(word, start + 1)
-    return sorted(found)
+def positions(text: str, ids: Sequence[int], ignore_case: bool) -> list[int] | None:
+    """Every position where one of the literals `ids` starts (overlaps included), in order, once each; None for
+    case-insensitive literals in a text that does not fold like `re`."""
+    found = LITERALS.found(text)
+    if ignore_case and not found.folds:
+        return None
+    lists = [found.positions(index, ignore_case) or _NONE for index in ids]
+    lists = [each for each in lists if each]
+    if len(lists) <= 1:
+        return lists[0] if lists else _NONE
+    merged = list(heapq.merge(*lists))
+    return [position for index, position in enumerate(merged) if not index or merged[index - 1] != position]
 
 
 def anchored(pattern: re.Pattern[str], *words: str) -> Callable[[str], Iterator[re.Match[str]]]:
     """`pattern.finditer`, for a pattern each of whose matches starts with one of `words` (case-insensitively when
     the pattern is)."""
     ignore_case = bool(pattern.flags & re.IGNORECASE)
-    folded = tuple(word.lower() for word in words) if ignore_case else words
+    ids = LITERALS.add(words, ignore_case)
 
     def finditer(text: str) -> Iterator[re.Match[str]]:
-        if ignore_case and not folds_like_re(text):
+        starts = positions(text, ids, ignore_case)
+        if starts is None:
             yield from pattern.finditer(text)
             return
         done = 0
-        for position in positions(text, folded, ignore_case):
+        for position in starts:
             if position < done:
                 continue
             match = pattern.match(text, position)

@@ -164,7 +164,8 @@ _BARE_PASS = re.compile(r"(?i)(?<![\w-])(?:wi-?fi|vpn|guest|admin|root|door|gate
 _SHORT_CODE = re.compile(r"\d{4,}[#*]?")
 
 
-_SENTENCE_SCANS = [anchored(_SENTENCE_PASSWORD, "pass", "pw", "pin"), anchored(_LOGIN_PAIR, "login", "cred", "user"),
+_SENTENCE_SCANS = [anchored(_SENTENCE_PASSWORD, "pass", "pw", "pin"),
+                   anchored(_LOGIN_PAIR, "login", "credentials", "creds", "username", "user name"),
                    anchored(_BARE_PASS, "wifi", "wi-fi", "vpn", "guest", "admin", "root", "door", "gate", "alarm",
                             "router", "login", "account", "user")]
 

@@ -88,7 +88,8 @@ PROVIDER_TOKENS = [
     # CLI, camelCase) or by standing right after an access key id (credentials CSV, "id / secret" notes).
     _pattern("aws-secret-access-key",
              r"(?<![A-Za-z0-9])(?:aws[_.-]?)?secret[_.-]?(?:access[_.-]?)?key[\"']?[ \t]*(?:=>|:=|[:=]|[ \t])[ \t]*"
-             r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", flags=re.IGNORECASE, anchors=("aws", "secret")),
+             r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", flags=re.IGNORECASE,
+             anchors=("awssecret", "aws_secret", "aws.secret", "aws-secret", "secret")),
     _pattern("aws-secret-access-key",
              r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])[^\n]{0,100}?(?<![A-Za-z0-9/+])"
              r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
@@ -100,18 +101,20 @@ PROVIDER_TOKENS = [
              r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
              accept=_has_digit_and_letter, anchors=("sk-",)),
     _pattern("github-token", _BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})" + _AFTER,
-             anchors=("gh", "github_pat_")),
+             anchors=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _pattern("gitlab-token",
              r"(?<![A-Za-z0-9_-])gl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|oas)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
-             accept=_random_looking, anchors=("gl",)),
+             accept=_random_looking,
+             anchors=tuple(f"gl{kind}-" for kind in ("pat", "dt", "ptt", "rt", "soat", "ft", "cbt", "imt", "oas"))),
     _pattern("slack-token", r"(?<![A-Za-z0-9])(?:xox(?:e\.xox)?[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
              accept=lambda value: any(c.isdigit() for c in value[5:]), anchors=("xox", "xapp-")),
     _pattern("slack-webhook",
              r"(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+-]{20,})",
-             accept=_random_looking, anchors=("http",)),
+             accept=_random_looking, anchors=("http://hooks.", "https://hooks.")),
     _pattern("discord-webhook",
              r"(?i)https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,}/(?P<secret>[A-Za-z0-9_-]{30,})",
-             anchors=("http",)),
+             anchors=tuple(f"{scheme}://{host}" for scheme in ("http", "https")
+                           for host in ("discord", "ptb.", "canary."))),
     _pattern("zengram-api-key", _BEFORE + r"zgk_[0-9a-f]{32}_[A-Za-z0-9_-]{43}" + _AFTER,  # our own scoped keys
              anchors=("zgk_",)),
     _pattern("npm-token", _BEFORE + r"npm_[A-Za-z0-9]{36}" + _AFTER, accept=_random_looking, anchors=("npm_",)),
@@ -146,6 +149,8 @@ PROVIDER_TOKENS = [
              r"|ATATT3[A-Za-z0-9_=-]{50,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"
              r"|HRKU-[A-Za-z0-9_-]{30,}|NRAK-[A-Z0-9]{27}|sntry[su]_[A-Za-z0-9+/=_]{40,}|hv[sb]\.[A-Za-z0-9_-]{24,}"
              r"|dp\.(?:pt|st|ct|sa)\.[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58})(?![A-Za-z0-9_-])",
-             accept=_has_digit_and_letter, anchors=("do", "shp", "dapi", "ATATT3", "lin_api_", "sq0", "HRKU-",
-                                                    "NRAK-", "sntry", "hv", "dp.", "AGE-SECRET-KEY-1")),
+             accept=_has_digit_and_letter,
+             anchors=("dop_v1_", "dor_v1_", "doo_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "dapi", "ATATT3",
+                      "lin_api_", "sq0atp-", "sq0csp-", "HRKU-", "NRAK-", "sntrys_", "sntryu_", "hvs.", "hvb.",
+                      "dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "AGE-SECRET-KEY-1")),
 ]
