@@ -152,9 +152,10 @@ def positions(text: str, ids: Sequence[int], ignore_case: bool) -> list[int] | N
     return [position for index, position in enumerate(merged) if not index or merged[index - 1] != position]
 
 
-def anchored(pattern: re.Pattern[str], *words: str) -> Callable[[str], Iterator[re.Match[str]]]:
+def anchored(pattern: re.Pattern[str], *words: str,
+             lead: Sequence[int] = (0,)) -> Callable[[str], Iterator[re.Match[str]]]:
     """`pattern.finditer`, for a pattern each of whose matches starts with one of `words` (case-insensitively when
-    the pattern is)."""
+    the pattern is), or `lead` characters before one (`lead=range(8, 11)`: 8 to 10 characters before)."""
     ignore_case = bool(pattern.flags & re.IGNORECASE)
     ids = LITERALS.add(words, ignore_case)
 
@@ -163,6 +164,8 @@ def anchored(pattern: re.Pattern[str], *words: str) -> Callable[[str], Iterator[
         if starts is None:
             yield from pattern.finditer(text)
             return
+        if tuple(lead) != (0,):
+            starts = sorted({start - before for start in starts for before in lead if start >= before})
         done = 0
         for position in starts:
             if position < done:

@@ -80,9 +80,25 @@ _PGPASS = re.compile(r"(?m)^[ \t]*(?P<host>[A-Za-z0-9_.*-]{1,253}):(?:\d{1,5}|\*
                      r"(?:[^:\s\\]|\\.){1,64}:(?:[^:\s\\]|\\.){1,64}:(?P<value>\S{1,200})[ \t]*$")
 
 
+_NPMRC_SCAN = anchored(_NPMRC, "_auth", "_password", lead=(0, 1))  # at the `_`, or the `:` before it
+_PORT = re.compile(r":[\d*]")  # a .pgpass line holds one, after its host
+
+
+def _pgpass_lines(text: str) -> Iterator[re.Match[str]]:
+    """`_PGPASS.finditer(text)`, on the lines holding a `:` then a digit or `*` (a match never spans lines)."""
+    line_end = -1
+    for port in _PORT.finditer(text):
+        if port.start() < line_end:
+            continue
+        line_start = text.rfind("\n", 0, port.start()) + 1
+        line_end = text.find("\n", port.start())
+        line_end = len(text) if line_end < 0 else line_end
+        yield from _PGPASS.finditer(text, line_start, line_end)
+
+
 def config_file_secrets(text: str) -> Found:
-    for pattern in (_NPMRC, _PGPASS):
-        for match in pattern.finditer(text):
+    for scan in (_NPMRC_SCAN, _pgpass_lines):
+        for match in scan(text):
             start, end, value = _unquoted(match)
             host = match.groupdict().get("host")
             if _is_value(value) and (host is None or host == "*" or any(c.isalpha() for c in host)):
@@ -95,6 +111,7 @@ _SECRET_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)data:[ \t]*\n")
 _DATA_ENTRY = re.compile(r"(?P<indent>[ \t]+)[\"']?[\w.-]{1,253}[\"']?:[ \t]*[\"']?(?P<value>[A-Za-z0-9+/]{2,}={0,2})"
                          r"[\"']?[ \t]*(?:\n|$)")
 _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJT[A-Za-z0-9+/]{20,}={0,2}")
+_BASE64_PEM_SCAN = anchored(_BASE64_PEM, "LS0tLS1CRUdJT")
 
 
 def kubernetes_secret_data(text: str) -> Found:
@@ -111,7 +128,7 @@ def kubernetes_secret_data(text: str) -> Found:
 
 def base64_private_keys(text: str) -> Found:
     """A PEM private key base64-encoded again (`tls.key: LS0tLS1CRUdJTi…`, a Helm value, a CI variable)."""
-    for match in _BASE64_PEM.finditer(text):
+    for match in _BASE64_PEM_SCAN(text):
         encoded = match.group(0)
         try:
             decoded = base64.b64decode(encoded[: len(encoded) // 4 * 4] or encoded, validate=False)

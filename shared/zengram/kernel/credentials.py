@@ -15,14 +15,13 @@ Every detector has positive and negative examples in tests/unit/test_credential_
 
 from __future__ import annotations
 
-import bisect
-import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from zengram.kernel import credential_contexts as contexts
-from zengram.kernel.anchors import anchored, literal_hint
+from zengram.kernel.anchors import LITERALS, anchored, literal_hint, positions
+from zengram.kernel.label_spots import label_matches, may_hold_a_label
 from zengram.kernel.provider_tokens import PROVIDER_TOKENS as PROVIDER_TOKENS
 from zengram.kernel.provider_tokens import Detector as Detector
 from zengram.kernel.provider_tokens import Span as Span
@@ -53,7 +52,7 @@ def _url_credentials(text: str) -> Iterator[Span]:
     """`scheme://user:password@host`, where the password may hold `/`, `@` or `:` and the user may be empty
     (`redis://:pw@host`): the host follows the last `@` (a password is more likely to hold an `@` than a path
     is). A token used as the user name (`https://ghp_…@github.com`) is redacted too."""
-    for match in _URL.finditer(text):
+    for match in _urls(text):
         rest, base = match.group("rest"), match.start("rest")
         at = _userinfo_end(rest)
         if at <= 0:
@@ -63,6 +62,26 @@ def _url_credentials(text: str) -> Iterator[Span]:
             yield base + len(user) + 1, base + at, "url-credentials"
         elif not colon and looks_generated(user) and len(user) >= 16:
             yield base, base + at, "url-credentials"
+
+
+_SCHEME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_SCHEME_SEPARATOR = LITERALS.add(("://",), ignore_case=False)
+
+
+def _urls(text: str) -> Iterator[re.Match[str]]:
+    """`_URL.finditer(text)`, tried only at the start of the run of scheme characters before each `://` (a match
+    starts there or nowhere: its look-behind rules out a start inside the run)."""
+    done = 0
+    for separator in positions(text, _SCHEME_SEPARATOR, False) or ():
+        if separator < done:
+            continue
+        start = separator
+        while start > separator - 32 and start > 0 and text[start - 1] in _SCHEME_CHARACTERS:
+            start -= 1
+        match = _URL.match(text, start)
+        if match is not None:
+            yield match
+            done = match.end()
 
 
 def _userinfo_end(rest: str) -> int:
@@ -162,13 +181,6 @@ STRUCTURES = [
 
 # -- labelled secrets --------------------------------------------------------------------------------------------
 
-_LABEL = re.compile(r"""(?x)
-    (?<![\w.-])
-    (?:(?P<qualifier>[A-Za-z]{2,20})[ ])?        # "API key", "root password"
-    (?P<label>[A-Za-z][\w.-]{0,63})
-    (?P<quote>["']?)
-    (?P<sep>[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
-""")
 _QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'|`([^`\n]*)`")
 _TOKEN = re.compile(r"[^\s\"'`]+")
 # `key=value`: to the next space or quote, or the next `&key=`, `,key=`, `;key=` / `;User Id=` (a query string, a
@@ -210,41 +222,10 @@ class _TokenEnds:
         return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
 
 
-def _label_matches(text: str, pattern: re.Pattern[str] | None = None) -> Iterator[re.Match[str]]:
-    """`pattern.finditer(text)` (default `_LABEL`) for a pattern of labelled values that never spans lines, less
-    the matches no label kind can come of: a kind needs a label word in the line squeezed as `may_hold_a_label`
-    squeezes, so only the lines holding one are scanned."""
-    pattern = pattern or _LABEL
-    for start, end in _label_lines(text):
-        yield from pattern.finditer(text, start, end)
-
-
-@functools.lru_cache(maxsize=2)  # the three label detectors ask about the same text
-def _label_lines(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each line holding a label word, found by substring search, not by a loop over lines."""
-    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ALNUM_OR_NEWLINE)
-    squeezed_breaks = [match.start() for match in _BYTE_NEWLINE.finditer(squeezed)]
-    lines = set()
-    for word in _LABEL_WORDS:
-        position = squeezed.find(word)
-        while position >= 0:
-            lines.add(bisect.bisect_left(squeezed_breaks, position))
-            position = squeezed.find(word, position + 1)
-    if not lines:
-        return []
-    breaks = [match.start() for match in _NEWLINE.finditer(text)]  # as many as the squeezed text's
-    return [(breaks[line - 1] + 1 if line else 0, breaks[line] if line < len(breaks) else len(text))
-            for line in sorted(lines)]
-
-
-_BYTE_NEWLINE = re.compile(b"\n")
-_NEWLINE = re.compile("\n")
-
-
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
     ends = _TokenEnds(text)
-    for match in _label_matches(text):
+    for match in label_matches(text):
         if match.start("label") < covered:
             continue
         sep = match.group("sep").strip()
@@ -342,9 +323,14 @@ _CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!
                        r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
 
 
+# A flag starts with `-` after whitespace (`\s`: every character `str.isspace` takes, all below U+3001) or at the
+# start of the text: the regex is tried only there.
+_FLAG_STARTS = LITERALS.add([f"{space}-" for space in map(chr, range(0x3001)) if space.isspace()], ignore_case=False)
+
+
 def _cli_flag_secrets(text: str) -> Iterator[Span]:
     """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
-    for match in _label_matches(text, _CLI_FLAG):  # a flag and its value never span lines
+    for match in _flags(text):
         kind = label_kind(match.group("label"))
         value = match.group("value")
         start = match.start("value")
@@ -354,11 +340,23 @@ def _cli_flag_secrets(text: str) -> Iterator[Span]:
             yield start, start + len(value), kind
 
 
+def _flags(text: str) -> Iterator[re.Match[str]]:
+    """`_CLI_FLAG.finditer(text)`."""
+    done = 0
+    for start in ([0] if text.startswith("-") else []) + [at + 1 for at in positions(text, _FLAG_STARTS, False) or ()]:
+        if start < done:
+            continue
+        match = _CLI_FLAG.match(text, start)
+        if match is not None:
+            yield match
+            done = match.end()
+
+
 _XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})</(?P=tag)>")
 
 
 def _xml_secrets(text: str) -> Iterator[Span]:
-    for match in _label_matches(text, _XML_SECRET):  # an element's value never spans lines here
+    for match in _XML_SECRET.finditer(text):  # fast: every match starts with `<`
         kind = label_kind(match.group("tag").rsplit(":", 1)[-1])
         if kind is not None and labelled_value_is_secret(kind, match.group("value")):
             yield match.start("value"), match.end("value"), kind
@@ -388,22 +386,6 @@ CONTEXTS = [
 ]
 
 # -- hints: what a text must hold for a detector to find anything in it ------------------------------------------
-
-_NOT_ASCII_ALNUM_BYTES = bytes(code for code in range(128) if not chr(code).isalnum())
-_NOT_ALNUM_OR_NEWLINE = _NOT_ASCII_ALNUM_BYTES.replace(b"\n", b"")
-_LABEL_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")
-
-
-@functools.lru_cache(maxsize=8)
-def may_hold_a_label(text: str) -> bool:
-    """Whether `text` may hold a label `label_kind` names. A label's words are its ASCII letter and digit runs,
-    lower-cased and joined, and each kind needs one of `_LABEL_WORDS` in them (`password`, `passwd`, `pass`,
-    `pwd`, `secret`, `token`, `key`, `credential`…); the text squeezed the same way holds every label's joined
-    words, so it holds one of them too. (Cached: the three label detectors ask about the same text.)"""
-    # Non-ASCII characters are never ASCII letters or digits: dropped by the encoding, the rest by `translate`.
-    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ASCII_ALNUM_BYTES)
-    return any(word in squeezed for word in _LABEL_WORDS)
-
 
 def _either(*hints: Callable[[str], object]) -> Callable[[str], bool]:
     return lambda text: any(hint(text) for hint in hints)

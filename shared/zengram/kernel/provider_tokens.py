@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from zengram.kernel.anchors import anchored
@@ -35,12 +35,13 @@ def _hint(regex: str, flags: int = 0) -> Callable[[str], object]:
 # -- building blocks --------------------------------------------------------------------------------------------
 
 def _pattern(name: str, regex: str, *, flags: int = 0, accept: Callable[[str], bool] | None = None,
-             anchors: tuple[str, ...] = ()) -> Detector:
+             anchors: tuple[str, ...] = (), lead: Sequence[int] = (0,)) -> Detector:
     """A detector from one regex: the `secret` group (or the whole match) is the span; `accept` filters.
-    `anchors`: literals one of which every match starts with (the regex is then tried only there)."""
+    `anchors`: literals one of which every match starts with, or `lead` characters after its start (the regex is
+    then tried only there)."""
     compiled = re.compile(regex, flags)
     group = "secret" if "secret" in compiled.groupindex else 0
-    finditer = anchored(compiled, *anchors) if anchors else compiled.finditer
+    finditer = anchored(compiled, *anchors, lead=lead) if anchors else compiled.finditer
 
     def find(text: str) -> Iterator[Span]:
         for match in finditer(text):
@@ -134,11 +135,13 @@ PROVIDER_TOKENS = [
     _pattern("sendgrid-api-key", _BEFORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _AFTER, anchors=("SG.",)),
     _pattern("mailgun-api-key", r"(?<![A-Za-z0-9])key-[0-9a-f]{32}(?![A-Za-z0-9])", accept=_has_digit_and_letter,
              anchors=("key-",)),
-    _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
+    _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", anchors=("-us",),
+             lead=(32,)),
     _pattern("discord-bot-token",  # user id (base64 of digits), timestamp, HMAC
              r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])",
              accept=_has_digit_and_letter),
-    _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", anchors=(":AA",),
+             lead=range(8, 11)),
     _pattern("llm-provider-key",  # Groq, xAI, Replicate, Perplexity
              _BEFORE + r"(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,})"
              + _AFTER,
