@@ -14,7 +14,6 @@ literals in a second pass over the text lower-cased once. Two tools on top, both
 from __future__ import annotations
 
 import functools
-import heapq
 import itertools
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -144,12 +143,10 @@ def positions(text: str, ids: Sequence[int], ignore_case: bool) -> list[int] | N
     found = LITERALS.found(text)
     if ignore_case and not found.folds:
         return None
-    lists = [found.positions(index, ignore_case) or _NONE for index in ids]
-    lists = [each for each in lists if each]
+    lists = [each for each in (found.positions(index, ignore_case) for index in ids) if each]
     if len(lists) <= 1:
         return lists[0] if lists else _NONE
-    merged = list(heapq.merge(*lists))
-    return [position for index, position in enumerate(merged) if not index or merged[index - 1] != position]
+    return sorted(set().union(*lists))
 
 
 def anchored(pattern: re.Pattern[str], *words: str,

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from zengram.kernel import credential_contexts as contexts
 from zengram.kernel.anchors import LITERALS, anchored, literal_hint, positions
-from zengram.kernel.label_spots import label_matches, may_hold_a_label
+from zengram.kernel.label_spots import Skip, label_matches, may_hold_a_label
 from zengram.kernel.provider_tokens import PROVIDER_TOKENS as PROVIDER_TOKENS
 from zengram.kernel.provider_tokens import Detector as Detector
 from zengram.kernel.provider_tokens import Span as Span
@@ -187,6 +187,10 @@ _TOKEN = re.compile(r"[^\s\"'`]+")
 # connection string); a lone `&`, `;` or `,` is part of the value. One branch per character: linear.
 _BARE_TOKEN = re.compile(r"(?:[^\s\"'`<>&;,]|[&,](?![A-Za-z_][\w.-]{0,63}=)"
                          r"|;(?![ \t]*[A-Za-z_][\w.-]{0,63}(?:[ \t][A-Za-z_][\w.-]{0,63})?=))+")
+# Where a `_BARE_TOKEN` ends: found by one search (Python skips to the next of these characters fast), not by
+# matching the value character by character (10x slower on a long value).
+_BARE_TOKEN_END = re.compile(r"[\s\"'`<>]|[&,](?=[A-Za-z_][\w.-]{0,63}=)"
+                             r"|;(?=[ \t]*[A-Za-z_][\w.-]{0,63}(?:[ \t][A-Za-z_][\w.-]{0,63})?=)")
 # Where an unquoted password phrase ends: the line, a sentence, a following `key: value` pair, a quote.
 _PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\s*[:=]|[\"`]")
 
@@ -210,8 +214,7 @@ class _TokenEnds:
     def end(self, token: re.Pattern[str], start: int) -> int:
         run_start, run_end = self._runs.get(token, (0, 0))
         if not run_start <= start < run_end:
-            match = token.match(self._text, start)
-            run_start, run_end = start, match.end() if match else start
+            run_start, run_end = start, _token_end(token, self._text, start)
             self._runs[token] = run_start, run_end
         return run_end
 
@@ -222,10 +225,25 @@ class _TokenEnds:
         return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
 
 
+# Inside a token only these characters can end a `_BARE_TOKEN` value before the token ends.
+_BARE_STOP = re.compile(r"[<>&;,]")
+_LABEL_REACH = 68  # a label word to its value: at most a 64-character label, a quote and a 2-character separator
+
+
+def _token_end(token: re.Pattern[str], text: str, start: int) -> int:
+    """`token.match(text, start).end()` (`start` where it does not match)."""
+    if token is _BARE_TOKEN:
+        stop = _BARE_TOKEN_END.search(text, start)
+        return stop.start() if stop else len(text)
+    match = token.match(text, start)
+    return match.end() if match else start
+
+
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
     ends = _TokenEnds(text)
-    for match in label_matches(text):
+    skip = Skip()
+    for match in label_matches(text, skip):
         if match.start("label") < covered:
             continue
         sep = match.group("sep").strip()
@@ -245,11 +263,22 @@ def _labelled_secrets(text: str) -> Iterator[Span]:
         bare = sep == "=" and text[value_start - 1] == "="
         value_end = ends.end(_BARE_TOKEN if bare else _TOKEN, value_start)
         if value_end - value_start > _LONG_VALUE and not ends.judge_long_value(value_start):
+            skip.to = _no_short_value_before(text, value_start, ends.end(_TOKEN, value_start))
             continue
-        span = _unquoted_value(text, value_start, kind, sep, match.group("label") if in_code else None)
+        span = _unquoted_value(text, (value_start, value_end), kind, sep,
+                               match.group("label") if in_code else None)
         if span is not None:
             covered = span[1]
             yield span[0], span[1], kind
+
+
+def _no_short_value_before(text: str, start: int, token_end: int) -> int:
+    """Where the next label worth judging may stand, after the long value at `start` in a token ending at
+    `token_end` whose long values were all judged: a value of a label before it would start more than 256
+    characters before the token's end, or before the next character that can end a bare value (`&x=`), and so be
+    long and skipped too. (In `token=token=…` this skips each token's labels in bulk.)"""
+    stop = _BARE_STOP.search(text, start, token_end)
+    return min(stop.start() if stop else token_end, token_end) - _LONG_VALUE - _LABEL_REACH
 
 
 _CODE_REFERENCE = re.compile(r"""(?x)
@@ -273,17 +302,20 @@ def _is_code(value: str, label: str | None = None) -> bool:
     return value == label.rsplit(".", 1)[-1] or bool(_VARIABLE.fullmatch(value))
 
 
-def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
-    """The span of the unquoted value at `start`, after a label of `kind` and its separator `sep`, when it is
-    a secret: not a stand-in nor code; under a weaker label a token that looks generated; after "is"/"was" one
-    word that looks like a password; after any other password label, what `_password_value` takes."""
+def _unquoted_value(text: str, token: tuple[int, int], kind: str, sep: str,
+                    label: str | None) -> tuple[int, int] | None:
+    """The span of the unquoted value whose token (`_TOKEN`, or `_BARE_TOKEN` after `=`) is `token`, after a
+    label of `kind` and its separator `sep`, when it is a secret: not a stand-in nor code; under a weaker label a
+    token that looks generated; after "is"/"was" one word that looks like a password; after any other password
+    label, what `_password_value` takes."""
+    start = token[0]
     bare = sep == "=" and text[start - 1] == "="
-    token = (_BARE_TOKEN if bare else _TOKEN).match(text, start)
-    if token is None:
+    if token[0] == token[1]:
         return None
-    word = token.group(0).rstrip(TRAILING_PUNCTUATION)
+    whole = text[start:token[1]]
+    word = whole.rstrip(TRAILING_PUNCTUATION)
     single = (start, start + len(word))
-    if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
+    if not word or is_stand_in(word) or is_stand_in(whole) or _is_code(word, label):
         return None
     if label is not None and _not_a_secret_after(label, word):
         return None

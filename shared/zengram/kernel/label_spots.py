@@ -26,9 +26,8 @@ LABEL = re.compile(r"""(?x)
     (?P<quote>["']?)
     (?P<sep>[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
 """)
-# What must follow a label's run for `LABEL` to match it: the start of its quote and separator.
-_SEPARATOR = re.compile(r"""["']?(?:[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))|[ \t]+(?:is|was)[ \t])""")
-_RUN_END = re.compile(r"[\w.-]*")
+# A run of `[\w.-]` followed by what must follow a label for `LABEL` to match: the start of a quote and separator.
+_RUN_AND_SEPARATOR = re.compile(r"""[\w.-]*+(?=["']?(?:[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))|[ \t]+(?:is|was)[ \t]))""")
 _LONGEST_LABEL = 64
 _LONGEST_QUALIFIER = 20
 
@@ -61,7 +60,14 @@ def label_lines(text: str) -> list[tuple[int, int]]:
     return _lines_where(text, sorted(set(_squeezed_lines(text))))
 
 
-def label_matches(text: str) -> Iterator[re.Match[str]]:
+class Skip:
+    """Where the caller of `label_matches` wants the next label word: the labels whose words stand before `to`
+    (outside the lines matched whole) are of no use to it."""
+
+    to = 0
+
+
+def label_matches(text: str, skip: Skip | None = None) -> Iterator[re.Match[str]]:
     """`LABEL.finditer` on each of `label_lines`, tried only where a run holding a label word is followed by a
     separator (see the module's doc)."""
     found = LITERALS.found(text)
@@ -75,10 +81,11 @@ def label_matches(text: str) -> Iterator[re.Match[str]]:
         spread: list[tuple[int, int]] = []  # every label word of the squeezed text stands in the text as such
     else:
         spread = _spread_lines(text, words)
-    yield from _label_runs(text, sorted(position for positions in words for position in positions), spread)
+    yield from _label_runs(text, sorted(position for positions in words for position in positions), spread,
+                           skip or Skip())
 
 
-def _label_runs(text: str, words: list[int], spread: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+def _label_runs(text: str, words: list[int], spread: list[tuple[int, int]], skip: Skip) -> Iterator[re.Match[str]]:
     """`LABEL.finditer` on the lines holding a label word, from the positions of the label words (`words`), and on
     each line of `spread` whole."""
     done = last_run = 0
@@ -90,13 +97,13 @@ def _label_runs(text: str, words: list[int], spread: list[tuple[int, int]]) -> I
             next_spread += 1
         if next_spread < len(spread) and spread[next_spread][0] <= word:
             continue  # on a line matched whole
-        if word < done:
-            continue  # inside the last match
-        run_end = _run_end(text, word)
-        if run_end == last_run:
-            continue  # another word of the last run
-        last_run = run_end
-        match = _label_at(text, run_end, done)
+        if word < done or word < skip.to:
+            continue  # inside the last match, or skipped
+        run = _RUN_AND_SEPARATOR.match(text, word)
+        if run is None or run.end() == last_run:
+            continue  # no separator after the run, or another word of the last run
+        last_run = run.end()
+        match = _label_at(text, word, last_run, done)
         if match is not None:
             yield match
             done = match.end()
@@ -104,15 +111,12 @@ def _label_runs(text: str, words: list[int], spread: list[tuple[int, int]]) -> I
         yield from LABEL.finditer(text, *line)
 
 
-def _label_at(text: str, run_end: int, done: int) -> re.Match[str] | None:
-    """`LABEL`'s match for the run of `[\\w.-]` ending at `run_end`, when its label can be that run: it starts
-    with an ASCII letter, holds at most 64 characters and is followed by a separator. The match starts at the
-    qualifier before it when there is one (not inside the last match, which ends at `done`)."""
-    if not _SEPARATOR.match(text, run_end):
-        return None
-    start = run_end
-    floor = max(done, run_end - _LONGEST_LABEL - 1)
-    while start > floor and _in_run(text[start - 1]):
+def _label_at(text: str, word: int, run_end: int, done: int) -> re.Match[str] | None:
+    r"""`LABEL`'s match for the run of `[\w.-]` holding `word` and ending at `run_end` (before a separator), when
+    its label can be that run: it starts with an ASCII letter and holds at most 64 characters. The match starts at
+    the qualifier before it when there is one (not inside the last match, which ends at `done`)."""
+    start, floor = word, max(done, run_end - _LONGEST_LABEL - 1)
+    while start > floor and ((character := text[start - 1]).isalnum() or character in "_.-"):
         start -= 1
     if run_end - start > _LONGEST_LABEL or (start > 0 and _in_run(text[start - 1])) or not _ascii_letter(
             text[start]):
@@ -128,13 +132,8 @@ def _label_at(text: str, run_end: int, done: int) -> re.Match[str] | None:
     return LABEL.match(text, start)
 
 
-def _run_end(text: str, start: int) -> int:
-    run = _RUN_END.match(text, start)
-    return run.end() if run else start  # (it always matches, if only the empty string)
-
-
 def _in_run(character: str) -> bool:
-    """`[\\w.-]`: `\\w` is a letter, digit or underscore in any script (`str.isalnum`)."""
+    r"""`[\w.-]`: `\w` is a letter, digit or underscore in any script (`str.isalnum`)."""
     return character.isalnum() or character in "_.-"
 
 
