@@ -15,6 +15,7 @@ Every detector has positive and negative examples in tests/unit/test_credential_
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -307,23 +308,40 @@ def _unquoted_value(text: str, token: tuple[int, int], kind: str, sep: str,
     """The span of the unquoted value whose token (`_TOKEN`, or `_BARE_TOKEN` after `=`) is `token`, after a
     label of `kind` and its separator `sep`, when it is a secret: not a stand-in nor code; under a weaker label a
     token that looks generated; after "is"/"was" one word that looks like a password; after any other password
-    label, what `_password_value` takes."""
-    start = token[0]
+    label, a one-word password or a phrase (`_password_judgment`)."""
+    start, end = token
+    if start == end:
+        return None
     bare = sep == "=" and text[start - 1] == "="
-    if token[0] == token[1]:
-        return None
-    whole = text[start:token[1]]
+    whole = text[start:end]
+    judged = (_cached_judgment if end - start <= _CACHED_TOKEN else _judgment)(whole, kind, sep, label, bare)
+    if judged == _PHRASE:
+        return _password_phrase(text, start)
+    return (start, start + judged) if judged else None
+
+
+_PHRASE = -1
+_CACHED_TOKEN = 128  # texts repeat their values: a short one is judged once per label, kind and separator
+
+
+def _judgment(whole: str, kind: str, sep: str, label: str | None, bare: bool) -> int:
+    """What `_unquoted_value` finds in the token `whole`: the length of its one-word secret, 0 for none, or
+    `_PHRASE` when the value is a password phrase running on past the token."""
     word = whole.rstrip(TRAILING_PUNCTUATION)
-    single = (start, start + len(word))
     if not word or is_stand_in(word) or is_stand_in(whole) or _is_code(word, label):
-        return None
+        return 0
     if label is not None and _not_a_secret_after(label, word):
-        return None
+        return 0
     if kind == "secret":  # `signing key: kid=2024-05` names another pair, judged by its own label
-        return single if looks_generated(word) and not _PAIR_VALUE.match(word) else None
+        return len(word) if looks_generated(word) and not _PAIR_VALUE.match(word) else 0
     if sep in ("is", "was") or sep.startswith(("is", "was")):
-        return single if looks_like_a_password(word) else None
-    return _password_value(text, start, word, bare)
+        return len(word) if looks_like_a_password(word) else 0
+    return _password_judgment(word, bare)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_judgment(whole: str, kind: str, sep: str, label: str | None, bare: bool) -> int:
+    return _judgment(whole, kind, sep, label, bare)
 
 
 _PAIR_VALUE = re.compile(r"[A-Za-z_][\w.-]*=")
@@ -336,15 +354,17 @@ def _not_a_secret_after(label: str, value: str) -> bool:
         name in ("pass", "passed", "passes") and value.isdigit())
 
 
-def _password_value(text: str, start: int, word: str, bare: bool) -> tuple[int, int] | None:
+def _password_judgment(word: str, bare: bool) -> int:
     """After a password label, the value's first `word` decides: prose is no password; `key=value` (shell,
     query string, `bare`) or a classic password is one token; anything else is a phrase."""
     if word.lower() in PROSE_WORDS:
-        return None
+        return 0
     digit, _, _, other = char_classes(word)
-    if bare or (len(word) >= 6 and (digit or other)):
-        return start, start + len(word)
-    # A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair.
+    return len(word) if bare or (len(word) >= 6 and (digit or other)) else _PHRASE
+
+
+def _password_phrase(text: str, start: int) -> tuple[int, int] | None:
+    """A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair."""
     end_of_phrase = _PHRASE_END.search(text, start)
     end = end_of_phrase.start() if end_of_phrase else len(text)
     phrase = text[start:end].rstrip().rstrip(TRAILING_PUNCTUATION).rstrip()
