@@ -38,8 +38,9 @@ def test_a_literal_hint_folds_case_as_the_regex_does(text: str, found: bool) -> 
 
 def test_one_scan_finds_every_literal_exactly_where_a_search_for_it_does() -> None:
     """All detectors' literals are found in one pass (`LITERALS`, case-insensitive ones through their first
-    characters in every case): each exactly where `str.find` finds it, on the text lower-cased for the
-    case-insensitive ones, on the corpus in its own case, upper case and swapped case, glued to the literals."""
+    characters in every case, characters beyond Latin-1 read as `?`): each exactly where `str.find` finds it, on
+    the text lower-cased for the case-insensitive ones, on the corpus in its own case, upper case and swapped
+    case, glued to the literals and to characters beyond Latin-1."""
     import zengram.kernel.credentials  # noqa: F401  (registers the detectors' literals)
 
     from tests.data.credential_corpus import NEAR_MISSES, ORDINARY, POSITIVES
@@ -49,7 +50,8 @@ def test_one_scan_finds_every_literal_exactly_where_a_search_for_it_does() -> No
     literals = LITERALS.literals()
     words = [word for word, _, _ in literals]
     rng = random.Random(5)
-    glued = ["".join(rng.choice(words + pieces[:50] + [" ", "\n", "é", "-"]) for _ in range(8)) for _ in range(300)]
+    parts = words + pieces[:50] + [" ", "\n", "é", "-", "—", "\u2003", "€?"]
+    glued = ["".join(rng.choice(parts) for _ in range(8)) for _ in range(300)]
     texts = [variant for text in pieces + glued for variant in (text, text.upper(), text.swapcase())]
     texts += ["paſsword \u212aey", "İpassword"]
     for text in texts:
