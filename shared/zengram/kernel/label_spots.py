@@ -6,8 +6,10 @@ hold one of `LABEL_WORDS`; so does the text squeezed the same way (`_squeezed`, 
 spans lines). `label_matches` gives what `LABEL.finditer` gives on the lines holding such a word, from the places
 where a label word stands in the text itself (`anchors.LITERALS`): `LABEL` matches a whole run of `[\\w.-]`
 (at most 64 characters, after an optional one-word qualifier) followed by a separator, so only the runs holding a
-label word and followed by a separator are tried. A line where the squeezed text holds more label words than the
-text itself (`pa_ss: x`, `to ken`: a word spread over a run or two) is matched whole, as before.
+label word and followed by a separator are tried. (Where the line scan took an `is` or `was` for an earlier
+separator and this takes it for a qualifier, the kind is the same: neither qualifies a key.) A line where the
+squeezed text holds more label words than the text itself (`pa_ss: x`, `to ken`: a word spread over a run or
+two) is matched whole, as before.
 """
 
 from __future__ import annotations
