@@ -31,8 +31,9 @@ def folds_like_re(text: str) -> bool:
     return text.isascii() or not any(character in text for character in FOLDS_ONTO_ASCII)
 
 
-# A literal the automaton stands for: its id, and how to check it where a pattern is found (None: no check).
-_Target = tuple[int, Callable[[str, int], bool] | None]
+# A literal the automaton stands for: its id, how to check it where it would start (None: no check), and how far
+# before the pattern it starts.
+_Target = tuple[int, Callable[[str, int], bool] | None, int]
 
 
 class Literals:
@@ -77,12 +78,12 @@ class Literals:
         if automaton is not None:
             for index, start, _ in automaton.find_matches_as_indexes(text.encode("latin-1", "replace"),
                                                                        overlapping=True):
-                for literal, check in targets[index]:
-                    if check is None or check(text, start):
+                for literal, check, before in targets[index]:
+                    if check is None or (start >= before and check(text, start - before)):
                         if literal in found:
-                            found[literal].append(start)
+                            found[literal].append(start - before)
                         else:
-                            found[literal] = [start]
+                            found[literal] = [start - before]
         return Found(found, folds_like_re(text))
 
     def _compiled(self) -> tuple[BytesAhoCorasick | None, list[tuple[_Target, ...]]]:
@@ -90,15 +91,18 @@ class Literals:
         if self._automaton is None:
             patterns: dict[bytes, list[_Target]] = {}
             for (word, ignore_case), index in self._ids.items():
+                before = 0
                 if ignore_case:
-                    variants = _case_variants(word[:self._PREFIX])
+                    # A URL's literal (`https://hooks.`) by the part after its scheme, which few URLs share.
+                    before = min(word.find("://") + 3, len(word) - self._PREFIX) if "://" in word else 0
+                    variants = _case_variants(word[before:before + self._PREFIX])
                     check = _folded_check(word) if len(word) > self._PREFIX or "?" in word.encode(
                         "latin-1", "replace").decode("latin-1") else None
                 else:
                     variants = [word]
                     check = _exact_check(word) if b"?" in word.encode("latin-1", "replace") else None
                 for variant in variants:
-                    patterns.setdefault(variant.encode("latin-1", "replace"), []).append((index, check))
+                    patterns.setdefault(variant.encode("latin-1", "replace"), []).append((index, check, before))
             self._automaton = (
                 BytesAhoCorasick(list(patterns), implementation=Implementation.DFA) if patterns else None,
                 [tuple(targets) for targets in patterns.values()])
