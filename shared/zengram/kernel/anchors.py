@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
@@ -75,15 +76,20 @@ class Literals:
     def scan(self, text: str) -> Found:
         automaton, targets = self._compiled()
         found: dict[int, list[int]] = {}
-        if automaton is not None:
-            for index, start, _ in automaton.find_matches_as_indexes(text.encode("latin-1", "replace"),
-                                                                       overlapping=True):
-                for literal, check, before in targets[index]:
-                    if check is None or (start >= before and check(text, start - before)):
-                        if literal in found:
-                            found[literal].append(start - before)
-                        else:
-                            found[literal] = [start - before]
+        if automaton is None:
+            return Found(found, folds_like_re(text))
+        by_pattern: defaultdict[int, list[int]] = defaultdict(list)
+        for index, start, _ in automaton.find_matches_as_indexes(text.encode("latin-1", "replace"), overlapping=True):
+            by_pattern[index].append(start)  # the least work per match: texts can hold one every few bytes
+        for index, starts in by_pattern.items():
+            for literal, check, before in targets[index]:
+                if check is None:
+                    found.setdefault(literal, []).extend(starts)
+                else:
+                    found.setdefault(literal, []).extend(
+                        start - before for start in starts if start >= before and check(text, start - before))
+        for starts in found.values():
+            starts.sort()  # a case-insensitive literal's case variants are patterns of their own
         return Found(found, folds_like_re(text))
 
     def _compiled(self) -> tuple[BytesAhoCorasick | None, list[tuple[_Target, ...]]]:
