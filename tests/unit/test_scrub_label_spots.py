@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 import pytest
 from zengram.kernel import credentials
@@ -69,3 +70,14 @@ def test_skipping_a_tokens_labels_in_bulk_skips_only_what_would_be_skipped(seed:
     skipped = list(credentials._labelled_secrets(text))
     monkeypatch.setattr(credentials, "_no_short_value_before", lambda text, start, token_end: 0)
     assert skipped == list(credentials._labelled_secrets(text))
+
+
+def test_cli_flags_are_tried_after_every_kind_of_whitespace() -> None:
+    """A flag is tried after whitespace and a `-`: the literals cover every character `\\s` matches (all below
+    U+3001), so the flags found are the regex's own."""
+    spaces = [character for character in map(chr, range(sys.maxunicode + 1)) if character.isspace()]
+    assert max(spaces) < "\u3001"
+    for space in spaces:
+        text = f"run{space}--password{space}Hunter2x{space}-t{space}--token=AbCdEf123456"
+        assert [match.span() for match in credentials._flags(text)] == [
+            match.span() for match in credentials._CLI_FLAG.finditer(text)], repr(space)
