@@ -146,7 +146,7 @@ def _case_variants(word: str) -> list[str]:
         *((character, character.upper()) if "a" <= character <= "z" else (character,) for character in word))]
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=2)  # every detector asks about the text a scrub pass masked (two: threads)
 def _found(literals: Literals, text: str) -> Found:
     return literals.scan(text)
 

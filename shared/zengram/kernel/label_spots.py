@@ -41,14 +41,14 @@ _BYTE_NEWLINE = re.compile(b"\n")
 _NEWLINE = re.compile("\n")
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=2)
 def _squeezed(text: str) -> bytes:
     """`text`'s ASCII letters and digits, lower-cased, and its newlines: non-ASCII characters are dropped by the
     encoding, the rest by `translate`."""
     return text.encode("ascii", "ignore").lower().translate(None, _NOT_ALNUM_OR_NEWLINE)
 
 
-@functools.lru_cache(maxsize=8)  # the three label detectors ask about the same text
+@functools.lru_cache(maxsize=2)  # the three label detectors ask about the same text
 def may_hold_a_label(text: str) -> bool:
     """Whether `text` may hold a label `label_kind` names (`password`, `passwd`, `pass`, `pwd`, `secret`,
     `token`, `key`, `credential`…)."""
