@@ -66,3 +66,11 @@ def test_one_scan_finds_every_literal_exactly_where_a_search_for_it_does() -> No
                 expected.append(start)
                 start = haystack.find(word, start + 1)
             assert found.positions(index, ignore_case) == expected, (word, text)
+
+
+def test_a_literal_hint_is_true_exactly_where_its_literal_is() -> None:
+    """A hint whose literal is checked where its first characters are (longer than six) is false where only
+    those are."""
+    hint = literal_hint("hooks.slack.com", ignore_case=True)
+    assert not hint("hooks.slack.org hooks.sl")
+    assert hint("see HOOKS.Slack.com")

@@ -85,9 +85,8 @@ class Literals:
             for literal, check, before in targets[index]:
                 if check is None:
                     found.setdefault(literal, []).extend(starts)
-                else:
-                    found.setdefault(literal, []).extend(
-                        start - before for start in starts if start >= before and check(text, start - before))
+                elif checked := [start - before for start in starts if start >= before and check(text, start - before)]:
+                    found.setdefault(literal, []).extend(checked)
         for starts in found.values():
             starts.sort()  # a case-insensitive literal's case variants are patterns of their own
         return Found(found, folds_like_re(text))
@@ -131,6 +130,10 @@ class Found:
     def __init__(self, found: dict[int, list[int]], folds: bool) -> None:
         self._found, self.folds = found, folds
 
+    def holds_any(self, literals: frozenset[int]) -> bool:
+        """Whether the text holds one of `literals` (case-sensitive ones, or any in a text that folds like `re`)."""
+        return not literals.isdisjoint(self._found)
+
     def positions(self, literal: int, ignore_case: bool) -> list[int] | None:
         if ignore_case and not self.folds:
             return None
@@ -157,13 +160,13 @@ LITERALS = Literals()
 def literal_hint(*words: str, ignore_case: bool = False) -> Callable[[str], bool]:
     """Whether a text holds one of `words` (case-insensitively when `ignore_case`, as `re.IGNORECASE` would)."""
     regex = re.compile("|".join(re.escape(word) for word in words), re.IGNORECASE if ignore_case else 0)
-    ids = LITERALS.add(words, ignore_case)
+    ids = frozenset(LITERALS.add(words, ignore_case))
 
     def hint(text: str) -> bool:
         found = LITERALS.found(text)
         if ignore_case and not found.folds:
             return regex.search(text) is not None
-        return any(found.positions(index, ignore_case) for index in ids)
+        return found.holds_any(ids)
 
     return hint
 
