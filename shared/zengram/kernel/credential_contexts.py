@@ -15,7 +15,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from zengram.kernel.anchors import anchored
+from zengram.kernel.anchors import LITERALS, anchored
 from zengram.kernel.secret_shapes import (
     PROSE_WORDS,
     TRAILING_PUNCTUATION,
@@ -58,14 +58,20 @@ _COMMAND_PASSWORDS = [
 ]
 
 
-# Each command's regex is tried only where its command's name starts.
-_COMMAND_SCANS = [anchored(pattern, *names) for pattern, names in zip(_COMMAND_PASSWORDS, [
-    ("curl", "wget", "http"), ("mysql", "mariadb"), ("redis-cli",), ("sshpass",),
-    ("docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane")], strict=True)]
+# Each command's regex is tried only where its command's name starts, and only in a text holding its option
+# (`-u`, `-p`, `-a`, `--pass`: a URL-heavy text names `http` often and never `-u`).
+_COMMAND_SCANS = [(anchored(pattern, *names), frozenset(LITERALS.add(options, ignore_case=False)))
+                  for pattern, names, options in zip(_COMMAND_PASSWORDS, [
+                      ("curl", "wget", "http"), ("mysql", "mariadb"), ("redis-cli",), ("sshpass",),
+                      ("docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane")],
+                      [("-u",), ("-p",), ("-a", "--pass"), ("-p",), ("-p",)], strict=True)]
 
 
 def command_line_passwords(text: str) -> Found:
-    for scan in _COMMAND_SCANS:
+    found = LITERALS.found(text)
+    for scan, options in _COMMAND_SCANS:
+        if not found.holds_any(options):
+            continue
         for match in scan(text):
             start, end, value = _unquoted(match)
             if _is_value(value):
