@@ -1,7 +1,7 @@
 """Cheap scans for the credential detectors (issue 37: scrubbing cost 0.4–4 s per MB, every detector scanning every
 text with a regex). Every literal a detector asks about (its hint's, its anchors') is found in one pass over the
-text, whichever detector asks first (`Literals`, an Aho-Corasick automaton: `ahocorasick_rs`), case-insensitive
-literals in a second pass over the text lower-cased once. Two tools on top, both exact:
+text, whichever detector asks first (`Literals`, an Aho-Corasick automaton: `ahocorasick_rs`; issue 37 again: ~45
+separate searches cost ~90 ms per MB). Two tools on top, both exact:
 
 - `literal_hint`: whether a text holds one of some literals, case-insensitively as `re.IGNORECASE` would. Not for
   a text holding one of the four non-ASCII characters `re.IGNORECASE` folds onto ASCII letters (`ſ` matches `s`,
@@ -38,9 +38,9 @@ _Target = tuple[int, Callable[[str, int], bool] | None, int]
 
 
 class Literals:
-    """The literals detectors look for, each with an id, all found in one pass: `found(text)[id]` lists where that
-    literal starts in `text` (overlaps included, in order), or is None for a case-insensitive literal in a text
-    that does not fold like `re` (`folds_like_re`).
+    """The literals detectors look for, each with an id (`add`), all found in one pass: `found(text)` says where
+    each starts in `text` (`Found.positions`: overlaps included, in order; None for a case-insensitive literal in a
+    text that does not fold like `re`, `folds_like_re`). The last two texts' are kept.
 
     One automaton holds the case-sensitive literals and every ASCII case variant of the first `_PREFIX` characters
     of the case-insensitive ones (`Secret` -> `secret`, `SECRET`, `sEcReT`…); a longer literal is then checked
@@ -186,7 +186,7 @@ def positions(text: str, ids: Sequence[int], ignore_case: bool) -> list[int] | N
 def anchored(pattern: re.Pattern[str], *words: str,
              lead: Sequence[int] = (0,)) -> Callable[[str], Iterator[re.Match[str]]]:
     """`pattern.finditer`, for a pattern each of whose matches starts with one of `words` (case-insensitively when
-    the pattern is), or `lead` characters before one (`lead=range(8, 11)`: 8 to 10 characters before)."""
+    the pattern is), or starts `lead` characters before one (`lead=range(8, 11)`: 8 to 10 characters before)."""
     ignore_case = bool(pattern.flags & re.IGNORECASE)
     ids = LITERALS.add(words, ignore_case)
 
