@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from zengram.kernel import credentials
-from zengram.kernel.label_spots import LABEL, label_lines, label_matches
+from zengram.kernel.label_spots import CLI_FLAG, LABEL, cli_flags, label_lines, label_matches
 from zengram.kernel.secret_shapes import label_kind
 
 from tests.data.credential_corpus import NEAR_MISSES, ORDINARY, POSITIVES
@@ -79,5 +79,5 @@ def test_cli_flags_are_tried_after_every_kind_of_whitespace() -> None:
     assert max(spaces) < "\u3001"
     for space in spaces:
         text = f"run{space}--password{space}Hunter2x{space}-t{space}--token=AbCdEf123456"
-        assert [match.span() for match in credentials._flags(text)] == [
-            match.span() for match in credentials._CLI_FLAG.finditer(text)], repr(space)
+        assert [match.span() for match in cli_flags(text)] == [
+            match.span() for match in CLI_FLAG.finditer(text)], repr(space)

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from zengram.kernel import credential_contexts as contexts
 from zengram.kernel.anchors import LITERALS, anchored, literal_hint, positions
-from zengram.kernel.label_spots import Skip, label_matches, may_hold_a_label
+from zengram.kernel.label_spots import Skip, cli_flags, label_matches, may_hold_a_label
 from zengram.kernel.provider_tokens import PROVIDER_TOKENS as PROVIDER_TOKENS
 from zengram.kernel.provider_tokens import Detector as Detector
 from zengram.kernel.provider_tokens import Span as Span
@@ -371,18 +371,9 @@ def _password_phrase(text: str, start: int) -> tuple[int, int] | None:
     return (start, start + len(phrase)) if phrase else None
 
 
-_CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!-)"
-                       r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
-
-
-# A flag starts with `-` after whitespace (`\s`: every character `str.isspace` takes, all below U+3001) or at the
-# start of the text: the regex is tried only there.
-_FLAG_STARTS = LITERALS.add([f"{space}-" for space in map(chr, range(0x3001)) if space.isspace()], ignore_case=False)
-
-
 def _cli_flag_secrets(text: str) -> Iterator[Span]:
     """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
-    for match in _flags(text):
+    for match in cli_flags(text):
         kind = label_kind(match.group("label"))
         value = match.group("value")
         start = match.start("value")
@@ -390,18 +381,6 @@ def _cli_flag_secrets(text: str) -> Iterator[Span]:
             value, start = value[1:-1], start + 1
         if kind is not None and labelled_value_is_secret(kind, value):
             yield start, start + len(value), kind
-
-
-def _flags(text: str) -> Iterator[re.Match[str]]:
-    """`_CLI_FLAG.finditer(text)`."""
-    done = 0
-    for start in ([0] if text.startswith("-") else []) + [at + 1 for at in positions(text, _FLAG_STARTS, False) or ()]:
-        if start < done:
-            continue
-        match = _CLI_FLAG.match(text, start)
-        if match is not None:
-            yield match
-            done = match.end()
 
 
 _XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})</(?P=tag)>")

@@ -19,7 +19,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from zengram.kernel.anchors import LITERALS
+from zengram.kernel.anchors import LITERALS, positions
 
 LABEL = re.compile(r"""(?x)
     (?<![\w.-])
@@ -83,7 +83,7 @@ def label_matches(text: str, skip: Skip | None = None) -> Iterator[re.Match[str]
         spread: list[tuple[int, int]] = []  # every label word of the squeezed text stands in the text as such
     else:
         spread = _spread_lines(text, words)
-    yield from _label_runs(text, sorted(position for positions in words for position in positions), spread,
+    yield from _label_runs(text, sorted(position for each in words for position in each), spread,
                            skip or Skip())
 
 
@@ -148,8 +148,8 @@ def _spread_lines(text: str, words: list[list[int]]) -> list[tuple[int, int]]:
     characters squeezing drops."""
     breaks = [match.start() for match in _NEWLINE.finditer(text)]
     in_text: dict[int, int] = {}
-    for positions in words:
-        for position in positions:
+    for word_positions in words:
+        for position in word_positions:
             line = bisect.bisect_left(breaks, position)
             in_text[line] = in_text.get(line, 0) + 1
     in_squeezed: dict[int, int] = {}
@@ -183,3 +183,22 @@ def _spans(text: str, breaks: list[int], lines: list[int]) -> list[tuple[int, in
     """The (start, end) of each of `lines` (in order), `breaks` the positions of the newlines."""
     return [(breaks[line - 1] + 1 if line else 0, breaks[line] if line < len(breaks) else len(text))
             for line in lines]
+
+
+CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!-)"
+                      r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
+# A flag starts with `-` after whitespace (`\s`: every character `str.isspace` takes, all below U+3001) or at the
+# start of the text: the regex is tried only there.
+_FLAG_STARTS = LITERALS.add([f"{space}-" for space in map(chr, range(0x3001)) if space.isspace()], ignore_case=False)
+
+
+def cli_flags(text: str) -> Iterator[re.Match[str]]:
+    """`CLI_FLAG.finditer(text)`: `--password hunter2`, `-t`, `--token=…`."""
+    done = 0
+    for start in ([0] if text.startswith("-") else []) + [at + 1 for at in positions(text, _FLAG_STARTS, False) or ()]:
+        if start < done:
+            continue
+        match = CLI_FLAG.match(text, start)
+        if match is not None:
+            yield match
+            done = match.end()
