@@ -16,6 +16,8 @@ from zengram.kernel.placeholders import DIGEST_CHARS, PLACEHOLDER
 __all__ = ["DIGEST_CHARS", "MAX_PASSES", "PLACEHOLDER", "Scrubber", "content_hash", "derive_digest_key"]
 _DIGEST_KEY_CONTEXT = b"zengram credential placeholder digest v1"
 MAX_PASSES = 20  # a guard only: real texts settle in two passes
+_CACHED_SECRET = 128  # characters: longer secrets are not kept
+_CACHED_PLACEHOLDERS = 4096
 
 
 def derive_digest_key(deployment_secret: str) -> bytes:
@@ -39,6 +41,8 @@ class Scrubber:
         self._key = key if isinstance(key, bytes) else None
         self._key_source = None if isinstance(key, bytes) else key
         self._detectors = list(detectors)
+        # A text repeating a secret gets its placeholder (the same each time) from here, not from a new HMAC.
+        self._placeholders: dict[tuple[str, str], str] = {}
 
     def scrub(self, text: str) -> str:
         """Redacts until nothing is left to redact. A redaction can expose a neighbour (`…KEY1PGPASSWORD=x`
@@ -101,6 +105,16 @@ class Scrubber:
         return self.scrub_value(item)
 
     def _placeholder(self, kind: str, secret: str) -> str:
+        if len(secret) > _CACHED_SECRET:
+            return self._new_placeholder(kind, secret)
+        placeholder = self._placeholders.get((kind, secret))
+        if placeholder is None:
+            if len(self._placeholders) >= _CACHED_PLACEHOLDERS:
+                self._placeholders.clear()
+            placeholder = self._placeholders[kind, secret] = self._new_placeholder(kind, secret)
+        return placeholder
+
+    def _new_placeholder(self, kind: str, secret: str) -> str:
         digest = hmac.new(self._digest_key(), secret.encode("utf-8"), hashlib.sha256).hexdigest()
         return f"[REDACTED:{kind}:{digest[:DIGEST_CHARS]}]"
 

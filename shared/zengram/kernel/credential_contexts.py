@@ -15,7 +15,7 @@ import binascii
 import re
 from collections.abc import Iterator
 
-from zengram.kernel.anchors import anchored
+from zengram.kernel.anchors import LITERALS, anchored
 from zengram.kernel.secret_shapes import (
     PROSE_WORDS,
     TRAILING_PUNCTUATION,
@@ -58,14 +58,20 @@ _COMMAND_PASSWORDS = [
 ]
 
 
-# Each command's regex is tried only where its command's name starts.
-_COMMAND_SCANS = [anchored(pattern, *names) for pattern, names in zip(_COMMAND_PASSWORDS, [
-    ("curl", "wget", "http"), ("mysql", "mariadb"), ("redis-cli",), ("sshpass",),
-    ("docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane")], strict=True)]
+# Each command's regex is tried only where its command's name starts, and only in a text holding its option
+# (`-u`, `-p`, `-a`, `--pass`: a URL-heavy text names `http` often and never `-u`).
+_COMMAND_SCANS = [(anchored(pattern, *names), frozenset(LITERALS.add(options, ignore_case=False)))
+                  for pattern, names, options in zip(_COMMAND_PASSWORDS, [
+                      ("curl", "wget", "http"), ("mysql", "mariadb"), ("redis-cli",), ("sshpass",),
+                      ("docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane")],
+                      [("-u",), ("-p",), ("-a", "--pass"), ("-p",), ("-p",)], strict=True)]
 
 
 def command_line_passwords(text: str) -> Found:
-    for scan in _COMMAND_SCANS:
+    found = LITERALS.found(text)
+    for scan, options in _COMMAND_SCANS:
+        if not found.holds_any(options):
+            continue
         for match in scan(text):
             start, end, value = _unquoted(match)
             if _is_value(value):
@@ -80,9 +86,25 @@ _PGPASS = re.compile(r"(?m)^[ \t]*(?P<host>[A-Za-z0-9_.*-]{1,253}):(?:\d{1,5}|\*
                      r"(?:[^:\s\\]|\\.){1,64}:(?:[^:\s\\]|\\.){1,64}:(?P<value>\S{1,200})[ \t]*$")
 
 
+_NPMRC_SCAN = anchored(_NPMRC, "_auth", "_password", lead=(0, 1))  # at the `_`, or the `:` before it
+_PORT = re.compile(r":[\d*]")  # a .pgpass line holds one, after its host
+
+
+def _pgpass_lines(text: str) -> Iterator[re.Match[str]]:
+    """`_PGPASS.finditer(text)`, on the lines holding a `:` then a digit or `*` (a match never spans lines)."""
+    line_end = -1
+    for port in _PORT.finditer(text):
+        if port.start() < line_end:
+            continue
+        line_start = text.rfind("\n", 0, port.start()) + 1
+        line_end = text.find("\n", port.start())
+        line_end = len(text) if line_end < 0 else line_end
+        yield from _PGPASS.finditer(text, line_start, line_end)
+
+
 def config_file_secrets(text: str) -> Found:
-    for pattern in (_NPMRC, _PGPASS):
-        for match in pattern.finditer(text):
+    for scan in (_NPMRC_SCAN, _pgpass_lines):
+        for match in scan(text):
             start, end, value = _unquoted(match)
             host = match.groupdict().get("host")
             if _is_value(value) and (host is None or host == "*" or any(c.isalpha() for c in host)):
@@ -95,6 +117,7 @@ _SECRET_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)data:[ \t]*\n")
 _DATA_ENTRY = re.compile(r"(?P<indent>[ \t]+)[\"']?[\w.-]{1,253}[\"']?:[ \t]*[\"']?(?P<value>[A-Za-z0-9+/]{2,}={0,2})"
                          r"[\"']?[ \t]*(?:\n|$)")
 _BASE64_PEM = re.compile(r"(?<![A-Za-z0-9+/])LS0tLS1CRUdJT[A-Za-z0-9+/]{20,}={0,2}")
+_BASE64_PEM_SCAN = anchored(_BASE64_PEM, "LS0tLS1CRUdJT")
 
 
 def kubernetes_secret_data(text: str) -> Found:
@@ -111,7 +134,7 @@ def kubernetes_secret_data(text: str) -> Found:
 
 def base64_private_keys(text: str) -> Found:
     """A PEM private key base64-encoded again (`tls.key: LS0tLS1CRUdJTi…`, a Helm value, a CI variable)."""
-    for match in _BASE64_PEM.finditer(text):
+    for match in _BASE64_PEM_SCAN(text):
         encoded = match.group(0)
         try:
             decoded = base64.b64decode(encoded[: len(encoded) // 4 * 4] or encoded, validate=False)
@@ -164,7 +187,8 @@ _BARE_PASS = re.compile(r"(?i)(?<![\w-])(?:wi-?fi|vpn|guest|admin|root|door|gate
 _SHORT_CODE = re.compile(r"\d{4,}[#*]?")
 
 
-_SENTENCE_SCANS = [anchored(_SENTENCE_PASSWORD, "pass", "pw", "pin"), anchored(_LOGIN_PAIR, "login", "cred", "user"),
+_SENTENCE_SCANS = [anchored(_SENTENCE_PASSWORD, "pass", "pw", "pin"),
+                   anchored(_LOGIN_PAIR, "login", "credentials", "creds", "username", "user name"),
                    anchored(_BARE_PASS, "wifi", "wi-fi", "vpn", "guest", "admin", "root", "door", "gate", "alarm",
                             "router", "login", "account", "user")]
 

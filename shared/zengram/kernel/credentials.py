@@ -15,14 +15,14 @@ Every detector has positive and negative examples in tests/unit/test_credential_
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from zengram.kernel import credential_contexts as contexts
-from zengram.kernel.anchors import anchored, literal_hint
+from zengram.kernel.anchors import LITERALS, anchored, literal_hint, positions
+from zengram.kernel.label_spots import Skip, cli_flags, label_matches, may_hold_a_label
 from zengram.kernel.provider_tokens import PROVIDER_TOKENS as PROVIDER_TOKENS
 from zengram.kernel.provider_tokens import Detector as Detector
 from zengram.kernel.provider_tokens import Span as Span
@@ -53,7 +53,7 @@ def _url_credentials(text: str) -> Iterator[Span]:
     """`scheme://user:password@host`, where the password may hold `/`, `@` or `:` and the user may be empty
     (`redis://:pw@host`): the host follows the last `@` (a password is more likely to hold an `@` than a path
     is). A token used as the user name (`https://ghp_…@github.com`) is redacted too."""
-    for match in _URL.finditer(text):
+    for match in _urls(text):
         rest, base = match.group("rest"), match.start("rest")
         at = _userinfo_end(rest)
         if at <= 0:
@@ -63,6 +63,26 @@ def _url_credentials(text: str) -> Iterator[Span]:
             yield base + len(user) + 1, base + at, "url-credentials"
         elif not colon and looks_generated(user) and len(user) >= 16:
             yield base, base + at, "url-credentials"
+
+
+_SCHEME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_SCHEME_SEPARATOR = LITERALS.add(("://",), ignore_case=False)
+
+
+def _urls(text: str) -> Iterator[re.Match[str]]:
+    """`_URL.finditer(text)`, tried only at the start of the run of scheme characters before each `://` (a match
+    starts there or nowhere: its look-behind rules out a start inside the run)."""
+    done = 0
+    for separator in positions(text, _SCHEME_SEPARATOR, False) or ():
+        if separator < done:
+            continue
+        start = separator
+        while start > separator - 32 and start > 0 and text[start - 1] in _SCHEME_CHARACTERS:
+            start -= 1
+        match = _URL.match(text, start)
+        if match is not None:
+            yield match
+            done = match.end()
 
 
 def _userinfo_end(rest: str) -> int:
@@ -156,24 +176,22 @@ STRUCTURES = [
     Detector("connection-string-secret", _connection_string_secrets),
     _pattern("signed-url-signature",  # Azure SAS, S3 / GCS presigned URLs
              r"(?i)[?&](?:sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential)="
-             r"(?P<secret>[^&\s#\"'<>]{16,})", anchors=("?", "&")),
+             r"(?P<secret>[^&\s#\"'<>]{16,})",
+             anchors=("?sig", "&sig", "?x-amz-s", "&x-amz-s", "?x-goog-", "&x-goog-")),
 ]
 
 # -- labelled secrets --------------------------------------------------------------------------------------------
 
-_LABEL = re.compile(r"""(?x)
-    (?<![\w.-])
-    (?:(?P<qualifier>[A-Za-z]{2,20})[ ])?        # "API key", "root password"
-    (?P<label>[A-Za-z][\w.-]{0,63})
-    (?P<quote>["']?)
-    (?P<sep>[ \t]*(?:=>|:=|=(?!=)|:(?![:/]))[ \t]*|[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?)
-""")
 _QUOTED = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'|`([^`\n]*)`")
 _TOKEN = re.compile(r"[^\s\"'`]+")
 # `key=value`: to the next space or quote, or the next `&key=`, `,key=`, `;key=` / `;User Id=` (a query string, a
 # connection string); a lone `&`, `;` or `,` is part of the value. One branch per character: linear.
 _BARE_TOKEN = re.compile(r"(?:[^\s\"'`<>&;,]|[&,](?![A-Za-z_][\w.-]{0,63}=)"
                          r"|;(?![ \t]*[A-Za-z_][\w.-]{0,63}(?:[ \t][A-Za-z_][\w.-]{0,63})?=))+")
+# Where a `_BARE_TOKEN` ends: found by one search (Python skips to the next of these characters fast), not by
+# matching the value character by character (10x slower on a long value).
+_BARE_TOKEN_END = re.compile(r"[\s\"'`<>]|[&,](?=[A-Za-z_][\w.-]{0,63}=)"
+                             r"|;(?=[ \t]*[A-Za-z_][\w.-]{0,63}(?:[ \t][A-Za-z_][\w.-]{0,63})?=)")
 # Where an unquoted password phrase ends: the line, a sentence, a following `key: value` pair, a quote.
 _PHRASE_END = re.compile(r"\n|\r|[.!?](?=\s+[A-Z])|;\s|[,;&]\s*[A-Za-z_][\w.-]*\s*[:=]|[\"`]")
 
@@ -197,8 +215,7 @@ class _TokenEnds:
     def end(self, token: re.Pattern[str], start: int) -> int:
         run_start, run_end = self._runs.get(token, (0, 0))
         if not run_start <= start < run_end:
-            match = token.match(self._text, start)
-            run_start, run_end = start, match.end() if match else start
+            run_start, run_end = start, _token_end(token, self._text, start)
             self._runs[token] = run_start, run_end
         return run_end
 
@@ -209,41 +226,25 @@ class _TokenEnds:
         return self.long_values[run] <= _LONG_VALUES_PER_TOKEN
 
 
-def _label_matches(text: str, pattern: re.Pattern[str] | None = None) -> Iterator[re.Match[str]]:
-    """`pattern.finditer(text)` (default `_LABEL`) for a pattern of labelled values that never spans lines, less
-    the matches no label kind can come of: a kind needs a label word in the line squeezed as `may_hold_a_label`
-    squeezes, so only the lines holding one are scanned."""
-    pattern = pattern or _LABEL
-    for start, end in _label_lines(text):
-        yield from pattern.finditer(text, start, end)
+# Inside a token only these characters can end a `_BARE_TOKEN` value before the token ends.
+_BARE_STOP = re.compile(r"[<>&;,]")
+_LABEL_REACH = 68  # a label word to its value: at most a 64-character label, a quote and a 2-character separator
 
 
-@functools.lru_cache(maxsize=2)  # the three label detectors ask about the same text
-def _label_lines(text: str) -> list[tuple[int, int]]:
-    """The (start, end) of each line holding a label word, found by substring search, not by a loop over lines."""
-    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ALNUM_OR_NEWLINE)
-    squeezed_breaks = [match.start() for match in _BYTE_NEWLINE.finditer(squeezed)]
-    lines = set()
-    for word in _LABEL_WORDS:
-        position = squeezed.find(word)
-        while position >= 0:
-            lines.add(bisect.bisect_left(squeezed_breaks, position))
-            position = squeezed.find(word, position + 1)
-    if not lines:
-        return []
-    breaks = [match.start() for match in _NEWLINE.finditer(text)]  # as many as the squeezed text's
-    return [(breaks[line - 1] + 1 if line else 0, breaks[line] if line < len(breaks) else len(text))
-            for line in sorted(lines)]
-
-
-_BYTE_NEWLINE = re.compile(b"\n")
-_NEWLINE = re.compile("\n")
+def _token_end(token: re.Pattern[str], text: str, start: int) -> int:
+    """`token.match(text, start).end()` (`start` where it does not match)."""
+    if token is _BARE_TOKEN:
+        stop = _BARE_TOKEN_END.search(text, start)
+        return stop.start() if stop else len(text)
+    match = token.match(text, start)
+    return match.end() if match else start
 
 
 def _labelled_secrets(text: str) -> Iterator[Span]:
     covered = 0  # a label inside a value already found is part of that secret
     ends = _TokenEnds(text)
-    for match in _label_matches(text):
+    skip = Skip()
+    for match in label_matches(text, skip):
         if match.start("label") < covered:
             continue
         sep = match.group("sep").strip()
@@ -263,11 +264,22 @@ def _labelled_secrets(text: str) -> Iterator[Span]:
         bare = sep == "=" and text[value_start - 1] == "="
         value_end = ends.end(_BARE_TOKEN if bare else _TOKEN, value_start)
         if value_end - value_start > _LONG_VALUE and not ends.judge_long_value(value_start):
+            skip.to = _no_short_value_before(text, value_start, ends.end(_TOKEN, value_start))
             continue
-        span = _unquoted_value(text, value_start, kind, sep, match.group("label") if in_code else None)
+        span = _unquoted_value(text, (value_start, value_end), kind, sep,
+                               match.group("label") if in_code else None)
         if span is not None:
             covered = span[1]
             yield span[0], span[1], kind
+
+
+def _no_short_value_before(text: str, start: int, token_end: int) -> int:
+    """Where the next label worth judging may stand, after the long value at `start` in a token ending at
+    `token_end` whose long values were all judged: a value of a label before it would start more than 256
+    characters before the token's end, or before the next character that can end a bare value (`&x=`), and so be
+    long and skipped too. (In `token=token=…` this skips each token's labels in bulk.)"""
+    stop = _BARE_STOP.search(text, start, token_end)
+    return min(stop.start() if stop else token_end, token_end) - _LONG_VALUE - _LABEL_REACH
 
 
 _CODE_REFERENCE = re.compile(r"""(?x)
@@ -291,25 +303,45 @@ def _is_code(value: str, label: str | None = None) -> bool:
     return value == label.rsplit(".", 1)[-1] or bool(_VARIABLE.fullmatch(value))
 
 
-def _unquoted_value(text: str, start: int, kind: str, sep: str, label: str | None) -> tuple[int, int] | None:
-    """The span of the unquoted value at `start`, after a label of `kind` and its separator `sep`, when it is
-    a secret: not a stand-in nor code; under a weaker label a token that looks generated; after "is"/"was" one
-    word that looks like a password; after any other password label, what `_password_value` takes."""
+def _unquoted_value(text: str, token: tuple[int, int], kind: str, sep: str,
+                    label: str | None) -> tuple[int, int] | None:
+    """The span of the unquoted value whose token (`_TOKEN`, or `_BARE_TOKEN` after `=`) is `token`, after a
+    label of `kind` and its separator `sep`, when it is a secret: not a stand-in nor code; under a weaker label a
+    token that looks generated; after "is"/"was" one word that looks like a password; after any other password
+    label, a one-word password or a phrase (`_password_judgment`)."""
+    start, end = token
+    if start == end:
+        return None
     bare = sep == "=" and text[start - 1] == "="
-    token = (_BARE_TOKEN if bare else _TOKEN).match(text, start)
-    if token is None:
-        return None
-    word = token.group(0).rstrip(TRAILING_PUNCTUATION)
-    single = (start, start + len(word))
-    if not word or is_stand_in(word) or is_stand_in(token.group(0)) or _is_code(word, label):
-        return None
+    whole = text[start:end]
+    judged = (_cached_judgment if end - start <= _CACHED_TOKEN else _judgment)(whole, kind, sep, label, bare)
+    if judged == _PHRASE:
+        return _password_phrase(text, start)
+    return (start, start + judged) if judged else None
+
+
+_PHRASE = -1
+_CACHED_TOKEN = 128  # texts repeat their values: a short one is judged once per label, kind and separator
+
+
+def _judgment(whole: str, kind: str, sep: str, label: str | None, bare: bool) -> int:
+    """What `_unquoted_value` finds in the token `whole`: the length of its one-word secret, 0 for none, or
+    `_PHRASE` when the value is a password phrase running on past the token."""
+    word = whole.rstrip(TRAILING_PUNCTUATION)
+    if not word or is_stand_in(word) or is_stand_in(whole) or _is_code(word, label):
+        return 0
     if label is not None and _not_a_secret_after(label, word):
-        return None
+        return 0
     if kind == "secret":  # `signing key: kid=2024-05` names another pair, judged by its own label
-        return single if looks_generated(word) and not _PAIR_VALUE.match(word) else None
+        return len(word) if looks_generated(word) and not _PAIR_VALUE.match(word) else 0
     if sep in ("is", "was") or sep.startswith(("is", "was")):
-        return single if looks_like_a_password(word) else None
-    return _password_value(text, start, word, bare)
+        return len(word) if looks_like_a_password(word) else 0
+    return _password_judgment(word, bare)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_judgment(whole: str, kind: str, sep: str, label: str | None, bare: bool) -> int:
+    return _judgment(whole, kind, sep, label, bare)
 
 
 _PAIR_VALUE = re.compile(r"[A-Za-z_][\w.-]*=")
@@ -322,28 +354,26 @@ def _not_a_secret_after(label: str, value: str) -> bool:
         name in ("pass", "passed", "passes") and value.isdigit())
 
 
-def _password_value(text: str, start: int, word: str, bare: bool) -> tuple[int, int] | None:
+def _password_judgment(word: str, bare: bool) -> int:
     """After a password label, the value's first `word` decides: prose is no password; `key=value` (shell,
     query string, `bare`) or a classic password is one token; anything else is a phrase."""
     if word.lower() in PROSE_WORDS:
-        return None
+        return 0
     digit, _, _, other = char_classes(word)
-    if bare or (len(word) >= 6 and (digit or other)):
-        return start, start + len(word)
-    # A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair.
+    return len(word) if bare or (len(word) >= 6 and (digit or other)) else _PHRASE
+
+
+def _password_phrase(text: str, start: int) -> tuple[int, int] | None:
+    """A phrase ("correct horse battery staple"): up to the end of the line or sentence, or the next pair."""
     end_of_phrase = _PHRASE_END.search(text, start)
     end = end_of_phrase.start() if end_of_phrase else len(text)
     phrase = text[start:end].rstrip().rstrip(TRAILING_PUNCTUATION).rstrip()
     return (start, start + len(phrase)) if phrase else None
 
 
-_CLI_FLAG = re.compile(r"(?<!\S)--?(?P<label>[A-Za-z][\w-]{2,63})(?:=|[ \t]+)(?!-)"
-                       r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)")
-
-
 def _cli_flag_secrets(text: str) -> Iterator[Span]:
     """`--password hunter2`, `--token=…` (the `=` form is also a label; a finding twice is merged)."""
-    for match in _label_matches(text, _CLI_FLAG):  # a flag and its value never span lines
+    for match in cli_flags(text):
         kind = label_kind(match.group("label"))
         value = match.group("value")
         start = match.start("value")
@@ -357,7 +387,7 @@ _XML_SECRET = re.compile(r"(?i)<(?P<tag>[\w:.-]{1,64})>(?P<value>[^<\n]{1,500})<
 
 
 def _xml_secrets(text: str) -> Iterator[Span]:
-    for match in _label_matches(text, _XML_SECRET):  # an element's value never spans lines here
+    for match in _XML_SECRET.finditer(text):  # fast: every match starts with `<`
         kind = label_kind(match.group("tag").rsplit(":", 1)[-1])
         if kind is not None and labelled_value_is_secret(kind, match.group("value")):
             yield match.start("value"), match.end("value"), kind
@@ -387,22 +417,6 @@ CONTEXTS = [
 ]
 
 # -- hints: what a text must hold for a detector to find anything in it ------------------------------------------
-
-_NOT_ASCII_ALNUM_BYTES = bytes(code for code in range(128) if not chr(code).isalnum())
-_NOT_ALNUM_OR_NEWLINE = _NOT_ASCII_ALNUM_BYTES.replace(b"\n", b"")
-_LABEL_WORDS = (b"pass", b"pwd", b"secret", b"token", b"key", b"credential")
-
-
-@functools.lru_cache(maxsize=8)
-def may_hold_a_label(text: str) -> bool:
-    """Whether `text` may hold a label `label_kind` names. A label's words are its ASCII letter and digit runs,
-    lower-cased and joined, and each kind needs one of `_LABEL_WORDS` in them (`password`, `passwd`, `pass`,
-    `pwd`, `secret`, `token`, `key`, `credential`…); the text squeezed the same way holds every label's joined
-    words, so it holds one of them too. (Cached: the three label detectors ask about the same text.)"""
-    # Non-ASCII characters are never ASCII letters or digits: dropped by the encoding, the rest by `translate`.
-    squeezed = text.encode("ascii", "ignore").lower().translate(None, _NOT_ASCII_ALNUM_BYTES)
-    return any(word in squeezed for word in _LABEL_WORDS)
-
 
 def _either(*hints: Callable[[str], object]) -> Callable[[str], bool]:
     return lambda text: any(hint(text) for hint in hints)
@@ -435,7 +449,8 @@ _HINTS: dict[str, Callable[[str], object]] = {
     "mailgun-api-key": literal_hint("key-"),
     "mailchimp-api-key": literal_hint("-us"),
     "telegram-bot-token": literal_hint(":AA"),
-    "discord-bot-token": _hint(r"[MNO][A-Za-z0-9_-]{23,27}\."),
+    # Every match holds its middle part and the start of the last; Python finds that from each "." fast.
+    "discord-bot-token": _hint(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"),
     "command-line-password": literal_hint("curl", "wget", "http", "mysql", "mariadb", "redis-cli", "sshpass", "login"),
     "config-file-secret": _either(literal_hint("_auth", "_password", ignore_case=True), _hint(r":(?:\d|\*)")),
     "kubernetes-secret": literal_hint("Secret"),

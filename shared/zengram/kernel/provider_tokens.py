@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from zengram.kernel.anchors import anchored
@@ -35,12 +35,13 @@ def _hint(regex: str, flags: int = 0) -> Callable[[str], object]:
 # -- building blocks --------------------------------------------------------------------------------------------
 
 def _pattern(name: str, regex: str, *, flags: int = 0, accept: Callable[[str], bool] | None = None,
-             anchors: tuple[str, ...] = ()) -> Detector:
+             anchors: tuple[str, ...] = (), lead: Sequence[int] = (0,)) -> Detector:
     """A detector from one regex: the `secret` group (or the whole match) is the span; `accept` filters.
-    `anchors`: literals one of which every match starts with (the regex is then tried only there)."""
+    `anchors`: literals one of which every match starts with, or `lead` characters after its start (the regex is
+    then tried only there)."""
     compiled = re.compile(regex, flags)
     group = "secret" if "secret" in compiled.groupindex else 0
-    finditer = anchored(compiled, *anchors) if anchors else compiled.finditer
+    finditer = anchored(compiled, *anchors, lead=lead) if anchors else compiled.finditer
 
     def find(text: str) -> Iterator[Span]:
         for match in finditer(text):
@@ -88,7 +89,8 @@ PROVIDER_TOKENS = [
     # CLI, camelCase) or by standing right after an access key id (credentials CSV, "id / secret" notes).
     _pattern("aws-secret-access-key",
              r"(?<![A-Za-z0-9])(?:aws[_.-]?)?secret[_.-]?(?:access[_.-]?)?key[\"']?[ \t]*(?:=>|:=|[:=]|[ \t])[ \t]*"
-             r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", flags=re.IGNORECASE, anchors=("aws", "secret")),
+             r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", flags=re.IGNORECASE,
+             anchors=("awssecret", "aws_secret", "aws.secret", "aws-secret", "secret")),
     _pattern("aws-secret-access-key",
              r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])[^\n]{0,100}?(?<![A-Za-z0-9/+])"
              r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
@@ -100,18 +102,20 @@ PROVIDER_TOKENS = [
              r"(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20,})(?![A-Za-z0-9_-])",
              accept=_has_digit_and_letter, anchors=("sk-",)),
     _pattern("github-token", _BEFORE + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,})" + _AFTER,
-             anchors=("gh", "github_pat_")),
+             anchors=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     _pattern("gitlab-token",
              r"(?<![A-Za-z0-9_-])gl(?:pat|dt|ptt|rt|soat|ft|cbt|imt|oas)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*",
-             accept=_random_looking, anchors=("gl",)),
+             accept=_random_looking,
+             anchors=tuple(f"gl{kind}-" for kind in ("pat", "dt", "ptt", "rt", "soat", "ft", "cbt", "imt", "oas"))),
     _pattern("slack-token", r"(?<![A-Za-z0-9])(?:xox(?:e\.xox)?[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{20,})",
              accept=lambda value: any(c.isdigit() for c in value[5:]), anchors=("xox", "xapp-")),
     _pattern("slack-webhook",
              r"(?i)https?://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+-]{20,})",
-             accept=_random_looking, anchors=("http",)),
+             accept=_random_looking, anchors=("http://hooks.", "https://hooks.")),
     _pattern("discord-webhook",
              r"(?i)https?://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d{5,}/(?P<secret>[A-Za-z0-9_-]{30,})",
-             anchors=("http",)),
+             anchors=tuple(f"{scheme}://{host}" for scheme in ("http", "https")
+                           for host in ("discord", "ptb.", "canary."))),
     _pattern("zengram-api-key", _BEFORE + r"zgk_[0-9a-f]{32}_[A-Za-z0-9_-]{43}" + _AFTER,  # our own scoped keys
              anchors=("zgk_",)),
     _pattern("npm-token", _BEFORE + r"npm_[A-Za-z0-9]{36}" + _AFTER, accept=_random_looking, anchors=("npm_",)),
@@ -131,11 +135,13 @@ PROVIDER_TOKENS = [
     _pattern("sendgrid-api-key", _BEFORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _AFTER, anchors=("SG.",)),
     _pattern("mailgun-api-key", r"(?<![A-Za-z0-9])key-[0-9a-f]{32}(?![A-Za-z0-9])", accept=_has_digit_and_letter,
              anchors=("key-",)),
-    _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])"),
+    _pattern("mailchimp-api-key", r"(?<![A-Za-z0-9])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", anchors=("-us",),
+             lead=(32,)),
     _pattern("discord-bot-token",  # user id (base64 of digits), timestamp, HMAC
              r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_.-])",
              accept=_has_digit_and_letter),
-    _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+    _pattern("telegram-bot-token", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])", anchors=(":AA",),
+             lead=range(8, 11)),
     _pattern("llm-provider-key",  # Groq, xAI, Replicate, Perplexity
              _BEFORE + r"(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,})"
              + _AFTER,
@@ -146,6 +152,8 @@ PROVIDER_TOKENS = [
              r"|ATATT3[A-Za-z0-9_=-]{50,}|lin_api_[A-Za-z0-9]{40}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"
              r"|HRKU-[A-Za-z0-9_-]{30,}|NRAK-[A-Z0-9]{27}|sntry[su]_[A-Za-z0-9+/=_]{40,}|hv[sb]\.[A-Za-z0-9_-]{24,}"
              r"|dp\.(?:pt|st|ct|sa)\.[A-Za-z0-9]{40,}|AGE-SECRET-KEY-1[0-9A-Z]{58})(?![A-Za-z0-9_-])",
-             accept=_has_digit_and_letter, anchors=("do", "shp", "dapi", "ATATT3", "lin_api_", "sq0", "HRKU-",
-                                                    "NRAK-", "sntry", "hv", "dp.", "AGE-SECRET-KEY-1")),
+             accept=_has_digit_and_letter,
+             anchors=("dop_v1_", "dor_v1_", "doo_v1_", "shpat_", "shpca_", "shppa_", "shpss_", "dapi", "ATATT3",
+                      "lin_api_", "sq0atp-", "sq0csp-", "HRKU-", "NRAK-", "sntrys_", "sntryu_", "hvs.", "hvb.",
+                      "dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "AGE-SECRET-KEY-1")),
 ]
