@@ -266,7 +266,8 @@ def render(rounds: Sequence[Round]) -> str:
                    key=lambda kind: -statistics.median(r.by_thread_ms.get(kind, 0.0) for r in rounds))
     lines = [f"median over {len(rounds)} rounds, CPU ms a write (embedding excluded):",
              f"  server {statistics.median(r.server_cpu_ms for r in rounds):.2f}"]
-    lines += [f"    {kind}: {statistics.median(r.by_thread_ms.get(kind, 0.0) for r in rounds):.2f}" for kind in kinds]
+    medians = {kind: statistics.median(r.by_thread_ms.get(kind, 0.0) for r in rounds) for kind in kinds}
+    lines += [f"    {kind}: {median:.2f}" for kind, median in medians.items() if median >= 0.005]
     lines.append(f"  client (httpx) {statistics.median(r.client_cpu_ms for r in rounds):.2f}")
     return "\n".join(lines)
 
