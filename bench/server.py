@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import httpx
 from zengram.adapters.sqlite.ann import GATHER_SECONDS as GRAPH_GATHER_SECONDS
@@ -24,7 +25,7 @@ IDLE_CPU_SHARE = 0.05  # a server using under 5 % of a core over a window has fi
 # The window is longer than the graph maintainer's gather, during which it sleeps before applying the last writes'
 # rows: a gathering maintainer must not pass for an idle server (its CPU would fall outside the measured series).
 IDLE_WINDOW_SECONDS = max(0.5, 2 * GRAPH_GATHER_SECONDS)
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class ServerProcess:
@@ -47,6 +48,10 @@ class ServerProcess:
         self._log = data_dir.parent / f"{data_dir.name}.server.log"
         self._process: subprocess.Popen[bytes] | None = None
 
+    def command(self) -> list[str]:
+        """What the child runs: `zengram serve`, as a user runs it."""
+        return [sys.executable, "-m", "zengram.embedded.cli", "serve"]
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
@@ -62,10 +67,9 @@ class ServerProcess:
             raise RuntimeError("the server is not running")
         return self._process.pid
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self) -> Self:
         with self._log.open("wb") as log:
-            self._process = subprocess.Popen([sys.executable, "-m", "zengram.embedded.cli", "serve"], env=self._env,
-                                             stdout=log, stderr=subprocess.STDOUT)
+            self._process = subprocess.Popen(self.command(), env=self._env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while True:
             if self._process.poll() is not None:
@@ -114,7 +118,7 @@ class ServerProcess:
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server process so far, every thread of it."""
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def client(url: str) -> httpx.Client:

@@ -154,3 +154,19 @@ def test_capitalised_words_without_a_role_are_not_people(text: str) -> None:
 
 def test_a_fingerprint_person_keeps_its_higher_confidence() -> None:
     assert found("Jane Doe is Acme's CTO", [ACME])[0] == ("Jane Doe", "person", 0.98)
+
+
+HOST_SHAPES = ["api.acme.com", "ACME.IO", "x.co", "foo-bar.dev", "1.com", "a.b.c.org", "www.Example.NET",
+               "\u212a.com", "tiny.sh.", "(see docs.example.ai)", "mail@example.org", "1.5.ai"]
+
+
+def test_the_host_name_hint_holds_wherever_a_host_name_is_found() -> None:
+    """Extraction skips the host name pattern in texts without its hint: the hint must be in every text the
+    pattern matches (random texts built from host-shaped pieces, and the shapes themselves)."""
+    pieces = [*HOST_SHAPES, ".", "-", " ", "a", "Z", "9", "com", "io", "\u212a", "\u017f", "é", "..", "_"]
+    draw = random.Random(38)
+    texts = [*HOST_SHAPES, *("".join(draw.choices(pieces, k=draw.randint(1, 8))) for _ in range(5000))]
+    matched = [text for text in texts if entities_module._HOSTNAME.search(text)]
+    assert len(matched) > 1000
+    assert [text for text in matched if not entities_module._HOSTNAME_HINT.search(text)] == []
+    assert found("status at docs.example.ai, not at home.") == [("docs.example.ai", "domain", 0.85)]

@@ -40,6 +40,14 @@ CREATE TABLE IF NOT EXISTS entity_edges (
 """
 
 
+# A newly linked entity: a new one is registered with one mention, a known one counts one more; either way its
+# first and last sightings take in `seen` (a new memory links all its entities with this one statement each).
+_MENTIONED = ("INSERT INTO entities (key, name, type, mention_count, first_seen, last_seen) VALUES (?, ?, ?, 1, ?, ?) "
+              "ON CONFLICT (key) DO UPDATE SET mention_count = mention_count + 1, "
+              "first_seen = MIN(COALESCE(first_seen, excluded.first_seen), excluded.first_seen), "
+              "last_seen = MAX(COALESCE(last_seen, excluded.last_seen), excluded.last_seen)")
+
+
 def _record(row: sqlite3.Row) -> EntityRecord:
     return EntityRecord(
         name=row["name"], type=EntityType(row["type"]), mention_count=row["mention_count"],
@@ -73,17 +81,16 @@ class SQLiteEntityStore:
             for key in linked - wanted.keys():
                 tx.execute("DELETE FROM entity_links WHERE entity_key = ? AND memory_id = ?", (key, memory_id))
                 tx.execute("UPDATE entities SET mention_count = mention_count - 1 WHERE key = ?", (key,))
-            for key in wanted.keys() - linked:
+            for key in wanted.keys() - linked:  # one statement a newly linked entity, whether it is new or known
                 ref = wanted[key]
-                tx.execute("INSERT OR IGNORE INTO entities (key, name, type, mention_count, first_seen, last_seen) "
-                           "VALUES (?, ?, ?, 0, ?, ?)", (key, ref.name, ref.type.value, seen, seen))
-                tx.execute("UPDATE entities SET mention_count = mention_count + 1 WHERE key = ?", (key,))
+                tx.execute(_MENTIONED, (key, ref.name, ref.type.value, seen, seen))
                 tx.execute("INSERT INTO entity_links (entity_key, memory_id, memory_created_at) VALUES (?, ?, ?)",
                            (key, memory_id, created))
-            tx.executemany(
-                "UPDATE entities SET first_seen = MIN(COALESCE(first_seen, ?), ?), "
-                "last_seen = MAX(COALESCE(last_seen, ?), ?) WHERE key = ?",
-                [(seen, seen, seen, seen, key) for key in wanted])
+            still_linked = [(seen, seen, seen, seen, key) for key in wanted.keys() & linked]
+            if still_linked:
+                tx.executemany(
+                    "UPDATE entities SET first_seen = MIN(COALESCE(first_seen, ?), ?), "
+                    "last_seen = MAX(COALESCE(last_seen, ?), ?) WHERE key = ?", still_linked)
             before, after = _pairs(linked), _pairs(wanted)
             tx.executemany("UPDATE entity_edges SET strength = strength - 1 WHERE a = ? AND b = ?",
                            sorted(before - after))

@@ -54,12 +54,13 @@ DEFAULT_AGENT = "claude-code"  # Zengram v4 attributes writes without an agent t
              responses={201: {"model": StoredBody, "description": "Stored: a new memory"},
                         200: {"model": ExistingMemoryBody,
                               "description": "Already stored: deduplicated (same agent) or corroborated (another)"}})
-def store_memory(draft: MemoryDraft, memories: MemoryServiceDep, scope: ScopeDep,
-                 response: Response) -> StoreOutcomeBody:
+def store_memory(draft: MemoryDraft, memories: MemoryServiceDep, scope: ScopeDep) -> Response:
     result = memories.store(draft, scope)
-    if result.kind is not WriteKind.CREATED:
-        response.status_code = 200
-    return store_body(result)
+    # Serialised here, on the worker thread, as the search does: returned as a model, the body would go through
+    # FastAPI's generic encoder and JSONResponse on the event loop (~50 µs a write against ~3 µs, #38).
+    status = 201 if result.kind is WriteKind.CREATED else 200
+    return Response(store_body(result).model_dump_json(by_alias=True), status_code=status,
+                    media_type="application/json")
 
 
 def store_body(result: StoreResult) -> StoreOutcomeBody:

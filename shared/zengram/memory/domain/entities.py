@@ -248,6 +248,9 @@ _TLDS = ("com|org|net|io|ai|dev|app|co|us|uk|de|fr|nl|es|it|eu|ca|au|in|jp|cloud
          "tv|ly|to|gov|edu")
 _HOSTNAME = re.compile(
     r"(?<![\w.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:" + _TLDS + r"))(?![\w-]|\.\w)", re.IGNORECASE)
+# What every host name holds (a label's last character, its dot, a top-level domain's first letter), found at C
+# speed: most texts have none, and the full pattern, tried at every position, cost ~20 µs a turn (#38).
+_HOSTNAME_HINT = re.compile(r"[a-z0-9]\.[a-z]", re.IGNORECASE)
 
 
 def _split(names: str) -> list[str]:
@@ -384,7 +387,7 @@ def extract_entities(
             name = _canonical_of_match(match.group(0), confidence)
             claim(match, EntityRef(name=name, type=_canonical_types()[name.casefold()],
                                    confidence=_CONFIDENCE[confidence]))
-    for match in _HOSTNAME.finditer(text):
+    for match in _HOSTNAME.finditer(text) if _HOSTNAME_HINT.search(text) else ():
         host = match.group(1).casefold().removeprefix("www.")
         claim(match, EntityRef(name=host, type=EntityType.DOMAIN, confidence=_CONFIDENCE["domain"]))
     for start, end, name in people_in(text):  # named by their role: "Sarah Chen is Initech's CTO"
