@@ -82,3 +82,11 @@ def test_the_openapi_document_and_priming_include_every_router() -> None:
     include_every_router(primed)
     include_every_router(FastAPI())  # an app without lazy routers: nothing to do
     assert sorted(loaded) == ["pets", "toys"]
+
+
+def test_a_mounted_app_looks_its_segment_up_under_its_root_path() -> None:
+    app, loaded = recording_app()
+    outer = FastAPI()
+    outer.mount("/stage", app)
+    assert TestClient(outer).get("/stage/api/v1/toys").json() == {"router": "toys"}
+    assert loaded == ["toys", "pets"]

@@ -86,5 +86,14 @@ class LazyRoutersMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            self._routers.include_for(scope.get("path", ""))
+            self._routers.include_for(_route_path(scope))
         await self.app(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches: without the app's root path, when it is mounted under one (as Starlette does)."""
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root):len(root) + 1] == "/":
+        return path[len(root):]
+    return path
