@@ -198,7 +198,7 @@ bench-peers: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python -m bench.peers --peers-python $(PEERS_VENV)/bin/python $(ARGS)
 
 bench-coldstart: package
-	$(BIN)/python -m bench.coldstart
+	$(BIN)/python -m bench.coldstart $(ARGS)
 
 # Each function's first and warm (p50/p95) latency in the local cloud, through start-api (start-lambda for the
 # functions no route reaches), beside the embedded server's, and the time the cloud takes to come up

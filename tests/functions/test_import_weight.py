@@ -115,7 +115,12 @@ CHAT_TURN_MODELS = ("zengram.chat.domain.requests", "zengram.chat.domain.history
 CHAT_DATA_MODELS = ("zengram.chat.domain.data_requests", "zengram.chat.domain.memories",
                     "zengram.chat.domain.records", "zengram.chat.domain.claims")
 CHAT_SERVICE_MODELS = ("zengram.chat.domain.learning", "zengram.chat.domain.recalls")
-NOT_AT_INIT = {"chat": CHAT_DATA_MODELS + CHAT_SERVICE_MODELS, "chat_data": CHAT_TURN_MODELS + CHAT_SERVICE_MODELS}
+# The chat_data function builds its routers on the first request under their paths: its init builds none of them,
+# and so none of their models either.
+CHAT_DATA_ROUTES = tuple(f"zengram.chat.api.{name}" for name in (
+    "memories", "claims", "profiles", "policies", "records", "integrations", "events", "schemas.memories"))
+NOT_AT_INIT = {"chat": CHAT_DATA_MODELS + CHAT_SERVICE_MODELS,
+               "chat_data": CHAT_TURN_MODELS + CHAT_SERVICE_MODELS + CHAT_DATA_MODELS + CHAT_DATA_ROUTES}
 
 
 @pytest.mark.parametrize("function", sorted(NOT_AT_INIT))
@@ -123,3 +128,20 @@ def test_a_chat_function_builds_only_its_own_models_at_init(function: str) -> No
     loaded = modules_after_init(function)
 
     assert sorted(name for name in loaded if within(name, NOT_AT_INIT[function])) == []
+
+
+def test_a_chat_data_request_builds_only_the_routers_of_its_path() -> None:
+    """GET /api/v1/records/… builds the records router; /api/v1/memories/… the memories router and the claims
+    router (which serves /api/v1/memories/{memory_id}/claims); no other."""
+    folder = ROOT / "functions" / "chat_data"
+    probe = ("import json, sys\nimport app\nrouters = app.app.state.lazy_routers\n"
+             "routers.include_for('/api/v1/records/orders/r1')\nfirst = sorted(routers.included)\n"
+             "routers.include_for('/api/v1/memories/m1/claims')\n"
+             "print(json.dumps([first, sorted(routers.included), 'zengram.chat.api.integrations' in sys.modules]))")
+    environment = {"PATH": os.environ.get("PATH", ""), "AWS_REGION": "eu-west-1", "BRAIN_API_KEY": "sample-api-key",
+                   "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT / "shared")])}
+    result = subprocess.run([sys.executable, "-c", probe], cwd=folder, env=environment, capture_output=True, text=True,
+                            check=False, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    first, then, integrations = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (first, then, integrations) == (["records"], ["claims", "memories", "records"], False)

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 import snapshot_restore_py
+from fastapi import APIRouter
 from zengram.serverless import handlers as serverless
+from zengram.web.lazy_routes import LazyRouters
 
 from tests.support import REPO_ROOT
 
@@ -114,9 +116,17 @@ def test_priming_an_http_function_builds_its_container_and_answers_nothing(
     # A fresh execution environment: priming builds its Powertools objects, which later tests must not inherit.
     monkeypatch.setattr(serverless, "OBSERVABILITY", serverless.LambdaObservability())
     monkeypatch.setattr(metrics, "_shared", None)
-    app = serverless.create_function_app([memory.router])
+    loaded: list[str] = []  # a router the app would build on the first request under /later (chat_data's way)
+
+    def load(name: str) -> APIRouter:
+        loaded.append(name)
+        return APIRouter()
+
+    lazy = LazyRouters("/later", {"pets": ("pets",)}, load)
+    app = serverless.create_function_app([memory.router], lazy_routers=lazy)
     handler = serverless.http_handler(app)
     assert handler._built is not None  # Powertools' decorators and Mangum, before the first request
+    assert loaded == ["pets"]  # every route the function serves, before the snapshot
     container = app.state.provider.peek()
     assert container is not None and type(container.embedder).__name__ == "BedrockEmbedder"
     from zengram.adapters.system import SystemClock

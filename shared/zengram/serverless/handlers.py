@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from zengram.assembly.containers import Container
     from zengram.memory.services.keys import KeyService
     from zengram.settings import Settings
+    from zengram.web.lazy_routes import LazyRouters
 
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 SERVICE_LOGGER = "zengram"  # the parent of every service's logger (logging.getLogger(__name__))
@@ -148,16 +149,19 @@ def lambda_container() -> Container:
     return build_container(settings, language_model=MeteredLanguageModel(build_language_model(settings)))
 
 
-def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] | None = None) -> FastAPI:
-    """The function's app; `open_paths` served without a key (default: the middleware's OPEN_PATHS)."""
+def create_function_app(routers: Sequence[APIRouter], open_paths: Collection[str] | None = None, *,
+                        lazy_routers: LazyRouters | None = None) -> FastAPI:
+    """The function's app; `open_paths` served without a key (default: the middleware's OPEN_PATHS);
+    `lazy_routers`: routers included on the first request under their paths (and when the init is primed)."""
     from zengram.assembly.roles import HOST_ROUTE_ROLES
     from zengram.web.app import create_app
     from zengram.web.middleware import OPEN_PATHS
 
-    return create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
-                      route_roles=HOST_ROUTE_ROLES,
-                      open_paths=OPEN_PATHS if open_paths is None else open_paths,
-                      verified_caller=caller_from_authorizer, on_request_id=OBSERVABILITY.set_correlation_id)
+    app = create_app(routers, ContainerProvider(lambda_container), expected_key=_configured_key,
+                     route_roles=HOST_ROUTE_ROLES,
+                     open_paths=OPEN_PATHS if open_paths is None else open_paths,
+                     verified_caller=caller_from_authorizer, on_request_id=OBSERVABILITY.set_correlation_id)
+    return app if lazy_routers is None else lazy_routers.install(app)
 
 
 def caller_from_authorizer(scope: Scope) -> Principal | None:
@@ -202,7 +206,10 @@ def http_handler(app: FastAPI) -> LambdaHandler:
     def prime() -> None:
         from mangum import Mangum
 
+        from zengram.web.lazy_routes import include_every_router
+
         handler.built()  # Powertools' Logger, Metrics and (tracing on) the Tracer with the X-Ray SDK
+        include_every_router(app)  # every route the function serves, built before the snapshot
         app.state.provider.get()  # the container: settings, boto3 clients, the embedder and search index adapters
         _configured_key()  # the secret, cached
         # The request path (middleware, routing, the error mapper) on an unauthenticated request: answers 401,
