@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, WithJsonSchema
 
 from zengram.kernel.json_limits import within_limits
 from zengram.kernel.text_rules import NotBlank
@@ -22,6 +22,18 @@ _metadata_within_limits = within_limits("metadata", max_depth=MAX_METADATA_DEPTH
 
 
 Content = Annotated[str, StringConstraints(max_length=MAX_CONTENT_CHARS), NotBlank()]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    """JSON Schema's numbers hold no `true` or `false`; pydantic's lax mode would read them as 1 and 0."""
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+# `Annotated[int, Field(ge=0), NotBoolean]`: a number field of a request body that refuses booleans (after the
+# `Field`: placed before it, pydantic writes the bounds into the JSON schema as `ge`/`le`, not `minimum`/`maximum`).
+NotBoolean = BeforeValidator(_not_a_boolean)
 
 _JSON_SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean", "null"]}
 

@@ -156,3 +156,14 @@ def test_bad_input_names_the_field(api: TestClient) -> None:
     assert assert_error(api.post("/api/v1/memories", json={"subject_id": "a", "text": "x", "kind": "opinion"}),
                         400).startswith("kind:")
 
+
+def test_a_boolean_is_no_number(api: TestClient) -> None:
+    """Pydantic's lax mode read `true` as 1 (the schema fuzzer's finding): a number field refuses it, and nothing
+    is stored."""
+    for field in ("confidence", "importance"):
+        body = {"subject_id": "a", "text": "Booleans are not numbers", field: True}
+        assert assert_error(api.post("/api/v1/memories", json=body), 400).startswith(f"{field}:")
+    assert active_texts(api, "a") == []
+    policy = {"name": "p", "policy_text": "", "config": {"recall_limit": False}}
+    assert "recall_limit" in assert_error(api.post("/api/v1/memory/policies", json=policy), 400)
+

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from zengram.chat.domain.requests import MAX_MESSAGE_CHARS, MAX_MESSAGES, ChatCompletionRequest, MnxOptions, ModelName
 from zengram.kernel.errors import InvalidInput
+from zengram.kernel.request_fields import NotBoolean
 from zengram.kernel.validation import describe_validation_errors
 
 MAX_BLOCKS = 500
@@ -150,13 +151,13 @@ class MessagesRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     model: ModelName
-    max_tokens: Annotated[int, Field(ge=1, le=1_000_000)]
+    max_tokens: Annotated[int, Field(ge=1, le=1_000_000), NotBoolean]
     messages: Annotated[list[Annotated[UserMessage | AssistantMessage, Field(discriminator="role")]],
                         Field(min_length=1, max_length=MAX_MESSAGES)]
     system: Annotated[list[TextBlock], Field(max_length=MAX_BLOCKS)] | Text | None = None
     stream: StrictBool = False
-    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
-    top_p: Annotated[float, Field(ge=0, le=1)] | None = None
+    temperature: Annotated[float, Field(ge=0, le=2), NotBoolean] | None = None
+    top_p: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None
     stop_sequences: Annotated[list[Annotated[str, StringConstraints(max_length=500)]], Field(max_length=16)] | None \
         = None
     metadata: AnthropicMetadata | None = None

@@ -22,6 +22,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstrai
 from zengram.chat.domain.request_values import JsonValue
 from zengram.chat.domain.tenancy import SubjectId
 from zengram.kernel.errors import InvalidInput
+from zengram.kernel.request_fields import NotBoolean
 from zengram.kernel.text_rules import NotBlank
 from zengram.kernel.timestamps import format_timestamp
 
@@ -162,7 +163,7 @@ class ClaimCreate(BaseModel):
     value: JsonValue = None
     object_value: JsonValue = None
     claim_type: ClaimType | None = None
-    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    confidence: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None
     source: Label | None = None
     source_type: Label | None = None
     source_memory_id: Annotated[str, StringConstraints(max_length=100)] | None = None
@@ -224,7 +225,7 @@ class ProfileFieldUpdate(BaseModel):
 
     field_key: Slot
     value: JsonValue
-    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    confidence: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None
     source: Label | None = None
 
 

@@ -12,7 +12,7 @@ from zengram.chat.domain.memories import MemoryKind, MemorySource, Visibility
 from zengram.chat.domain.records import FieldDef, FieldName, RecordVisibility, TypeName
 from zengram.chat.domain.request_values import RECORD_DATA_SCHEMA, RecordData, json_value_within_limits
 from zengram.chat.domain.tenancy import SubjectId
-from zengram.kernel.request_fields import MAX_OFFSET, Content, Metadata
+from zengram.kernel.request_fields import MAX_OFFSET, Content, Metadata, NotBoolean
 from zengram.kernel.text_rules import NotBlank
 
 MAX_TAGS = 20
@@ -34,8 +34,8 @@ class MemoryCreate(BaseModel):
     text: Content
     kind: MemoryKind | None = None  # fact
     visibility: Visibility | None = None  # private
-    importance: Annotated[int, Field(ge=0, le=100)] | None = None  # 50
-    confidence: Annotated[float, Field(ge=0, le=1)] | None = None  # 1.0
+    importance: Annotated[int, Field(ge=0, le=100), NotBoolean] | None = None  # 50
+    confidence: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None  # 1.0
     is_temporal: StrictBool | None = None  # false
     tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] | None = None
     metadata: Metadata | None = None
@@ -60,8 +60,8 @@ class MemoryPatch(BaseModel):
     text: Content | None = None
     kind: MemoryKind | None = None
     visibility: Visibility | None = None
-    importance: Annotated[int, Field(ge=0, le=100)] | None = None
-    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
+    importance: Annotated[int, Field(ge=0, le=100), NotBoolean] | None = None
+    confidence: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None
     is_temporal: StrictBool | None = None
     tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] | None = None
     metadata: Metadata | None = None
@@ -101,12 +101,12 @@ class RecordQueryIn(BaseModel):
     where: Annotated[dict[str, Any], AfterValidator(json_value_within_limits),
                      WithJsonSchema(RECORD_DATA_SCHEMA)] = Field(default_factory=dict)
     order_by: Annotated[str, StringConstraints(pattern=r"^-?[A-Za-z_][A-Za-z0-9_]{0,63}$")] | None = None
-    limit: Annotated[int, Field(ge=1, le=500)] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0
+    limit: Annotated[int, Field(ge=1, le=500), NotBoolean] = 50
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), NotBoolean] = 0
 
 
 class RecordSearchIn(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     query: Annotated[str, StringConstraints(max_length=1000), NotBlank()]
-    limit: Annotated[int, Field(ge=1, le=100)] = 10
+    limit: Annotated[int, Field(ge=1, le=100), NotBoolean] = 10

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, field_serializer
 
 from zengram.kernel.errors import InvalidInput
+from zengram.kernel.request_fields import NotBoolean
 from zengram.kernel.timestamps import format_timestamp
 
 Mode = Literal["pull", "webhook", "both"]
@@ -65,8 +66,8 @@ class _Settable(BaseModel):
     scope: Scope | None = None
     endpoint_url: _Url | None = None
     method: Method | None = None
-    timeout_ms: Annotated[int, Field(ge=100, le=30_000)] | None = None
-    cache_ttl_seconds: Annotated[int, Field(ge=0, le=31_536_000)] | None = None
+    timeout_ms: Annotated[int, Field(ge=100, le=30_000), NotBoolean] | None = None
+    cache_ttl_seconds: Annotated[int, Field(ge=0, le=31_536_000), NotBoolean] | None = None
     allow_live_fetch: bool | None = None
     headers_template: _Headers | None = None
     query_template: _Template | None = None
@@ -76,7 +77,7 @@ class _Settable(BaseModel):
     auth_secret: _Secret | None = None
     webhook_secret: _Secret | None = None
     is_active: bool | None = None
-    schedule_seconds: Annotated[int, Field(ge=0, le=604_800)] | None = None  # ours: 0 is none
+    schedule_seconds: Annotated[int, Field(ge=0, le=604_800), NotBoolean] | None = None  # ours: 0 is none
 
 
 class IntegrationCreate(_Settable):

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_seri
 
 from zengram.chat.domain.prompt_scopes import DEFAULT_PRIORITY, PromptScope, applies, resolve_defaults
 from zengram.chat.domain.request_values import JsonValue
+from zengram.kernel.request_fields import NotBoolean
 from zengram.kernel.text_rules import NotBlank
 from zengram.kernel.timestamps import format_timestamp
 
@@ -34,11 +35,11 @@ class PolicyConfig(BaseModel):
 
     include_kinds: Annotated[list[Kind], Field(max_length=MAX_KINDS)] | None = None  # only these kinds are learned
     exclude_kinds: Annotated[list[Kind], Field(max_length=MAX_KINDS)] | None = None  # these kinds never are
-    confidence_min: Annotated[float, Field(ge=0, le=1)] | None = None  # least confidence of a learned memory
-    importance_min: Annotated[int, Field(ge=0, le=100)] | None = None  # least importance of a learned memory
-    max_memories_per_turn: Annotated[int, Field(ge=1, le=50)] | None = None  # most memories learned from a turn
-    recall_limit: Annotated[int, Field(ge=0, le=50)] | None = None  # most memories injected
-    recall_min_relevance: Annotated[float, Field(ge=0, le=1)] | None = None  # least relevance of an injected one
+    confidence_min: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None  # least confidence of one learned
+    importance_min: Annotated[int, Field(ge=0, le=100), NotBoolean] | None = None  # least importance of one learned
+    max_memories_per_turn: Annotated[int, Field(ge=1, le=50), NotBoolean] | None = None  # most learned from a turn
+    recall_limit: Annotated[int, Field(ge=0, le=50), NotBoolean] | None = None  # most memories injected
+    recall_min_relevance: Annotated[float, Field(ge=0, le=1), NotBoolean] | None = None  # least relevance injected
     recall_private: bool | None = None  # false: only the project's shared memories are injected, not the subject's
 
     def merged(self, later: PolicyConfig) -> PolicyConfig:
@@ -125,7 +126,7 @@ class PolicyCreate(BaseModel):
     scope_id: Annotated[str, StringConstraints(max_length=200)] | None = None  # "" is none (Mnexium lists "")
     is_default: bool = False
     is_active: bool = True
-    priority: Annotated[int, Field(ge=0, le=10_000)] = DEFAULT_PRIORITY
+    priority: Annotated[int, Field(ge=0, le=10_000), NotBoolean] = DEFAULT_PRIORITY
     config: PolicyConfig = PolicyConfig()
     metadata: dict[str, JsonValue] | None = None
 
@@ -137,7 +138,7 @@ class PolicyPatch(BaseModel):
     policy_text: PolicyText | None = None
     is_default: bool | None = None
     is_active: bool | None = None
-    priority: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    priority: Annotated[int, Field(ge=0, le=10_000), NotBoolean] | None = None
     config: PolicyConfig | None = None
     metadata: dict[str, JsonValue] | None = None
 

@@ -16,7 +16,7 @@ from zengram.chat.domain.record_names import TypeName
 from zengram.chat.domain.request_values import JsonValue
 from zengram.chat.domain.state import StateKey
 from zengram.chat.domain.tenancy import ChatId, SubjectId
-from zengram.kernel.request_fields import Metadata
+from zengram.kernel.request_fields import Metadata, NotBoolean
 from zengram.kernel.text_rules import NotBlank
 
 MAX_MESSAGES = 1000
@@ -125,7 +125,7 @@ class StatePut(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     value: JsonValue
-    ttl_seconds: Annotated[int, Field(ge=1, le=10 * 365 * 86_400)] | None = None
+    ttl_seconds: Annotated[int, Field(ge=1, le=10 * 365 * 86_400), NotBoolean] | None = None
 
 
 # -- prompts ---------------------------------------------------------------------------------------------------
@@ -138,7 +138,7 @@ class PromptCreate(BaseModel):
     scope: PromptScope = PromptScope.PROJECT
     scope_id: SubjectId | None = None  # the subject or chat id of a subject/chat prompt
     is_default: StrictBool = False
-    priority: Annotated[int, Field(ge=0, le=10_000)] = DEFAULT_PRIORITY
+    priority: Annotated[int, Field(ge=0, le=10_000), NotBoolean] = DEFAULT_PRIORITY
 
 
 class PromptPatch(BaseModel):
@@ -148,4 +148,4 @@ class PromptPatch(BaseModel):
     prompt_text: PromptText | None = None
     is_default: StrictBool | None = None
     is_active: StrictBool | None = None
-    priority: Annotated[int, Field(ge=0, le=10_000)] | None = None
+    priority: Annotated[int, Field(ge=0, le=10_000), NotBoolean] | None = None

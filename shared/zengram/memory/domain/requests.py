@@ -29,6 +29,7 @@ from zengram.kernel.request_fields import MAX_METADATA_DEPTH as MAX_METADATA_DEP
 from zengram.kernel.request_fields import MAX_OFFSET as MAX_OFFSET
 from zengram.kernel.request_fields import Content as Content
 from zengram.kernel.request_fields import Metadata as Metadata
+from zengram.kernel.request_fields import NotBoolean
 from zengram.kernel.text_rules import NotBlank
 from zengram.memory.domain.entities import MAX_ENTITIES_PER_MEMORY, EntityRef
 from zengram.memory.domain.models import Category, Importance, KnowledgeCategory, MemoryType, as_utc
@@ -365,7 +366,7 @@ class ImportRecord(MemoryDraft):
     last_observed_at: Timestamp | None = None
     access_count: int = Field(default=0, ge=0, le=MAX_COUNTER)
     last_accessed_at: Timestamp | None = None
-    confidence: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
+    confidence: Annotated[float, NotBoolean] = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     consolidated: StrictBool = False
     revision: int = Field(default=1, ge=1, le=MAX_COUNTER)
     entities: Annotated[list[EntityRef], Field(max_length=MAX_ENTITIES_PER_MEMORY)] | None = None
