@@ -125,6 +125,9 @@ def start_service(path: Path = SOCKET) -> None:
         process = subprocess.Popen(
             ["podman", "system", "service", "--time=0", f"unix://{path}"],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            # Not the caller's folder: the service outlives it, and once a clone that started it is deleted,
+            # every container start fails ("write child: broken pipe", seen after a fresh-clone CI run).
+            cwd="/",
         )
     PID_FILE.write_text(str(process.pid))
     deadline = time.monotonic() + START_TIMEOUT_S

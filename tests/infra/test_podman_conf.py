@@ -1,10 +1,15 @@
-"""infra/containers/podman.py's edit of containers.conf: the keys this kernel needs, everything else kept."""
+"""infra/containers/podman.py: its edit of containers.conf (the keys this kernel needs, everything else kept) and
+where it starts the Docker API service."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from infra.containers import podman
 from infra.containers.podman import configure
 
 
@@ -27,3 +32,27 @@ def test_configure_is_idempotent_and_creates_a_missing_file(tmp_path: Path) -> N
     assert configure(conf) is False
     assert conf.read_text() == first
     assert tomllib.loads(first) == {"engine": {"runtime": "runc"}, "containers": {"default_ulimits": []}}
+
+
+def test_the_service_starts_in_no_caller_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service outlives whoever started it: started in a clone that is later deleted, every container start
+    failed ("write child: broken pipe"). It runs from `/`."""
+    started: dict[str, Any] = {}
+
+    class FakeService:
+        pid, returncode = 4242, None
+
+        def __init__(self, command: list[str], **options: Any) -> None:
+            started.update(options, command=command)
+
+        def poll(self) -> None:
+            return None
+
+    monkeypatch.setattr(podman, "LOG_FILE", tmp_path / "service.log")
+    monkeypatch.setattr(podman, "PID_FILE", tmp_path / "service.pid")
+    monkeypatch.setattr(podman.subprocess, "Popen", FakeService)
+    monkeypatch.setattr(podman, "answers", lambda path: True)
+    monkeypatch.chdir(tmp_path)
+    podman.start_service(tmp_path / "podman.sock")
+    assert started["command"][:3] == ["podman", "system", "service"]
+    assert started["cwd"] == "/" and started["start_new_session"] is True
