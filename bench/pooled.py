@@ -23,6 +23,8 @@ import numpy as np
 import numpy.typing as npt
 from zengram.kernel.ports import Embedder
 
+from bench.wrapping import InFrontOf
+
 POOLED_ENV = "ZENGRAM_BENCH_POOLED_VECTORS"
 SECOND_PARENT_WEIGHT = 0.5
 NOISE = 0.05  # per coordinate, before normalising: a derived vector's cosine to its first parent is ~0.85-0.9
@@ -39,7 +41,7 @@ def pool_size_from_env() -> int:
     return size
 
 
-class PooledEmbedder:
+class PooledEmbedder(InFrontOf):
     """The `Embedder` port: real vectors for the pool's texts, derived ones for every other text (see the module).
 
     The pool is the given texts (the corpus's first ones), embedded on the first call through `inner`, so a
@@ -48,21 +50,13 @@ class PooledEmbedder:
     def __init__(self, inner: Embedder, pool_texts: Sequence[str], batch: int = 256) -> None:
         if len(pool_texts) < 2:
             raise ValueError("a pool needs at least two texts")
-        self._inner = inner
+        super().__init__(inner)
         self._pool_texts = list(pool_texts)
         self._batch = batch
         self._pool: npt.NDArray[np.float32] | None = None
         self._position = {text: row for row, text in enumerate(self._pool_texts)}
         self._lock = threading.Lock()
         self.derived = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         pool = self._loaded_pool()

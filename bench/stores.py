@@ -36,6 +36,7 @@ from bench.corpus import CORPUS_VERSION, Corpus
 from bench.paths import MODEL_CACHE
 from bench.pooled import PooledEmbedder, pool_size_from_env
 from bench.stats import format_duration
+from bench.wrapping import InFrontOf
 
 API_KEY = "bench-key"
 SEED_BATCH = 256
@@ -210,25 +211,17 @@ def _is_current(recorded: dict[str, object], size: int) -> bool:
             and recorded.get("size") == size and recorded.get("pooled_vectors", 0) == pool_size_from_env())
 
 
-class VectorCache:
+class VectorCache(InFrontOf):
     """The `Embedder` port over the configured one, keeping every vector it made in a SQLite file by text (for
     seeding only: the stores' texts repeat across kinds and sizes, their vectors need computing once)."""
 
     def __init__(self, path: Path, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         # Called from the write service's embedding thread (the embedding runs beside the record writes).
         self._db = sqlite3.connect(path, check_same_thread=False)
         self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (digest TEXT PRIMARY KEY, vector BLOB NOT NULL)")
         self.hits = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         with self._lock:

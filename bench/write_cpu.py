@@ -46,6 +46,7 @@ from bench.recall.data import Conversation, load
 from bench.recall.runner import ingest
 from bench.server import CLOCK_TICKS, ServerProcess, client
 from bench.stats import format_load, load_average
+from bench.wrapping import InFrontOf
 
 DEFAULT_CONVERSATIONS = ("conv-26", "conv-30")
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,12 +56,12 @@ MISSES = "replay embedder, texts embedded for real:"
 THREAD_MAP_SECONDS = 0.5
 
 
-class ReplayEmbedder:
+class ReplayEmbedder(InFrontOf):
     """The `Embedder` port over a cache of `inner`'s vectors, by text: a cached text costs a dictionary look-up,
     any other is embedded by `inner` and remembered. `misses` counts the texts `inner` embedded."""
 
     def __init__(self, inner: Embedder, cache: Path) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._cache = cache
         self._vectors: dict[str, npt.NDArray[np.float32]] = {}
         self._lock = threading.Lock()
@@ -69,14 +70,6 @@ class ReplayEmbedder:
             with np.load(cache) as stored:
                 texts = json.loads(str(stored["texts"]))
                 self._vectors = dict(zip(texts, stored["vectors"], strict=True))
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
